@@ -1,0 +1,89 @@
+// Package marking holds ecnswitch's ECN markers: the Marker interface, the
+// read-only View of queue state a marker decides on, chains of markers, and
+// the schemes of the papers in ../shared/papers.
+//
+// A marker sees one packet at one stage — on enqueue, or on dequeue when its
+// sojourn time is known — and returns a Verdict. Markers never reach into
+// the scheduler or buffer; everything they may use is a scalar in View, like
+// quic-go's congestion controllers, which take numbers, not a connection.
+package marking
+
+// Verdict is a marker's decision about one packet.
+type Verdict uint8
+
+// Verdicts.
+const (
+	Pass Verdict = iota // leave the packet alone
+	Mark                // set CE (or drop it if it is not ECN-capable, see NonECT)
+	Drop                // drop the packet
+)
+
+func (v Verdict) String() string {
+	switch v {
+	case Pass:
+		return "pass"
+	case Mark:
+		return "mark"
+	case Drop:
+		return "drop"
+	}
+	return "verdict(?)"
+}
+
+// Stage is where in the pipeline a marker runs.
+type Stage uint8
+
+// Stages.
+const (
+	Enqueue Stage = iota // before the packet joins its queue
+	Dequeue              // when the scheduler has picked the packet
+)
+
+func (s Stage) String() string {
+	if s == Dequeue {
+		return "dequeue"
+	}
+	return "enqueue"
+}
+
+// View is the state a marker may read about one packet and the queue, port
+// and pool it is in. Byte and packet counts exclude the packet itself: at
+// enqueue they are the backlog the packet finds, at dequeue the backlog it
+// leaves behind.
+//
+// Value and Threshold are written by a marker that returns Mark or Drop, so
+// that telemetry and capture can say what the decision compared.
+type View struct {
+	Now     int64 // ns
+	EnqTime int64 // ns; equal to Now at the enqueue stage
+	Len     int   // packet length in bytes
+
+	Port  int // egress port index
+	Queue int // egress queue index
+
+	QueueBytes, QueuePackets int64
+	PortBytes, PortPackets   int64
+	PoolBytes, PoolPackets   int64
+	PoolSize                 int64 // B: the shared pool's size in bytes
+
+	Quantum   int64 // bytes a round-robin scheduler serves the queue per round; 0 if none
+	Weight    int64 // the queue's weight in its scheduling level
+	WeightSum int64 // sum of the weights of the queues in that level
+	Strict    bool  // the queue is served at a strict-priority level above round robin
+
+	RoundTime int64 // the scheduler's smoothed round time T_round in ns; 0 if unknown
+	LineRate  int64 // the port's (shaped) line rate C in bit/s
+
+	Value     int64 // out: the quantity the marker compared (bytes or ns)
+	Threshold int64 // out: the threshold it compared against
+}
+
+// Sojourn returns how long the packet has been queued: Now − EnqTime.
+func (v *View) Sojourn() int64 { return v.Now - v.EnqTime }
+
+// Marker decides whether to mark one packet. A marker value serves one
+// egress port and keeps whatever per-queue state it needs; it is used by one
+// goroutine, the port's worker.
+type Marker interface {
+	Mark(v *View) Verdict
+}

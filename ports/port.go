@@ -1,0 +1,74 @@
+// Package ports defines how the switch moves frames in and out: the Port
+// interface, shaped like wireguard-go's tun.Device — batched, caller-owned
+// descriptors, few methods. Implementations live in sub-packages: memport (a
+// link of a given rate in virtual time) and afxdp (AF_XDP sockets).
+//
+// Extra capabilities are small optional interfaces checked once at setup.
+package ports
+
+import (
+	"errors"
+
+	"github.com/ecnswitch/ecnswitch/packet"
+)
+
+// BatchSize is the number of frames the dataplane moves per Receive or
+// Transmit call. Ports accept any batch length; this is the size they are
+// tuned for.
+const BatchSize = 64
+
+// ErrClosed is returned by a port used after Close.
+var ErrClosed = errors.New("port closed")
+
+// Port moves batches of frames between the switch and a link.
+//
+// Frames are copied in both directions, so ownership never crosses the
+// interface: Receive writes into the caller's descriptors, and Transmit reads
+// the caller's frames and keeps no reference to them after it returns.
+// A Port is used by one goroutine at a time (its owning worker).
+type Port interface {
+	// Name returns the port's name, e.g. the interface it drives.
+	Name() string
+
+	// Receive copies up to len(ds) received frames into ds[i].Buf, sets
+	// ds[i].Len, and, when the port timestamps in hardware, ds[i].RxTime
+	// (else it leaves RxTime zero). It returns the number of descriptors
+	// filled; 0 with a nil error means nothing was waiting. Frames larger
+	// than a descriptor's Buf are dropped and counted by the port.
+	Receive(ds []*packet.Desc) (int, error)
+
+	// Transmit queues ds[i].Frame() for transmission, in order, and returns
+	// how many it took; fewer than len(ds) means the port's TX ring is full
+	// and the caller should keep the rest and retry later. Transmit also
+	// reaps completions of earlier transmissions.
+	Transmit(ds []*packet.Desc) (int, error)
+
+	// Close releases the port's resources. Further calls return ErrClosed.
+	Close() error
+}
+
+// Waiter is implemented by ports that can block until frames may be
+// received or TX room frees up. Poll-mode workers use it to sleep when idle
+// instead of spinning.
+type Waiter interface {
+	// Wait blocks for at most timeoutNs nanoseconds or until the port has
+	// work, and reports whether it has.
+	Wait(timeoutNs int64) (bool, error)
+}
+
+// Stats are a port's own counters: what happened below the dataplane.
+type Stats struct {
+	RxPackets   uint64 // frames handed to Receive's caller
+	RxBytes     uint64
+	RxOversize  uint64 // frames dropped because they did not fit a descriptor
+	RxDropped   uint64 // frames the kernel or link dropped before Receive (ring full, no fill frames)
+	TxPackets   uint64 // frames taken by Transmit
+	TxBytes     uint64
+	TxCompleted uint64 // frames the link reported sent
+	TxErrors    uint64 // frames Transmit could not send for an error
+}
+
+// StatsReporter is implemented by ports that keep their own counters.
+type StatsReporter interface {
+	Stats() Stats
+}
