@@ -17,8 +17,12 @@ import (
 	"github.com/ecnswitch/ecnswitch/internal/spsc"
 	"github.com/ecnswitch/ecnswitch/packet"
 	"github.com/ecnswitch/ecnswitch/ports"
-	"github.com/ecnswitch/ecnswitch/timestamp"
 )
+
+// Clock reads monotonic nanoseconds; timestamp.Clock satisfies it.
+type Clock interface {
+	Now() int64
+}
 
 // Link describes one direction of the wire between the two ports of a pair.
 type Link struct {
@@ -61,7 +65,7 @@ type slot struct {
 // through free, so no frame is allocated per packet.
 type wire struct {
 	link  Link
-	clock timestamp.Clock
+	clock Clock
 	full  *spsc.Ring[*slot] // in flight, in departure order
 	free  *spsc.Ring[*slot] // returned by the receiver
 	busy  int64             // time the sender's serializer is busy until (sender only)
@@ -69,7 +73,7 @@ type wire struct {
 	oversize atomic.Uint64 // frames too large for the link or the receiver
 }
 
-func newWire(clock timestamp.Clock, l Link) (*wire, error) {
+func newWire(clock Clock, l Link) (*wire, error) {
 	full, err := spsc.New[*slot](l.Capacity)
 	if err != nil {
 		return nil, fmt.Errorf("memport: capacity: %w", err)
@@ -107,7 +111,7 @@ var (
 )
 
 // Pair returns two ports joined by a link; a→b and b→a both follow l.
-func Pair(nameA, nameB string, clock timestamp.Clock, l Link) (*Port, *Port, error) {
+func Pair(nameA, nameB string, clock Clock, l Link) (*Port, *Port, error) {
 	if err := l.setDefaults(); err != nil {
 		return nil, nil, err
 	}
