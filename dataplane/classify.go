@@ -1,0 +1,67 @@
+package dataplane
+
+import (
+	"fmt"
+
+	"github.com/ecnswitch/ecnswitch/packet"
+)
+
+// Classifier maps packets to egress queues. By default the queue is the
+// DSCP class selector, DSCP>>3, capped to the port's last queue. DSCP
+// overrides single codepoints; with UsePCP, VLAN-tagged frames use the
+// 802.1Q priority code point instead (PCP n → queue n unless PCP overrides),
+// and untagged frames still use DSCP.
+type Classifier struct {
+	DSCP   map[uint8]int // DSCP (0–63) → queue
+	UsePCP bool
+	PCP    map[uint8]int // PCP (0–7) → queue
+}
+
+// classifier is a Classifier compiled into lookup tables.
+type classifier struct {
+	dscp   [64]uint8
+	usePCP bool
+	pcp    [8]uint8
+}
+
+func newClassifier(c Classifier, maxQueues int) (classifier, error) {
+	var cl classifier
+	for i := range cl.dscp {
+		cl.dscp[i] = uint8(i >> 3)
+	}
+	for i := range cl.pcp {
+		cl.pcp[i] = uint8(i)
+	}
+	for k, q := range c.DSCP {
+		if k > 63 {
+			return cl, fmt.Errorf("classifier: dscp %d outside [0, 63]", k)
+		}
+		if q < 0 || q >= maxQueues {
+			return cl, fmt.Errorf("classifier: dscp[%d]: queue %d outside [0, %d]", k, q, maxQueues-1)
+		}
+		cl.dscp[k] = uint8(q)
+	}
+	for k, q := range c.PCP {
+		if k > 7 {
+			return cl, fmt.Errorf("classifier: pcp %d outside [0, 7]", k)
+		}
+		if q < 0 || q >= maxQueues {
+			return cl, fmt.Errorf("classifier: pcp[%d]: queue %d outside [0, %d]", k, q, maxQueues-1)
+		}
+		cl.pcp[k] = uint8(q)
+	}
+	cl.usePCP = c.UsePCP
+	return cl, nil
+}
+
+// queue returns the queue of d on a port with n queues.
+func (cl *classifier) queue(d *packet.Desc, n int) uint8 {
+	q := cl.dscp[d.DSCP&63]
+	if cl.usePCP && d.Tags > 0 {
+		q = cl.pcp[d.PCP&7]
+	}
+	if int(q) >= n {
+		q = uint8(n - 1)
+	}
+	return q
+}

@@ -1,0 +1,96 @@
+package dataplane
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/ecnswitch/ecnswitch/internal/spsc"
+	"github.com/ecnswitch/ecnswitch/packet"
+)
+
+// delayLine holds packets for an emulated propagation delay before they
+// reach the egress queue, because this kernel has no netem. Packets wait per
+// egress queue in FIFO order: a packet's release time is at least that of
+// the packet ahead of it, so jitter never reorders a queue. Held packets
+// are not in the buffer: they are admitted when they leave the line.
+type delayLine struct {
+	queues []delayQueue
+	rng    *rand.Rand
+	held   int
+}
+
+type delayQueue struct {
+	fixed, jitter int64
+	last          int64 // release time of the newest packet
+	fifo          *spsc.Ring[delayed]
+}
+
+type delayed struct {
+	d  *packet.Desc
+	at int64
+}
+
+// delayCapacity bounds the packets one queue's line holds.
+const delayCapacity = 1 << 14
+
+func newDelayLine(c Delay, nq int) (*delayLine, error) {
+	any := c.Fixed > 0 || c.Jitter > 0
+	for q, d := range c.PerQueue {
+		if q < 0 || q >= nq {
+			return nil, fmt.Errorf("delay.per_queue: queue %d outside [0, %d]", q, nq-1)
+		}
+		any = any || d.Fixed > 0 || d.Jitter > 0
+	}
+	if !any {
+		return nil, nil
+	}
+	l := &delayLine{queues: make([]delayQueue, nq), rng: rand.New(rand.NewPCG(c.Seed, 0x6563_6e73))}
+	for q := range l.queues {
+		d := c
+		if o, ok := c.PerQueue[q]; ok {
+			d = o
+		}
+		fifo, _ := spsc.New[delayed](delayCapacity)
+		l.queues[q] = delayQueue{fixed: int64(d.Fixed), jitter: int64(d.Jitter), fifo: fifo}
+	}
+	return l, nil
+}
+
+// push holds d until now plus its queue's delay; false when the line is full.
+func (l *delayLine) push(d *packet.Desc, now int64) bool {
+	dq := &l.queues[d.Queue]
+	at := now + dq.fixed
+	if dq.jitter > 0 {
+		at += l.rng.Int64N(dq.jitter)
+	}
+	at = max(at, dq.last)
+	if !dq.fifo.Push(delayed{d, at}) {
+		return false
+	}
+	dq.last = at
+	l.held++
+	return true
+}
+
+// pop returns a packet whose time has come, or nil.
+func (l *delayLine) pop(now int64) *packet.Desc {
+	if l.held == 0 {
+		return nil
+	}
+	for i := range l.queues {
+		if e, ok := l.queues[i].fifo.Peek(); ok && e.at <= now {
+			l.queues[i].fifo.Pop()
+			l.held--
+			return e.d
+		}
+	}
+	return nil
+}
+
+// len returns the packets held; 0 for a nil line.
+func (l *delayLine) len() int {
+	if l == nil {
+		return 0
+	}
+	return l.held
+}

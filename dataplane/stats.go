@@ -1,0 +1,138 @@
+package dataplane
+
+import (
+	"github.com/ecnswitch/ecnswitch/buffer"
+	"github.com/ecnswitch/ecnswitch/marking"
+)
+
+// Stats is a snapshot of the switch's counters. Counters are read one by
+// one while the workers run, so a snapshot of a busy switch is not taken at
+// a single instant; a quiescent switch's snapshot is exact.
+type Stats struct {
+	Ports []PortStats `json:"ports"`
+	Pools []PoolStats `json:"pools"`
+}
+
+// PortStats are one port's counters.
+type PortStats struct {
+	Name      string                 `json:"name"`
+	RxPackets uint64                 `json:"rx_packets"`
+	RxBytes   uint64                 `json:"rx_bytes"`
+	TxPackets uint64                 `json:"tx_packets"`
+	TxBytes   uint64                 `json:"tx_bytes"`
+	Flooded   uint64                 `json:"flooded"` // extra copies made by flooding frames received here
+	Drops     map[string]uint64      `json:"drops"`   // by DropReason name, zero reasons omitted
+	Bytes     int64                  `json:"bytes"`   // buffered now
+	Packets   int64                  `json:"packets"` // buffered now
+	Peak      int64                  `json:"peak_bytes"`
+	Held      int                    `json:"held"` // in the delay line and the TX backlog
+	Queues    []QueueStats           `json:"queues"`
+	Markers   []marking.MemberCounts `json:"markers,omitempty"`
+}
+
+// QueueStats are one egress queue's counters.
+type QueueStats struct {
+	Enqueued     uint64            `json:"enqueued"`
+	EnqueueBytes uint64            `json:"enqueued_bytes"`
+	Dequeued     uint64            `json:"dequeued"`
+	DequeueBytes uint64            `json:"dequeued_bytes"`
+	MarkedEnq    uint64            `json:"marked_enqueue"` // CE marks set by enqueue markers
+	MarkedDeq    uint64            `json:"marked_dequeue"` // CE marks set by dequeue markers
+	Drops        map[string]uint64 `json:"drops"`          // buffer and marker drops by reason
+	Bytes        int64             `json:"bytes"`
+	Packets      int64             `json:"packets"`
+	Peak         int64             `json:"peak_bytes"`
+	Threshold    int64             `json:"threshold"` // the buffer's current admission limit
+}
+
+// PoolStats are one shared pool's occupancy.
+type PoolStats struct {
+	Size    int64 `json:"size"`
+	Bytes   int64 `json:"bytes"`
+	Packets int64 `json:"packets"`
+}
+
+// Stats returns a snapshot of every counter.
+func (s *Switch) Stats() Stats {
+	var st Stats
+	m := s.mmu
+	for _, p := range s.ports {
+		ps := PortStats{
+			Name:      p.name,
+			RxPackets: p.c.rxPackets.Load(), RxBytes: p.c.rxBytes.Load(),
+			TxPackets: p.c.txPackets.Load(), TxBytes: p.c.txBytes.Load(),
+			Flooded: p.c.flooded.Load(),
+			Drops:   map[string]uint64{},
+			Bytes:   m.PortBytes(p.idx), Packets: m.PortPackets(p.idx), Peak: m.PortPeak(p.idx),
+		}
+		for r := range p.c.drops {
+			if v := p.c.drops[r].Load(); v > 0 {
+				ps.Drops[DropReason(r).String()] = v
+			}
+		}
+		for q := range p.qc {
+			c := &p.qc[q]
+			qs := QueueStats{
+				Enqueued: c.enqueued.Load(), EnqueueBytes: c.enqBytes.Load(),
+				Dequeued: c.dequeued.Load(), DequeueBytes: c.deqBytes.Load(),
+				MarkedEnq: c.markedEnq.Load(), MarkedDeq: c.markedDeq.Load(),
+				Drops: map[string]uint64{},
+				Bytes: m.QueueBytes(p.idx, q), Packets: m.QueuePackets(p.idx, q),
+				Peak: m.QueuePeak(p.idx, q), Threshold: m.Threshold(p.idx, q),
+			}
+			for r := buffer.Reason(1); r < buffer.NumReasons; r++ {
+				if n, _ := m.Drops(p.idx, q, r); n > 0 {
+					qs.Drops[r.String()] = uint64(n)
+				}
+			}
+			ps.Queues = append(ps.Queues, qs)
+		}
+		if p.enq != nil {
+			ps.Markers = append(ps.Markers, p.enq.Counts(nil)...)
+		}
+		if p.deq != nil {
+			ps.Markers = append(ps.Markers, p.deq.Counts(nil)...)
+		}
+		st.Ports = append(st.Ports, ps)
+	}
+	for i := 0; i < m.Pools(); i++ {
+		st.Pools = append(st.Pools, PoolStats{Size: m.PoolSize(i), Bytes: m.PoolBytes(i), Packets: m.PoolPackets(i)})
+	}
+	return st
+}
+
+// Accounting is the switch-wide packet balance: every packet received, plus
+// every flooded copy, is transmitted, dropped, or still held — in a queue,
+// a delay line, a TX backlog or a ring between workers.
+type Accounting struct {
+	Received, Flooded, Transmitted, Dropped, Held uint64
+}
+
+// Balanced reports whether Received + Flooded = Transmitted + Dropped + Held.
+func (a Accounting) Balanced() bool {
+	return a.Received+a.Flooded == a.Transmitted+a.Dropped+a.Held
+}
+
+// Account returns the packet balance. It is exact when the switch is not
+// running (between Polls); while Run runs it is approximate.
+func (s *Switch) Account() Accounting {
+	var a Accounting
+	for _, p := range s.ports {
+		a.Received += p.c.rxPackets.Load()
+		a.Flooded += p.c.flooded.Load()
+		a.Transmitted += p.c.txPackets.Load()
+		for r := range p.c.drops {
+			a.Dropped += p.c.drops[r].Load()
+		}
+		_, pk := p.sched.Len()
+		a.Held += uint64(pk) + uint64(len(p.pending)) + uint64(p.delay.len())
+	}
+	for _, w := range s.workers {
+		for _, r := range w.out {
+			if r != nil {
+				a.Held += uint64(r.Len())
+			}
+		}
+	}
+	return a
+}

@@ -1,0 +1,231 @@
+package dataplane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"go.uber.org/zap"
+
+	"github.com/ecnswitch/ecnswitch/buffer"
+	"github.com/ecnswitch/ecnswitch/internal/spsc"
+	"github.com/ecnswitch/ecnswitch/marking"
+	"github.com/ecnswitch/ecnswitch/packet"
+	"github.com/ecnswitch/ecnswitch/ports"
+	"github.com/ecnswitch/ecnswitch/scheduler"
+	"github.com/ecnswitch/ecnswitch/timestamp"
+)
+
+// Switch is the packet switch: ports, the shared buffer, forwarding and
+// classification, and the workers that run the pipeline.
+type Switch struct {
+	log     *zap.Logger
+	clock   timestamp.Clock
+	mmu     *buffer.MMU
+	fw      *forwarder
+	cls     classifier
+	ports   []*port
+	workers []*worker
+	owner   []uint8 // port index → worker index
+
+	running atomic.Bool
+}
+
+// port is one switch port with its egress state. Everything below dev is
+// owned by the port's worker.
+type port struct {
+	idx    int
+	name   string
+	dev    ports.Port
+	sched  scheduler.Scheduler
+	shaper *scheduler.Shaper
+	enq    *marking.Chain // nil when no enqueue markers
+	deq    *marking.Chain // nil when no dequeue markers
+	pool   int
+	nq     int
+	qinfo  []scheduler.QueueInfo
+	delay  *delayLine // nil when the port adds no delay
+
+	pending []*packet.Desc // dequeued, not yet taken by dev
+	tx      []*packet.Desc // TX batch scratch
+
+	c  portCounters
+	qc []queueCounters
+}
+
+// New builds a switch over devs, which must match cfg.Ports one for one.
+// The switch takes ownership of devs and closes them in Close. A nil logger
+// logs nothing.
+func New(cfg Config, devs []ports.Port, clock timestamp.Clock, log *zap.Logger) (*Switch, error) {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	if err := cfg.setDefaults(); err != nil {
+		return nil, fmt.Errorf("dataplane: %w", err)
+	}
+	if len(devs) != len(cfg.Ports) {
+		return nil, fmt.Errorf("dataplane: %d devices for %d configured ports", len(devs), len(cfg.Ports))
+	}
+	s := &Switch{log: log, clock: clock, owner: make([]uint8, len(cfg.Ports))}
+
+	bc := buffer.Config{Pools: cfg.Pools}
+	maxQueues := 1
+	for i := range cfg.Ports {
+		pc := &cfg.Ports[i]
+		bc.Ports = append(bc.Ports, buffer.PortConfig{Pool: pc.Pool, Queues: pc.Queues})
+	}
+	mmu, err := buffer.New(bc)
+	if err != nil {
+		return nil, fmt.Errorf("dataplane: %w", err)
+	}
+	s.mmu = mmu
+
+	for i := range cfg.Ports {
+		p, err := newPort(i, &cfg.Ports[i], devs[i], cfg.Batch, clock.Now())
+		if err != nil {
+			return nil, fmt.Errorf("dataplane: ports[%d] (%s): %w", i, cfg.Ports[i].Name, err)
+		}
+		maxQueues = max(maxQueues, p.nq)
+		s.ports = append(s.ports, p)
+		w := cfg.Ports[i].Worker
+		if cfg.Workers == 1 || w < 0 {
+			w = i % cfg.Workers
+		}
+		s.owner[i] = uint8(w)
+	}
+	if s.fw, err = newForwarder(cfg.Forwarding, len(cfg.Ports)); err != nil {
+		return nil, fmt.Errorf("dataplane: %w", err)
+	}
+	if s.cls, err = newClassifier(cfg.Classifier, maxQueues); err != nil {
+		return nil, fmt.Errorf("dataplane: %w", err)
+	}
+	for i := 0; i < cfg.Workers; i++ {
+		s.workers = append(s.workers, newWorker(s, i, cfg))
+	}
+	for i, w := range s.owner {
+		s.workers[w].ports = append(s.workers[w].ports, s.ports[i])
+	}
+	// Cross-worker rings: in[src] of worker dst carries packets src received
+	// for dst's ports; back[dst] of worker src returns their frames.
+	for _, dst := range s.workers {
+		for _, src := range s.workers {
+			if src == dst {
+				continue
+			}
+			in, _ := spsc.New[*packet.Desc](cfg.Frames)
+			back, _ := spsc.New[*packet.Desc](cfg.Frames)
+			src.out[dst.id], dst.in[src.id] = in, in
+			dst.ret[src.id], src.back[dst.id] = back, back
+		}
+	}
+	return s, nil
+}
+
+func newPort(idx int, pc *PortConfig, dev ports.Port, batch int, now int64) (*port, error) {
+	sched, err := scheduler.New(pc.Scheduler)
+	if err != nil {
+		return nil, err
+	}
+	nq := sched.Queues()
+	if len(pc.Queues) != nq {
+		return nil, fmt.Errorf("queues: %d buffer queue configs for %d scheduler queues", len(pc.Queues), nq)
+	}
+	shaper, err := scheduler.NewShaper(pc.Shaper, now)
+	if err != nil {
+		return nil, err
+	}
+	p := &port{
+		idx: idx, name: pc.Name, dev: dev, sched: sched, shaper: shaper,
+		pool: pc.Pool, nq: nq, qc: make([]queueCounters, nq),
+		tx: make([]*packet.Desc, 0, batch), pending: make([]*packet.Desc, 0, batch),
+	}
+	for q := 0; q < nq; q++ {
+		p.qinfo = append(p.qinfo, sched.Queue(q))
+	}
+	if p.enq, err = newChain("enqueue", marking.Enqueue, pc.Enqueue, pc.NonECT, nq); err != nil {
+		return nil, err
+	}
+	if p.deq, err = newChain("dequeue", marking.Dequeue, pc.Dequeue, pc.NonECT, nq); err != nil {
+		return nil, err
+	}
+	if p.delay, err = newDelayLine(pc.Delay, nq); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func newChain(key string, stage marking.Stage, specs []MarkerSpec, nonECT marking.NonECT, nq int) (*marking.Chain, error) {
+	if len(specs) == 0 {
+		return nil, nil
+	}
+	members := make([]marking.Member, 0, len(specs))
+	for i, sp := range specs {
+		m, err := sp.New(nq)
+		if err != nil {
+			return nil, fmt.Errorf("markers.%s[%d] (%s): %w", key, i, sp.Name, err)
+		}
+		members = append(members, marking.Member{Name: sp.Name, Marker: m})
+	}
+	return marking.NewChain(stage, nonECT, members...)
+}
+
+// Poll runs one pass of every worker on the calling goroutine: receive a
+// batch on every port, run the pipeline, serve every egress port once. It
+// returns the number of packets received and transmitted. Tests in virtual
+// time call it after each step of the clock; Run calls the same code from
+// the workers' own goroutines. Poll must not be called while Run is running.
+func (s *Switch) Poll() int {
+	if s.running.Load() {
+		panic("dataplane: Poll called while Run is running")
+	}
+	now := s.clock.Now()
+	n := 0
+	for _, w := range s.workers {
+		n += w.poll(now)
+	}
+	return n
+}
+
+// Run starts the workers and blocks until ctx is done, then stops them and
+// returns. Each worker is a goroutine locked to an OS thread.
+func (s *Switch) Run(ctx context.Context) error {
+	if !s.running.CompareAndSwap(false, true) {
+		return errors.New("dataplane: switch is already running")
+	}
+	defer s.running.Store(false)
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	errs := make([]error, len(s.workers))
+	for i, w := range s.workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			errs[i] = w.run(&stop)
+		}()
+	}
+	s.log.Info("switch running", zap.Int("ports", len(s.ports)), zap.Int("workers", len(s.workers)))
+	<-ctx.Done()
+	stop.Store(true)
+	wg.Wait()
+	s.log.Info("switch stopped")
+	return errors.Join(errs...)
+}
+
+// Close closes every port's device.
+func (s *Switch) Close() error {
+	var errs []error
+	for _, p := range s.ports {
+		if err := p.dev.Close(); err != nil && !errors.Is(err, ports.ErrClosed) {
+			errs = append(errs, fmt.Errorf("close %s: %w", p.name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Buffer returns the switch's buffer, for reading occupancy.
+func (s *Switch) Buffer() *buffer.MMU { return s.mmu }

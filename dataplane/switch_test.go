@@ -1,0 +1,243 @@
+package dataplane
+
+import (
+	"bytes"
+	"net"
+	"net/netip"
+	"testing"
+
+	"github.com/ecnswitch/ecnswitch/marking"
+	"github.com/ecnswitch/ecnswitch/packet"
+	"github.com/ecnswitch/ecnswitch/packet/packettest"
+	"github.com/ecnswitch/ecnswitch/ports/memport"
+)
+
+var macs = []packet.MAC{
+	{0x02, 0, 0, 0, 0, 0x10}, {0x02, 0, 0, 0, 0, 0x11}, {0x02, 0, 0, 0, 0, 0x12}, {0x02, 0, 0, 0, 0, 0x13},
+}
+
+func frame(tb testing.TB, from, to int, o packettest.Options) []byte {
+	o.SrcMAC, o.DstMAC = macs[from], macs[to]
+	return packettest.UDP4(tb, o)
+}
+
+func TestLearningAndFlooding(t *testing.T) {
+	r := newRig(t, basicConfig(3, 1, 0, 1<<20), memport.Link{})
+	f01 := frame(t, 0, 1, packettest.Options{})
+	r.send(0, f01)
+	r.step(1000, 1000)
+	// Unknown unicast floods to every port but the ingress one.
+	if got1, got2 := r.recv(1), r.recv(2); len(got1) != 1 || len(got2) != 1 || !bytes.Equal(got1[0], f01) || !bytes.Equal(got2[0], f01) {
+		t.Fatalf("flood: port 1 got %d frames, port 2 got %d; want the frame once on each", len(got1), len(got2))
+	}
+	if n := len(r.recv(0)); n != 0 {
+		t.Fatalf("flood sent %d frames back out of the ingress port", n)
+	}
+	// The reply goes only to port 0, whose MAC was learned.
+	r.send(1, frame(t, 1, 0, packettest.Options{}))
+	r.step(1000, 1000)
+	if n0, n2 := len(r.recv(0)), len(r.recv(2)); n0 != 1 || n2 != 0 {
+		t.Fatalf("reply to a learned MAC: port 0 got %d, port 2 got %d; want 1 and 0", n0, n2)
+	}
+	// Now both are learned: 0 → 1 is unicast.
+	r.send(0, f01)
+	r.step(1000, 1000)
+	if n1, n2 := len(r.recv(1)), len(r.recv(2)); n1 != 1 || n2 != 0 {
+		t.Fatalf("learned unicast: port 1 got %d, port 2 got %d; want 1 and 0", n1, n2)
+	}
+	// Broadcast always floods.
+	bc := packettest.UDP4(t, packettest.Options{SrcMAC: macs[2], DstMAC: packet.MAC{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}})
+	r.send(2, bc)
+	r.step(1000, 1000)
+	if n0, n1 := len(r.recv(0)), len(r.recv(1)); n0 != 1 || n1 != 1 {
+		t.Fatalf("broadcast: ports 0 and 1 got %d and %d; want 1 each", n0, n1)
+	}
+	st := r.sw.Stats()
+	if st.Ports[0].Flooded != 1 || st.Ports[2].Flooded != 1 {
+		t.Errorf("flooded copies: port 0 %d, port 2 %d; want 1 each", st.Ports[0].Flooded, st.Ports[2].Flooded)
+	}
+	if a := r.sw.Account(); !a.Balanced() || a.Held != 0 {
+		t.Errorf("accounting %+v: want balanced and nothing held", a)
+	}
+}
+
+func TestAging(t *testing.T) {
+	cfg := basicConfig(3, 1, 0, 1<<20)
+	cfg.Forwarding.AgeTime = 1_000_000 // 1 ms
+	r := newRig(t, cfg, memport.Link{})
+	r.send(1, frame(t, 1, 0, packettest.Options{})) // learn MAC 1 on port 1
+	r.step(1000, 1000)
+	r.recv(0)
+	r.recv(2)
+	r.clk.Advance(2_000_000)
+	r.send(0, frame(t, 0, 1, packettest.Options{}))
+	r.step(1000, 1000)
+	if n := len(r.recv(2)); n != 1 {
+		t.Fatalf("after aging, a frame to the expired MAC reached port 2 %d times; want flooding (1)", n)
+	}
+}
+
+func TestStaticRules(t *testing.T) {
+	cfg := basicConfig(4, 1, 0, 1<<20)
+	cfg.Forwarding = Forwarding{
+		Patches: []Patch{{From: 3, To: 2}},
+		MACs:    []MACRule{{MAC: net.HardwareAddr(macs[1][:]), Port: 1}},
+		Prefixes: []PrefixRule{
+			{Prefix: netip.MustParsePrefix("198.18.0.0/16"), Port: 1},
+			{Prefix: netip.MustParsePrefix("198.18.5.0/24"), Port: 2},
+		},
+	}
+	r := newRig(t, cfg, memport.Link{})
+	cases := []struct {
+		name string
+		from int
+		f    []byte
+		want int
+	}{
+		{"mac rule", 0, frame(t, 0, 1, packettest.Options{Dst: netip.MustParseAddr("198.18.5.1")}), 1},
+		{"longest prefix", 0, frame(t, 0, 3, packettest.Options{Dst: netip.MustParseAddr("198.18.5.1")}), 2},
+		{"shorter prefix", 0, frame(t, 0, 3, packettest.Options{Dst: netip.MustParseAddr("198.18.9.1")}), 1},
+		{"patch beats everything", 3, frame(t, 3, 1, packettest.Options{}), 2},
+	}
+	for _, c := range cases {
+		r.send(c.from, c.f)
+		r.step(1000, 1000)
+		for h := range r.hosts {
+			n := len(r.recv(h))
+			if want := map[bool]int{true: 1, false: 0}[h == c.want]; n != want {
+				t.Errorf("%s: port %d got %d frames, want %d", c.name, h, n, want)
+			}
+		}
+	}
+	if _, err := newForwarder(Forwarding{Patches: []Patch{{From: 0, To: 9}}}, 4); err == nil {
+		t.Error("a patch to port 9 of 4 was accepted")
+	}
+}
+
+func TestClassification(t *testing.T) {
+	cfg := basicConfig(2, 4, 0, 1<<20)
+	cfg.Classifier.DSCP = map[uint8]int{46: 2}
+	cfg.Forwarding.Patches = []Patch{{From: 0, To: 1}}
+	r := newRig(t, cfg, memport.Link{})
+	for _, c := range []struct {
+		dscp  uint8
+		queue int
+	}{{0, 0}, {8, 1}, {16, 2}, {24, 3}, {56, 3}, {46, 2}} {
+		before := r.sw.Stats().Ports[1].Queues[c.queue].Enqueued
+		r.send(0, frame(t, 0, 1, packettest.Options{DSCP: c.dscp}))
+		r.step(1000, 1000)
+		if got := r.sw.Stats().Ports[1].Queues[c.queue].Enqueued - before; got != 1 {
+			t.Errorf("DSCP %d: queue %d enqueued %d, want 1", c.dscp, c.queue, got)
+		}
+	}
+	cl, err := newClassifier(Classifier{UsePCP: true, PCP: map[uint8]int{5: 1}}, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tagged := packettest.Desc(t, packettest.UDP4(t, packettest.Options{DSCP: 0, Tags: []packettest.Tag{{PCP: 5, VLAN: 7}}}))
+	if q := cl.queue(tagged, 4); q != 1 {
+		t.Errorf("PCP 5 → queue %d, want 1", q)
+	}
+	if _, err := newClassifier(Classifier{DSCP: map[uint8]int{64: 0}}, 4); err == nil {
+		t.Error("DSCP 64 accepted")
+	}
+}
+
+func TestMalformedCountedAndDropped(t *testing.T) {
+	cfg := basicConfig(2, 1, 0, 1<<20)
+	r := newRig(t, cfg, memport.Link{})
+	good := frame(t, 0, 1, packettest.Options{})
+	bad := append([]byte(nil), good...)
+	bad[14] = 0x43 // IPv4 with IHL 3 < 5
+	r.send(0, bad, good[:20], good)
+	r.step(1000, 1000)
+	if got := r.sw.Stats().Ports[0].Drops["malformed"]; got != 2 {
+		t.Fatalf("malformed drops = %d, want 2", got)
+	}
+	if n := len(r.recv(1)); n != 1 {
+		t.Fatalf("port 1 got %d frames, want the 1 good one", n)
+	}
+	if a := r.sw.Account(); !a.Balanced() {
+		t.Fatalf("accounting %+v not balanced", a)
+	}
+}
+
+// TestTwoToOneCongestion offers 2×C from two ports to one egress port shaped
+// at C: the egress delivers C within 1%, the queue stays within the buffer,
+// ECN marks and buffer drops happen, and every packet is accounted for.
+func TestTwoToOneCongestion(t *testing.T) {
+	const (
+		rate = 1_000_000_000 // C, bit/s
+		pool = 200_000       // B, bytes
+		k    = 30_000        // marking threshold, bytes
+	)
+	cfg := basicConfig(3, 2, rate, pool)
+	cfg.Forwarding.Patches = []Patch{{From: 0, To: 2}, {From: 1, To: 2}}
+	red := func(q int) (marking.Marker, error) {
+		return marking.NewRED(marking.CutOff(marking.MeasureQueue, marking.Bytes(k)), marking.Enqueue, q)
+	}
+	cfg.Ports[2].Enqueue = []MarkerSpec{{Name: "dctcp", New: red}}
+	r := newRig(t, cfg, memport.Link{Rate: rate})
+
+	f := [][]byte{
+		frame(t, 0, 2, packettest.Options{Size: 1500, ECN: packet.ECT0}),
+		frame(t, 1, 2, packettest.Options{Size: 1500, ECN: packet.ECT0, DSCP: 8}),
+	}
+	var received int64
+	const dt, warm, end = 1_000, 20_000_000, 120_000_000 // ns
+	var peak int64
+	for r.clk.Now() < end {
+		for h := 0; h < 2; h++ { // keep both ingress links busy
+			for r.hostBacklog(h) < 32 && r.send(h, f[h]) == 1 {
+			}
+		}
+		r.clk.Advance(dt)
+		r.sw.Poll()
+		for _, fr := range r.recv(2) {
+			if r.clk.Now() > warm {
+				received += int64(len(fr))
+			}
+		}
+		st := r.sw.Stats()
+		peak = max(peak, st.Pools[0].Bytes)
+		if a := r.sw.Account(); !a.Balanced() {
+			t.Fatalf("at %d ns: accounting %+v not balanced", r.clk.Now(), a)
+		}
+	}
+	want := float64(rate) / 8 * float64(end-warm) / 1e9
+	if got := float64(received); got < want*0.99 || got > want*1.01 {
+		t.Errorf("egress delivered %.0f bytes in %d ms, want %.0f ± 1%%", got, (end-warm)/1_000_000, want)
+	}
+	if peak > pool {
+		t.Errorf("pool peaked at %d bytes, above its size %d", peak, pool)
+	}
+	r.drain(1_000)
+	r.recv(2)
+	st := r.sw.Stats()
+	p := st.Ports[2]
+	var marks, drops uint64
+	for _, q := range p.Queues {
+		marks += q.MarkedEnq
+		for _, n := range q.Drops {
+			drops += n
+		}
+	}
+	if marks == 0 || drops == 0 {
+		t.Errorf("marks %d, buffer drops %d: with 2×C offered both must happen", marks, drops)
+	}
+	if p.Drops["dynamic_threshold"]+p.Drops["pool_full"] != drops {
+		t.Errorf("port drops %v disagree with queue drops %d", p.Drops, drops)
+	}
+	var in, out uint64
+	for _, ps := range st.Ports {
+		in += ps.RxPackets
+		out += ps.TxPackets
+	}
+	if hs := r.hosts[2].Stats(); hs.RxPackets != p.TxPackets {
+		t.Errorf("host 2 received %d packets, switch sent %d", hs.RxPackets, p.TxPackets)
+	}
+	t.Logf("rx %d tx %d marks %d drops %d pool peak %d", in, out, marks, drops, peak)
+}
+
+// hostBacklog is how many frames host h has on its link toward the switch.
+func (r *rig) hostBacklog(h int) int { return r.sw.ports[h].dev.(*memport.Port).InFlight() }

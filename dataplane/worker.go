@@ -1,0 +1,393 @@
+package dataplane
+
+import (
+	"errors"
+	"runtime"
+	"sync/atomic"
+
+	"github.com/ecnswitch/ecnswitch/buffer"
+	"github.com/ecnswitch/ecnswitch/internal/spsc"
+	"github.com/ecnswitch/ecnswitch/marking"
+	"github.com/ecnswitch/ecnswitch/packet"
+	"github.com/ecnswitch/ecnswitch/ports"
+)
+
+// worker runs the pipeline for the ports it owns, to completion, like a
+// DPDK lcore: receive a batch, parse, forward, classify, admit, mark,
+// enqueue; then serve each egress port through its shaper, scheduler and
+// dequeue markers, and transmit. It owns its frame arena; frames of packets
+// that cross to another worker come back through a return ring.
+type worker struct {
+	s     *Switch
+	id    int
+	ports []*port
+	batch int
+	spin  int
+
+	arena []packet.Desc
+	free  []*packet.Desc // LIFO stack of unused arena slots
+	rx    []*packet.Desc // receive scratch
+
+	in   []*spsc.Ring[*packet.Desc] // by source worker: packets for our ports
+	out  []*spsc.Ring[*packet.Desc] // by destination worker
+	ret  []*spsc.Ring[*packet.Desc] // by source worker: their frames to give back
+	back []*spsc.Ring[*packet.Desc] // by destination worker: our frames coming home
+
+	view marking.View // scratch, reused for every marker call
+}
+
+func newWorker(s *Switch, id int, cfg Config) *worker {
+	n := len(cfg.Ports)
+	_ = n
+	w := &worker{
+		s: s, id: id, batch: cfg.Batch, spin: cfg.Spin,
+		arena: make([]packet.Desc, cfg.Frames),
+		free:  make([]*packet.Desc, 0, cfg.Frames),
+		rx:    make([]*packet.Desc, cfg.Batch),
+		in:    make([]*spsc.Ring[*packet.Desc], cfg.Workers),
+		out:   make([]*spsc.Ring[*packet.Desc], cfg.Workers),
+		ret:   make([]*spsc.Ring[*packet.Desc], cfg.Workers),
+		back:  make([]*spsc.Ring[*packet.Desc], cfg.Workers),
+	}
+	mem := make([]byte, cfg.Frames*cfg.FrameSize)
+	for i := range w.arena {
+		w.arena[i].Buf = mem[i*cfg.FrameSize : (i+1)*cfg.FrameSize : (i+1)*cfg.FrameSize]
+		w.free = append(w.free, &w.arena[i])
+	}
+	return w
+}
+
+// release gives d's frame back to the worker whose arena holds it: the
+// worker that received it on its ingress port.
+func (w *worker) release(d *packet.Desc) {
+	o := int(w.s.owner[d.InPort])
+	if o == w.id {
+		w.free = append(w.free, d)
+		return
+	}
+	w.ret[o].Push(d) // sized to the owner's arena: cannot be full
+}
+
+// poll runs one pass and returns the packets it moved.
+func (w *worker) poll(now int64) int {
+	n := 0
+	for _, r := range w.back {
+		if r == nil {
+			continue
+		}
+		for d, ok := r.Pop(); ok; d, ok = r.Pop() {
+			w.free = append(w.free, d)
+		}
+	}
+	for _, p := range w.ports {
+		n += w.receive(p, now)
+	}
+	for _, r := range w.in {
+		if r == nil {
+			continue
+		}
+		for d, ok := r.Pop(); ok; d, ok = r.Pop() {
+			w.toEgress(w.s.ports[d.OutPort], d, now)
+			n++
+		}
+	}
+	for _, p := range w.ports {
+		n += w.serve(p, now)
+	}
+	return n
+}
+
+func (w *worker) receive(p *port, now int64) int {
+	k := min(w.batch, len(w.free))
+	if k == 0 {
+		return 0 // every frame is queued; leave the rest in the device
+	}
+	batch := w.rx[:k]
+	copy(batch, w.free[len(w.free)-k:])
+	w.free = w.free[:len(w.free)-k]
+	n, err := p.dev.Receive(batch)
+	w.free = append(w.free, batch[n:]...)
+	if err != nil && n == 0 {
+		return 0 // the device logs and recovers on its own; nothing was received
+	}
+	var bytes uint64
+	for _, d := range batch[:n] {
+		bytes += uint64(d.Len)
+		d.InPort = uint16(p.idx)
+		if d.RxTime == 0 {
+			d.RxTime = now
+		}
+		w.ingress(p, d, now)
+	}
+	p.c.rxPackets.Add(uint64(n))
+	p.c.rxBytes.Add(bytes)
+	return n
+}
+
+// ingress parses, forwards and classifies one received packet.
+func (w *worker) ingress(in *port, d *packet.Desc, now int64) {
+	if err := packet.Parse(d); err != nil {
+		in.c.drops[DropMalformed].Add(1)
+		w.release(d)
+		return
+	}
+	switch out := w.s.fw.route(d, now); out {
+	case noPort:
+		in.c.drops[DropFiltered].Add(1)
+		w.release(d)
+	case flood:
+		w.flood(in, d, now)
+	default:
+		w.forward(in, d, out, now)
+	}
+}
+
+// flood sends d out of every port but its ingress port, copying the frame
+// for all but the last.
+func (w *worker) flood(in *port, d *packet.Desc, now int64) {
+	last := len(w.s.ports) - 1
+	if last == in.idx {
+		last--
+	}
+	if last < 0 {
+		in.c.drops[DropFiltered].Add(1)
+		w.release(d)
+		return
+	}
+	for i := 0; i < last; i++ {
+		if i == in.idx {
+			continue
+		}
+		in.c.flooded.Add(1)
+		if len(w.free) == 0 {
+			in.c.drops[DropNoFrame].Add(1)
+			continue
+		}
+		c := w.free[len(w.free)-1]
+		w.free = w.free[:len(w.free)-1]
+		buf := c.Buf
+		*c = *d
+		c.Buf = buf
+		copy(c.Buf, d.Frame())
+		w.forward(in, c, i, now)
+	}
+	w.forward(in, d, last, now)
+}
+
+func (w *worker) forward(in *port, d *packet.Desc, out int, now int64) {
+	p := w.s.ports[out]
+	d.OutPort = uint16(out)
+	d.Queue = w.s.cls.queue(d, p.nq)
+	if o := int(w.s.owner[out]); o != w.id {
+		if !w.out[o].Push(d) {
+			in.c.drops[DropCrossWorker].Add(1)
+			w.release(d)
+		}
+		return
+	}
+	w.toEgress(p, d, now)
+}
+
+// toEgress hands d to its egress port: through the delay line when the port
+// emulates one, else straight to admission and the queue.
+func (w *worker) toEgress(p *port, d *packet.Desc, now int64) {
+	if p.delay != nil {
+		if !p.delay.push(d, now) {
+			p.c.drops[DropDelayFull].Add(1)
+			w.release(d)
+		}
+		return
+	}
+	w.enqueue(p, d, now)
+}
+
+var bufferDrop = [buffer.NumReasons]DropReason{
+	buffer.PoolFull:         DropPoolFull,
+	buffer.DynamicThreshold: DropDynamicThreshold,
+	buffer.StaticCap:        DropStaticCap,
+	buffer.Marker:           DropEnqueueMarker,
+}
+
+// enqueue admits d to the buffer, runs the enqueue markers and queues it.
+func (w *worker) enqueue(p *port, d *packet.Desc, now int64) {
+	q := int(d.Queue)
+	mmu := w.s.mmu
+	if r := mmu.Admit(p.idx, q, d.Len); r != buffer.Admitted {
+		p.c.drops[bufferDrop[r]].Add(1)
+		w.release(d)
+		return
+	}
+	d.EnqTime = now
+	if p.enq != nil {
+		v := w.fillView(p, d, now, q)
+		v.QueueBytes -= int64(d.Len) // the backlog the packet finds
+		v.QueuePackets--
+		v.PortBytes -= int64(d.Len)
+		v.PortPackets--
+		v.PoolBytes -= int64(d.Len)
+		v.PoolPackets--
+		switch p.enq.Decide(v, d.ECN) {
+		case marking.Drop:
+			mmu.Release(p.idx, q, d.Len)
+			mmu.CountDrop(p.idx, q, buffer.Marker, d.Len)
+			p.c.drops[DropEnqueueMarker].Add(1)
+			w.release(d)
+			return
+		case marking.Mark:
+			if packet.SetCE(d) {
+				p.qc[q].markedEnq.Add(1)
+			}
+		}
+	}
+	if !p.sched.Enqueue(d, now) {
+		mmu.Release(p.idx, q, d.Len)
+		p.c.drops[DropQueueFull].Add(1)
+		w.release(d)
+		return
+	}
+	p.qc[q].enqueued.Add(1)
+	p.qc[q].enqBytes.Add(uint64(d.Len))
+}
+
+// fillView loads the marker view for d in queue q of p. Occupancies are as
+// the buffer has them now.
+func (w *worker) fillView(p *port, d *packet.Desc, now int64, q int) *marking.View {
+	mmu := w.s.mmu
+	qi := &p.qinfo[q]
+	v := &w.view
+	*v = marking.View{
+		Now: now, EnqTime: d.EnqTime, Len: d.Len, Port: p.idx, Queue: q,
+		QueueBytes: mmu.QueueBytes(p.idx, q), QueuePackets: mmu.QueuePackets(p.idx, q),
+		PortBytes: mmu.PortBytes(p.idx), PortPackets: mmu.PortPackets(p.idx),
+		PoolBytes: mmu.PoolBytes(p.pool), PoolPackets: mmu.PoolPackets(p.pool),
+		PoolSize: mmu.PoolSize(p.pool),
+		Quantum:  qi.Quantum, Weight: qi.Weight, WeightSum: qi.WeightSum, Strict: qi.Strict,
+		RoundTime: p.sched.RoundTime(now), LineRate: p.shaper.Rate(),
+	}
+	return v
+}
+
+// serve moves due packets out of the delay line, then dequeues what the
+// shaper allows, runs the dequeue markers and transmits.
+func (w *worker) serve(p *port, now int64) int {
+	if p.delay != nil {
+		for d := p.delay.pop(now); d != nil; d = p.delay.pop(now) {
+			w.enqueue(p, d, now)
+		}
+	}
+	if len(p.pending) > 0 && !w.transmit(p, p.pending) {
+		return 0 // the device is still full
+	}
+	mmu := w.s.mmu
+	tx := p.tx[:0]
+	for len(tx) < w.batch && p.shaper.Ready(now) {
+		d := p.sched.Dequeue(now)
+		if d == nil {
+			break
+		}
+		q := int(d.Queue)
+		mmu.Release(p.idx, q, d.Len)
+		p.qc[q].dequeued.Add(1)
+		p.qc[q].deqBytes.Add(uint64(d.Len))
+		if p.deq != nil {
+			switch p.deq.Decide(w.fillView(p, d, now, q), d.ECN) {
+			case marking.Drop:
+				mmu.CountDrop(p.idx, q, buffer.Marker, d.Len)
+				p.c.drops[DropDequeueMarker].Add(1)
+				w.release(d)
+				continue
+			case marking.Mark:
+				if packet.SetCE(d) {
+					p.qc[q].markedDeq.Add(1)
+				}
+			}
+		}
+		p.shaper.Take(now, d.Len)
+		d.TxTime = now
+		tx = append(tx, d)
+	}
+	if len(tx) == 0 {
+		return 0
+	}
+	w.transmit(p, tx)
+	return len(tx)
+}
+
+// transmit hands ds to the device, releases the frames it took, and keeps
+// the rest in p.pending. It reports whether the device took everything.
+func (w *worker) transmit(p *port, ds []*packet.Desc) bool {
+	n, err := p.dev.Transmit(ds)
+	var bytes uint64
+	for _, d := range ds[:n] {
+		bytes += uint64(d.Len)
+		w.release(d)
+	}
+	p.c.txPackets.Add(uint64(n))
+	p.c.txBytes.Add(bytes)
+	rest := ds[n:]
+	if err != nil && !errors.Is(err, ports.ErrClosed) && len(rest) > 0 {
+		// A device error (link down, say) loses the frames it refused:
+		// count them rather than retry them forever.
+		p.c.drops[DropTxError].Add(uint64(len(rest)))
+		for _, d := range rest {
+			w.release(d)
+		}
+		rest = nil
+	}
+	// p.pending may alias ds; copy keeps the order either way.
+	p.pending = p.pending[:copy(p.pending[:cap(p.pending)][:len(rest)], rest)]
+	return len(p.pending) == 0
+}
+
+// run is the worker's poll-mode loop: poll until idle for spin passes, then
+// wait on its ports, until stop is set.
+func (w *worker) run(stop *atomic.Bool) error {
+	idle := 0
+	for !stop.Load() {
+		now := w.s.clock.Now()
+		if w.poll(now) > 0 || w.backlogged() {
+			idle = 0
+			continue
+		}
+		idle++
+		if w.spin < 0 || idle < w.spin {
+			if idle&63 == 0 {
+				runtime.Gosched()
+			}
+			continue
+		}
+		w.wait()
+	}
+	return nil
+}
+
+// backlogged reports whether any egress port still holds packets the shaper
+// will release soon; the worker keeps polling rather than sleeping then.
+func (w *worker) backlogged() bool {
+	for _, p := range w.ports {
+		if len(p.pending) > 0 || p.delay.len() > 0 {
+			return true
+		}
+		if b, _ := p.sched.Len(); b > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// idleWait bounds one wait of an idle worker, in ns.
+const idleWait = 200_000
+
+// wait sleeps until one of the worker's ports has work or idleWait passes.
+func (w *worker) wait() {
+	per := int64(idleWait / max(1, len(w.ports)))
+	for _, p := range w.ports {
+		if wt, ok := p.dev.(ports.Waiter); ok {
+			if ready, _ := wt.Wait(per); ready {
+				return
+			}
+			continue
+		}
+		runtime.Gosched()
+	}
+}
