@@ -1,0 +1,146 @@
+package marking
+
+import (
+	"fmt"
+	"math"
+)
+
+// CoDel defaults: the datacenter values of the MQ-ECN/TCN kernel module
+// (codel_target = 100, codel_interval = 2000, in units of 1024 ns, and its
+// largest wire packet, 1538 bytes), not RFC 8289's Internet defaults of
+// 5 ms and 100 ms.
+const (
+	CoDelDefaultTarget    = 100 * 1024  // ns ≈ 102 µs: target
+	CoDelDefaultInterval  = 2000 * 1024 // ns ≈ 2.05 ms: interval
+	CoDelDefaultMaxPacket = 1538        // bytes: max_packet
+	codelMaxPacketMax     = 1 << 20     // bytes
+	codelReuseIntervals   = 16          // RFC 8289 §5: re-use count if re-entering within 16 intervals
+)
+
+// CoDelConfig configures CoDel in ECN-marking mode. Zero fields take the
+// defaults above.
+type CoDelConfig struct {
+	Target    int64 // ns: acceptable standing sojourn time; YAML key target
+	Interval  int64 // ns: how long the sojourn time must stay above Target; key interval
+	MaxPacket int64 // bytes: a backlog left behind of at most this much counts as below target; key max_packet
+}
+
+// codelQueue is RFC 8289's per-queue state (§5), with "dropping" read as
+// "marking".
+type codelQueue struct {
+	firstAboveTime int64 // when the sojourn time will have been above target for an interval
+	above          bool  // firstAboveTime is set; RFC 8289 uses 0 for "unset", which a clock starting at 0 cannot
+	dropNext       int64 // time of the next mark
+	count          uint32
+	lastCount      uint32
+	dropping       bool // in the marking state
+}
+
+// codel is CoDel (RFC 8289) marking CE instead of dropping, one state
+// machine per queue, the baseline the ECN♯ paper compares with (000 §3.5,
+// §5.1).
+type codel struct {
+	target, interval, maxPacket int64
+	queues                      []codelQueue
+}
+
+// NewCoDel returns a CoDel marker for a port with the given number of
+// queues, each with its own state. It follows RFC 8289's pseudocode
+// (§5, dequeue and dodequeue) with one packet per decision: where the RFC drops the packet
+// and dequeues the next one, CoDel here marks the packet and returns, so
+// at most one packet is marked per call, as Linux's codel_dequeue does with
+// ECN. The stage must be Dequeue.
+//
+// The count re-use heuristic is implemented as in the RFC's (Linux)
+// version: on entering the marking state, if the previous marking episode
+// grew count by delta > 1 and now − drop_next < 16·interval, marking
+// resumes with count = delta instead of 1.
+func NewCoDel(cfg CoDelConfig, stage Stage, queues int) (Marker, error) {
+	if err := dequeuePlacement("codel", stage, queues); err != nil {
+		return nil, err
+	}
+	if err := dequeueTime("codel", "target", &cfg.Target, CoDelDefaultTarget); err != nil {
+		return nil, err
+	}
+	if err := dequeueTime("codel", "interval", &cfg.Interval, CoDelDefaultInterval); err != nil {
+		return nil, err
+	}
+	if cfg.Target >= cfg.Interval {
+		return nil, fmt.Errorf("marking: codel: target %d ns must be below interval %d ns", cfg.Target, cfg.Interval)
+	}
+	if cfg.MaxPacket == 0 {
+		cfg.MaxPacket = CoDelDefaultMaxPacket
+	}
+	if cfg.MaxPacket < 0 || cfg.MaxPacket > codelMaxPacketMax {
+		return nil, fmt.Errorf("marking: codel: max_packet %d bytes out of range (0, %d] bytes", cfg.MaxPacket, codelMaxPacketMax)
+	}
+	return &codel{
+		target:    cfg.Target,
+		interval:  cfg.Interval,
+		maxPacket: cfg.MaxPacket,
+		queues:    make([]codelQueue, queues),
+	}, nil
+}
+
+// Stage returns Dequeue, where CoDel runs.
+func (m *codel) Stage() Stage { return Dequeue }
+
+// controlLaw is RFC 8289's control_law: t + interval/√count.
+func (m *codel) controlLaw(t int64, count uint32) int64 {
+	return t + int64(float64(m.interval)/math.Sqrt(float64(count)))
+}
+
+// okToMark is RFC 8289's dodequeue without the dequeue: it reports whether
+// the sojourn time has stayed at or above target for at least an interval.
+func (m *codel) okToMark(q *codelQueue, v *View, sojourn int64) bool {
+	if sojourn < m.target || v.QueueBytes <= m.maxPacket {
+		// Went below: stay below for at least an interval.
+		q.above = false
+		return false
+	}
+	if !q.above {
+		// Just went above from below; if still above at
+		// firstAboveTime, it is ok to mark.
+		q.above = true
+		q.firstAboveTime = v.Now + m.interval
+		return false
+	}
+	return v.Now >= q.firstAboveTime
+}
+
+// Mark runs RFC 8289's dequeue for the packet's queue and marks the packet
+// where the RFC would drop it. It panics if v.Queue is not below the number
+// of queues the marker was made for.
+func (m *codel) Mark(v *View) Verdict {
+	q := &m.queues[v.Queue]
+	now, sojourn := v.Now, v.Sojourn()
+	ok := m.okToMark(q, v, sojourn)
+	if q.dropping {
+		if !ok {
+			// Sojourn time below target: leave the marking state.
+			q.dropping = false
+			return Pass
+		}
+		if now >= q.dropNext {
+			q.count++
+			q.dropNext = m.controlLaw(q.dropNext, q.count)
+			v.Value, v.Threshold = sojourn, m.target
+			return Mark
+		}
+		return Pass
+	}
+	if !ok {
+		return Pass
+	}
+	// Above target for an interval: enter the marking state.
+	q.dropping = true
+	delta := q.count - q.lastCount
+	q.count = 1
+	if delta > 1 && now-q.dropNext < codelReuseIntervals*m.interval {
+		q.count = delta
+	}
+	q.dropNext = m.controlLaw(now, q.count)
+	q.lastCount = q.count
+	v.Value, v.Threshold = sojourn, m.target
+	return Mark
+}
