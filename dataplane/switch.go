@@ -84,6 +84,11 @@ func New(cfg Config, devs []ports.Port, clock timestamp.Clock, log *zap.Logger) 
 	s.mmu = mmu
 
 	for i := range cfg.Ports {
+		if cfg.Ports[i].Scheduler.Capacity == 0 {
+			// Size the queue rings like the arena, so that only the buffer
+			// model, never a descriptor ring, decides what is dropped.
+			cfg.Ports[i].Scheduler.Capacity = cfg.Frames
+		}
 		p, err := newPort(i, &cfg.Ports[i], devs[i], cfg.Batch, clock.Now())
 		if err != nil {
 			return nil, fmt.Errorf("dataplane: ports[%d] (%s): %w", i, cfg.Ports[i].Name, err)
