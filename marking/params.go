@@ -1,0 +1,184 @@
+package marking
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+)
+
+// ErrEnqueueOnly is returned by the constructors of schemes whose paper
+// places them before the packet joins its queue (MQ-ECN, 001 §2.3: "RED-like
+// enqueue marking") when they are asked to run at Dequeue.
+var ErrEnqueueOnly = errors.New("marking: scheme needs the enqueue stage")
+
+// Measure names the occupancy a queue-length scheme compares with its
+// thresholds: the packet's queue, its egress port, or the shared pool, the
+// per-queue, per-port and per-service-pool ECN of commodity chips (001 §2.1,
+// 003 §II-A).
+type Measure uint8
+
+// Measures.
+const (
+	MeasureQueue Measure = iota // View.QueueBytes
+	MeasurePort                 // View.PortBytes
+	MeasurePool                 // View.PoolBytes
+)
+
+func (m Measure) String() string {
+	switch m {
+	case MeasureQueue:
+		return "queue"
+	case MeasurePort:
+		return "port"
+	case MeasurePool:
+		return "pool"
+	}
+	return "measure(?)"
+}
+
+// bytes returns the occupancy m reads from v.
+func (m Measure) bytes(v *View) int64 {
+	switch m {
+	case MeasurePort:
+		return v.PortBytes
+	case MeasurePool:
+		return v.PoolBytes
+	}
+	return v.QueueBytes
+}
+
+// Defaults and limits of the enqueue-side schemes.
+const (
+	// DefaultPMax is the maximum marking probability RED uses between K_min
+	// and K_max when none is configured: 10%, as Floyd and Jacobson suggest
+	// and BCC sets it (002 §IV-C).
+	DefaultPMax = 0.1
+	// DefaultLambda is λ when none is configured: 1, regular ECN-enabled
+	// TCP that halves its window on a mark (001 §2.2 footnote 2).
+	DefaultLambda = 1.0
+
+	markQueuesMax = 1024    // the most queues one marker may serve
+	markMTUMax    = 1 << 20 // bytes: the largest MTU accepted
+)
+
+// checkStage checks that stage is one of the two stages.
+func checkStage(scheme string, stage Stage) error {
+	if stage != Enqueue && stage != Dequeue {
+		return fmt.Errorf("marking: %s: stage %d is not a stage, want enqueue or dequeue", scheme, stage)
+	}
+	return nil
+}
+
+// checkQueues checks the number of queues a marker serves.
+func checkQueues(scheme string, queues int) error {
+	if queues < 1 || queues > markQueuesMax {
+		return fmt.Errorf("marking: %s: queues %d out of range [1, %d]", scheme, queues, markQueuesMax)
+	}
+	return nil
+}
+
+// checkPort validates the line rate and MTU a config gives for resolving
+// its thresholds, replacing a zero MTU by 1500.
+func checkPort(scheme string, lineRate int64, mtu *int64) error {
+	if lineRate < 0 {
+		return fmt.Errorf("marking: %s: line_rate %d bit/s out of range [0, ∞) (0: take C from each packet's view)", scheme, lineRate)
+	}
+	if *mtu == 0 {
+		*mtu = defaultMTU
+	}
+	if *mtu < 0 || *mtu > markMTUMax {
+		return fmt.Errorf("marking: %s: mtu %d bytes out of range (0, %d] bytes", scheme, *mtu, markMTUMax)
+	}
+	return nil
+}
+
+// checkPMax validates P_max, replacing 0 by DefaultPMax.
+func checkPMax(scheme string, pmax *float64) error {
+	if *pmax == 0 {
+		*pmax = DefaultPMax
+	}
+	if !(*pmax > 0 && *pmax <= 1) { // also rejects NaN
+		return fmt.Errorf("marking: %s: pmax %g out of range (0, 1]", scheme, *pmax)
+	}
+	return nil
+}
+
+// checkLambda validates λ, replacing 0 by DefaultLambda.
+func checkLambda(scheme string, lambda *float64) error {
+	if *lambda == 0 {
+		*lambda = DefaultLambda
+	}
+	if !(*lambda > 0 && *lambda <= thresholdLambdaMax) {
+		return fmt.Errorf("marking: %s: lambda %g out of range (0, %g]", scheme, *lambda, thresholdLambdaMax)
+	}
+	return nil
+}
+
+// checkRTT validates an RTT in ns.
+func checkRTT(scheme string, rtt int64) error {
+	if rtt <= 0 || rtt > thresholdTimeMax {
+		return fmt.Errorf("marking: %s: rtt %d ns out of range (0, %d] ns", scheme, rtt, thresholdTimeMax)
+	}
+	return nil
+}
+
+// checkPair validates K_min and K_max and that K_min ≤ K_max. A pair whose
+// order could depend on the line rate (one threshold in a rate-dependent
+// unit, the other not) needs lineRate > 0; two rate-dependent thresholds
+// both scale with C, so they are compared at 1 Gbit/s.
+func checkPair(scheme string, kmin, kmax Threshold, lineRate, mtu int64) error {
+	if err := kmin.check(scheme, "kmin"); err != nil {
+		return err
+	}
+	if err := kmax.check(scheme, "kmax"); err != nil {
+		return err
+	}
+	rate := lineRate
+	if rate == 0 {
+		switch {
+		case kmin.RateDependent() && kmax.RateDependent():
+			rate = 1e9
+		case kmin.RateDependent() || kmax.RateDependent():
+			return fmt.Errorf("marking: %s: kmin %v and kmax %v can be ordered only at a known line rate: set line_rate > 0 or give both in the same kind of unit", scheme, kmin, kmax)
+		}
+	}
+	lo, hi := kmin.Bytes(rate, mtu), kmax.Bytes(rate, mtu)
+	if lo > hi {
+		return fmt.Errorf("marking: %s: kmin %v (%d bytes) above kmax %v (%d bytes): want kmin ≤ kmax", scheme, kmin, lo, kmax, hi)
+	}
+	return nil
+}
+
+// redProfile is RED's marking decision on an occupancy x (001 §3.4, 002
+// §IV-C): below K_min never, from K_min to K_max with probability
+// P_max·(x − K_min)/(K_max − K_min), at or above K_max always. With
+// K_min = K_max it is DCTCP's cut-off at K. The random draw comes from the
+// marker's own PCG, and only for x in [K_min, K_max), so a marker's
+// decisions are a function of its seed and the occupancies it saw.
+type redProfile struct {
+	pmax float64
+	rng  rand.PCG
+}
+
+// newRedProfile seeds the profile's generator from seed.
+func newRedProfile(pmax float64, seed uint64) redProfile {
+	return redProfile{pmax: pmax, rng: *rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)}
+}
+
+// decide applies the profile to x and, on Mark, records what it compared in
+// v: x against K_max at or above it, x against K_min below.
+func (p *redProfile) decide(v *View, x, kmin, kmax int64) Verdict {
+	if x < kmin {
+		return Pass
+	}
+	if x >= kmax {
+		v.Value, v.Threshold = x, kmax
+		return Mark
+	}
+	prob := p.pmax * float64(x-kmin) / float64(kmax-kmin)
+	if float64(p.rng.Uint64()>>11)*0x1p-53 < prob {
+		v.Value, v.Threshold = x, kmin
+		return Mark
+	}
+	return Pass
+}

@@ -1,0 +1,175 @@
+package marking
+
+import (
+	"fmt"
+	"math"
+)
+
+// REDConfig configures RED/ECN marking on one occupancy (001 §2.1, §3.4;
+// 002 §IV-B/C). The YAML keys are given with each field.
+type REDConfig struct {
+	// Measure is the occupancy compared: the packet's queue, the port or
+	// the shared pool; key measure (queue, port, pool).
+	Measure Measure
+	// KMin and KMax are RED's low and high thresholds; keys kmin, kmax
+	// (k sets both). An unset KMax equals KMin, which gives DCTCP's
+	// cut-off at K (001 §2.2 footnote 1).
+	KMin, KMax Threshold
+	// PMax is the marking probability just below K_max, in (0, 1];
+	// 0 means DefaultPMax. Unused when KMin = KMax. Key pmax.
+	PMax float64
+	// Weight is the EWMA weight w_q of RED's average occupancy, in [0, 1];
+	// 0 compares the instantaneous occupancy (as DCTCP and BCC do). Key
+	// weight.
+	Weight float64
+	// Split turns a per-queue threshold K into the "minimum" threshold
+	// K_i = w_i/Σw·K of 001 §2.2.2 Eq. 2 (003 Eq. 2), from View.Weight and
+	// View.WeightSum, applied to K_min and K_max alike. Only with
+	// MeasureQueue. Key split.
+	Split bool
+	// LineRate is C in bit/s for resolving thresholds given as Delay or
+	// Standard; 0 takes C from each packet's View.LineRate. Key line_rate,
+	// filled from the port's rate by the config layer.
+	LineRate int64
+	// MTU is the packet size of thresholds given in Packets; 0 means 1500.
+	// Key mtu.
+	MTU int64
+	// Seed seeds the marker's random generator; key seed.
+	Seed uint64
+}
+
+// CutOff returns the config of DCTCP-style marking on occupancy m: mark
+// every packet that finds at least k bytes (001 §2.2 Eq. 1 with the
+// standard threshold k = Standard(rtt, λ), 002 §III-A's "standard ECN
+// configuration", or per-pool with m = MeasurePool).
+func CutOff(m Measure, k Threshold) REDConfig {
+	return REDConfig{Measure: m, KMin: k, KMax: k}
+}
+
+// Minimum returns the config of per-queue ECN with the "minimum" threshold
+// of 001 §2.2.2 Eq. 2: queue i is marked at K_i = w_i/Σw·k.
+func Minimum(k Threshold) REDConfig {
+	return REDConfig{Measure: MeasureQueue, KMin: k, KMax: k, Split: true}
+}
+
+// redAverage is RED's average occupancy of one queue (or of the port or
+// pool).
+type redAverage struct {
+	avg  float64 // bytes
+	last int64   // time of the previous packet, ns
+}
+
+// red is RED/ECN marking on the queue, port or pool occupancy.
+type red struct {
+	stage      Stage
+	measure    Measure
+	kmin, kmax level
+	split      bool
+	weight     float64
+	mtu        int64
+	avg        []redAverage // per queue for MeasureQueue, else one; nil when instantaneous
+	profile    redProfile
+}
+
+// NewRED returns a RED marker for a port with the given number of queues,
+// at either stage: RED itself does not care whether the occupancy it sees
+// is the backlog a packet finds (enqueue) or leaves behind (dequeue).
+//
+// With Weight = 0 the marker compares the instantaneous occupancy. With
+// Weight = w_q > 0 it keeps RED's exponentially weighted average (one per
+// queue for MeasureQueue) and updates it on every packet it sees, before
+// deciding, as Floyd and Jacobson's RED does on every arrival:
+//
+//	occupancy q > 0:  avg ← (1 − w_q)·avg + w_q·q
+//	occupancy q = 0:  avg ← (1 − w_q)^(m+1)·avg
+//
+// where m = ⌊(Now − t_prev)·C / (8·MTU)⌋ counts the MTU-sized packets the
+// line could have sent since the previous packet at t_prev: RED's idle-time
+// rule, which lets the average decay over an idle period as if m empty-queue
+// samples had been taken (m = 0 when View.LineRate is 0). The decision then
+// compares the average, truncated to whole bytes.
+func NewRED(cfg REDConfig, stage Stage, queues int) (Marker, error) {
+	const scheme = "red"
+	if err := checkStage(scheme, stage); err != nil {
+		return nil, err
+	}
+	if err := checkQueues(scheme, queues); err != nil {
+		return nil, err
+	}
+	if cfg.Measure > MeasurePool {
+		return nil, fmt.Errorf("marking: %s: measure %d out of range, want queue, port or pool", scheme, cfg.Measure)
+	}
+	if err := checkPort(scheme, cfg.LineRate, &cfg.MTU); err != nil {
+		return nil, err
+	}
+	if cfg.KMax.IsZero() {
+		cfg.KMax = cfg.KMin
+	}
+	if err := checkPair(scheme, cfg.KMin, cfg.KMax, cfg.LineRate, cfg.MTU); err != nil {
+		return nil, err
+	}
+	if err := checkPMax(scheme, &cfg.PMax); err != nil {
+		return nil, err
+	}
+	if !(cfg.Weight >= 0 && cfg.Weight <= 1) {
+		return nil, fmt.Errorf("marking: %s: weight %g out of range [0, 1] (0: instantaneous)", scheme, cfg.Weight)
+	}
+	if cfg.Split && cfg.Measure != MeasureQueue {
+		return nil, fmt.Errorf("marking: %s: split needs measure queue, not %v", scheme, cfg.Measure)
+	}
+	r := &red{
+		stage:   stage,
+		measure: cfg.Measure,
+		kmin:    newLevel(cfg.KMin, cfg.LineRate, cfg.MTU),
+		kmax:    newLevel(cfg.KMax, cfg.LineRate, cfg.MTU),
+		split:   cfg.Split,
+		weight:  cfg.Weight,
+		mtu:     cfg.MTU,
+		profile: newRedProfile(cfg.PMax, cfg.Seed),
+	}
+	if cfg.Weight > 0 {
+		n := 1
+		if cfg.Measure == MeasureQueue {
+			n = queues
+		}
+		r.avg = make([]redAverage, n)
+	}
+	return r, nil
+}
+
+// Stage returns the stage the marker was made for.
+func (r *red) Stage() Stage { return r.stage }
+
+// Mark decides on one packet. With an average and MeasureQueue it panics if
+// v.Queue is not below the number of queues the marker was made for.
+func (r *red) Mark(v *View) Verdict {
+	x := r.measure.bytes(v)
+	if r.avg != nil {
+		i := 0
+		if r.measure == MeasureQueue {
+			i = v.Queue
+		}
+		x = r.average(&r.avg[i], v, x)
+	}
+	kmin, kmax := r.kmin.at(v.LineRate), r.kmax.at(v.LineRate)
+	if r.split && v.WeightSum > 0 {
+		kmin = mulDivSat(kmin, v.Weight, v.WeightSum)
+		kmax = mulDivSat(kmax, v.Weight, v.WeightSum)
+	}
+	return r.profile.decide(v, x, kmin, kmax)
+}
+
+// average folds occupancy q into a and returns the new average in bytes.
+func (r *red) average(a *redAverage, v *View, q int64) int64 {
+	if q > 0 {
+		a.avg += r.weight * (float64(q) - a.avg)
+	} else {
+		m := 0.0
+		if dt := v.Now - a.last; dt > 0 && v.LineRate > 0 {
+			m = float64(mulDivSat(dt, v.LineRate, 8e9) / r.mtu)
+		}
+		a.avg *= math.Pow(1-r.weight, m+1)
+	}
+	a.last = v.Now
+	return int64(a.avg)
+}
