@@ -1,0 +1,108 @@
+package marking
+
+import "fmt"
+
+// PMSBConfig configures PMSB, per-port marking with selective blindness
+// (003 §IV, Algorithm 1).
+type PMSBConfig struct {
+	// PortThreshold is port_threshold; key port_threshold. Unset, it is
+	// C·RTT·λ (003 Eq. 5) from RTT and Lambda.
+	PortThreshold Threshold
+	// RTT in ns and Lambda (0 means 1) give the default port threshold;
+	// keys rtt, lambda.
+	RTT    int64
+	Lambda float64
+	// LineRate is C in bit/s for resolving the threshold; 0 takes C from
+	// each packet's View.LineRate. Key line_rate.
+	LineRate int64
+	// MTU is the packet size of a threshold given in Packets; 0 means
+	// 1500. Key mtu.
+	MTU int64
+}
+
+// pmsb is 003 Algorithm 1.
+type pmsb struct {
+	stage Stage
+	port  level
+}
+
+// NewPMSB returns a PMSB marker (003 Algorithm 1) for a port with the given
+// number of queues, at either stage (003 §IV-C: at dequeue the congestion
+// signal leaves earlier). It marks a packet iff
+//
+//	port_length ≥ port_threshold   and
+//	queue_length_i ≥ queue_threshold_i = weight_i / weight_sum × port_threshold   (003 Eq. 6)
+//
+// with port_length = View.PortBytes, queue_length_i = View.QueueBytes and
+// the weights View.Weight and View.WeightSum, so it works over any
+// scheduler that reports weights — SP, WFQ, WRR, DWRR (003 §IV-C); for
+// DWRR the weights may be the quanta, only their ratio matters. A queue
+// with View.WeightSum = 0 is treated as alone in its level: its filter
+// threshold is the port threshold. On Mark, View.Value and View.Threshold
+// are the queue occupancy and its filter threshold.
+//
+// Theorem IV.1 (003 §IV-D) bounds the thresholds from below: to avoid
+// throughput loss, queue_threshold_i should exceed weight_i / weight_sum ×
+// C·RTT / 7, i.e. port_threshold > C·RTT/7.
+func NewPMSB(cfg PMSBConfig, stage Stage, queues int) (Marker, error) {
+	const scheme = "pmsb"
+	if err := checkStage(scheme, stage); err != nil {
+		return nil, err
+	}
+	if err := checkQueues(scheme, queues); err != nil {
+		return nil, err
+	}
+	if err := checkPort(scheme, cfg.LineRate, &cfg.MTU); err != nil {
+		return nil, err
+	}
+	if cfg.PortThreshold.IsZero() {
+		if err := checkRTT(scheme, cfg.RTT); err != nil {
+			return nil, err
+		}
+		if err := checkLambda(scheme, &cfg.Lambda); err != nil {
+			return nil, err
+		}
+		cfg.PortThreshold = Standard(cfg.RTT, cfg.Lambda)
+	} else if cfg.RTT != 0 || cfg.Lambda != 0 {
+		return nil, fmt.Errorf("marking: %s: port_threshold %v given together with rtt %d ns and lambda %g: give one or the other", scheme, cfg.PortThreshold, cfg.RTT, cfg.Lambda)
+	}
+	if err := cfg.PortThreshold.check(scheme, "port_threshold"); err != nil {
+		return nil, err
+	}
+	return &pmsb{stage: stage, port: newLevel(cfg.PortThreshold, cfg.LineRate, cfg.MTU)}, nil
+}
+
+// Stage returns the stage the marker was made for.
+func (m *pmsb) Stage() Stage { return m.stage }
+
+// Mark is 003 Algorithm 1.
+func (m *pmsb) Mark(v *View) Verdict {
+	pt := m.port.at(v.LineRate)
+	if v.PortBytes < pt {
+		return Pass
+	}
+	qt := pt
+	if v.WeightSum > 0 {
+		qt = mulDivSat(pt, v.Weight, v.WeightSum)
+	}
+	if v.QueueBytes >= qt {
+		v.Value, v.Threshold = v.QueueBytes, qt
+		return Mark
+	}
+	return Pass
+}
+
+// IgnoreMark is PMSB(e), the end-host variant of PMSB (003 §V,
+// Algorithm 2), for a sender behind per-port marking: it reports whether
+// the sender should ignore the congestion signal of an ACK. marked says
+// whether the ACK echoes a CE mark (ECE); curRTT is the RTT the ACK
+// measured and rttThreshold the sender's threshold, both in ns. A mark is
+// honoured only when the RTT shows the sender's own queue is long:
+//
+//	ignore_mark = not is_mark  or  cur_rtt < rtt_threshold
+//
+// When marked is false there is no signal and IgnoreMark returns true, as
+// Algorithm 2 does.
+func IgnoreMark(marked bool, curRTT, rttThreshold int64) bool {
+	return !marked || curRTT < rttThreshold
+}
