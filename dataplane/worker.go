@@ -209,23 +209,21 @@ var bufferDrop = [buffer.NumReasons]DropReason{
 }
 
 // enqueue admits d to the buffer, runs the enqueue markers and queues it.
+// The markers see the occupancy the packet finds, read before admission.
 func (w *worker) enqueue(p *port, d *packet.Desc, now int64) {
 	q := int(d.Queue)
 	mmu := w.s.mmu
+	d.EnqTime = now
+	var v *marking.View
+	if p.enq != nil {
+		v = w.fillView(p, d, now, q)
+	}
 	if r := mmu.Admit(p.idx, q, d.Len); r != buffer.Admitted {
 		p.c.drops[bufferDrop[r]].Add(1)
 		w.release(d)
 		return
 	}
-	d.EnqTime = now
-	if p.enq != nil {
-		v := w.fillView(p, d, now, q)
-		v.QueueBytes -= int64(d.Len) // the backlog the packet finds
-		v.QueuePackets--
-		v.PortBytes -= int64(d.Len)
-		v.PortPackets--
-		v.PoolBytes -= int64(d.Len)
-		v.PoolPackets--
+	if v != nil {
 		switch p.enq.Decide(v, d.ECN) {
 		case marking.Drop:
 			mmu.Release(p.idx, q, d.Len)
@@ -249,8 +247,10 @@ func (w *worker) enqueue(p *port, d *packet.Desc, now int64) {
 	p.qc[q].enqBytes.Add(uint64(d.Len))
 }
 
-// fillView loads the marker view for d in queue q of p. Occupancies are as
-// the buffer has them now.
+// fillView loads the marker view for d in queue q of p from the buffer's
+// counters as they are now. The pool figures are the shared pool's, the
+// occupancy the Dynamic Threshold and BCC compare (002 §IV-B); the pool's
+// packet count is not tracked per packet and stays 0.
 func (w *worker) fillView(p *port, d *packet.Desc, now int64, q int) *marking.View {
 	mmu := w.s.mmu
 	qi := &p.qinfo[q]
@@ -259,9 +259,8 @@ func (w *worker) fillView(p *port, d *packet.Desc, now int64, q int) *marking.Vi
 		Now: now, EnqTime: d.EnqTime, Len: d.Len, Port: p.idx, Queue: q,
 		QueueBytes: mmu.QueueBytes(p.idx, q), QueuePackets: mmu.QueuePackets(p.idx, q),
 		PortBytes: mmu.PortBytes(p.idx), PortPackets: mmu.PortPackets(p.idx),
-		PoolBytes: mmu.PoolBytes(p.pool), PoolPackets: mmu.PoolPackets(p.pool),
-		PoolSize: mmu.PoolSize(p.pool),
-		Quantum:  qi.Quantum, Weight: qi.Weight, WeightSum: qi.WeightSum, Strict: qi.Strict,
+		PoolBytes: mmu.PoolSharedBytes(p.pool), PoolSize: mmu.PoolSize(p.pool),
+		Quantum: qi.Quantum, Weight: qi.Weight, WeightSum: qi.WeightSum, Strict: qi.Strict,
 		RoundTime: p.sched.RoundTime(now), LineRate: p.shaper.Rate(),
 	}
 	return v

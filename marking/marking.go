@@ -63,7 +63,7 @@ type View struct {
 
 	QueueBytes, QueuePackets int64
 	PortBytes, PortPackets   int64
-	PoolBytes, PoolPackets   int64
+	PoolBytes, PoolPackets   int64 // the shared pool's occupancy (ΣQ of 002 Eq. 1); packets may be 0 when not tracked
 	PoolSize                 int64 // B: the shared pool's size in bytes
 
 	Quantum   int64 // bytes a round-robin scheduler serves the queue per round; 0 if none
