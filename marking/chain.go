@@ -33,18 +33,19 @@ type Member struct {
 // MemberCounts are one member's votes: how many packets it said Mark and
 // Drop for, whatever the chain then decided.
 type MemberCounts struct {
-	Name         string
-	Marks, Drops uint64
+	Name  string `json:"name"`
+	Marks uint64 `json:"marks"`
+	Drops uint64 `json:"drops"`
 }
 
 // ChainCounts are a chain's outcomes after the non-ECT policy. A packet
 // that every member passes touches no counter; the dataplane counts
 // packets.
 type ChainCounts struct {
-	Marked        uint64 // Mark returned: the packet gets CE
-	Dropped       uint64 // Drop returned, including NonECTDropped
-	NonECTDropped uint64 // marks turned into drops because the packet was Not-ECT
-	NonECTPassed  uint64 // marks turned into passes because the packet was Not-ECT
+	Marked        uint64 `json:"marked"`          // Mark returned: the packet gets CE
+	Dropped       uint64 `json:"dropped"`         // Drop returned, including NonECTDropped
+	NonECTDropped uint64 `json:"non_ect_dropped"` // marks turned into drops because the packet was Not-ECT
+	NonECTPassed  uint64 `json:"non_ect_passed"`  // marks turned into passes because the packet was Not-ECT
 }
 
 // chainCounter is a counter with one writer, the port's worker, and any
