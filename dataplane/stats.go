@@ -43,6 +43,7 @@ type QueueStats struct {
 	Packets      int64             `json:"packets"`
 	Peak         int64             `json:"peak_bytes"`
 	Threshold    int64             `json:"threshold"` // the buffer's current admission limit
+	Sojourn      Summary           `json:"sojourn"`   // queueing delay of dequeued packets
 }
 
 // PoolStats are one shared pool's occupancy.
@@ -79,6 +80,7 @@ func (s *Switch) Stats() Stats {
 				Drops: map[string]uint64{},
 				Bytes: m.QueueBytes(p.idx, q), Packets: m.QueuePackets(p.idx, q),
 				Peak: m.QueuePeak(p.idx, q), Threshold: m.Threshold(p.idx, q),
+				Sojourn: p.sojourn[q].summary(),
 			}
 			for r := buffer.Reason(1); r < buffer.NumReasons; r++ {
 				if n, _ := m.Drops(p.idx, q, r); n > 0 {

@@ -52,8 +52,9 @@ type port struct {
 	pending []*packet.Desc // dequeued, not yet taken by dev
 	tx      []*packet.Desc // TX batch scratch
 
-	c  portCounters
-	qc []queueCounters
+	c       portCounters
+	qc      []queueCounters
+	sojourn []histogram // by queue: time from enqueue to dequeue
 }
 
 // New builds a switch over devs, which must match cfg.Ports one for one.
@@ -144,7 +145,7 @@ func newPort(idx int, pc *PortConfig, dev ports.Port, batch int, now int64) (*po
 	}
 	p := &port{
 		idx: idx, name: pc.Name, dev: dev, sched: sched, shaper: shaper,
-		pool: pc.Pool, nq: nq, qc: make([]queueCounters, nq),
+		pool: pc.Pool, nq: nq, qc: make([]queueCounters, nq), sojourn: make([]histogram, nq),
 		tx: make([]*packet.Desc, 0, batch), pending: make([]*packet.Desc, 0, batch),
 	}
 	for q := 0; q < nq; q++ {

@@ -225,6 +225,14 @@ func TestTwoToOneCongestion(t *testing.T) {
 	if marks == 0 || drops == 0 {
 		t.Errorf("marks %d, buffer drops %d: with 2×C offered both must happen", marks, drops)
 	}
+	// No packet can wait longer than a full pool takes to drain at C (plus
+	// the shaper's bucket), and under 2×C the queue is never empty for long.
+	bound := int64((pool + 2500 + 1500) * 8 * 1e9 / rate)
+	for q, qs := range p.Queues {
+		if qs.Sojourn.Count != qs.Dequeued || qs.Sojourn.Max > bound || qs.Sojourn.Mean < bound/10 {
+			t.Errorf("queue %d sojourn %+v: want count = %d dequeued, max ≤ %d ns, mean ≥ %d ns", q, qs.Sojourn, qs.Dequeued, bound, bound/10)
+		}
+	}
 	if p.Drops["dynamic_threshold"]+p.Drops["pool_full"] != drops {
 		t.Errorf("port drops %v disagree with queue drops %d", p.Drops, drops)
 	}

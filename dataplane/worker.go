@@ -288,6 +288,7 @@ func (w *worker) serve(p *port, now int64) int {
 		mmu.Release(p.idx, q, d.Len)
 		p.qc[q].dequeued.Add(1)
 		p.qc[q].deqBytes.Add(uint64(d.Len))
+		p.sojourn[q].add(now - d.EnqTime)
 		if p.deq != nil {
 			switch p.deq.Decide(w.fillView(p, d, now, q), d.ECN) {
 			case marking.Drop:
