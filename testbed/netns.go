@@ -1,0 +1,122 @@
+package testbed
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+)
+
+// netnsDir is where named network namespaces are bind-mounted, as
+// `ip netns` does.
+const netnsDir = "/run/netns"
+
+// createNetns creates the named network namespace name and returns the inode
+// of its nsfs file, which identifies it for as long as it lives. It fails,
+// touching nothing, if a namespace of that name already exists.
+//
+// netns.NewNamed moves the calling thread into the new namespace, so it runs
+// on a goroutine of its own whose locked thread is thrown away rather than
+// returned to the scheduler: no other goroutine ever runs in the wrong
+// namespace.
+func createNetns(name string) (uint64, error) {
+	type result struct {
+		ino uint64
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
+		h, err := netns.NewNamed(name)
+		if err != nil {
+			done <- result{err: fmt.Errorf("create netns %s: %w", name, err)}
+			return
+		}
+		h.Close()
+		ino, err := netnsInode(name)
+		done <- result{ino, err}
+	}()
+	r := <-done
+	return r.ino, r.err
+}
+
+// netnsInode returns the inode of the named namespace's bind mount, or an
+// error wrapping fs.ErrNotExist when there is none.
+func netnsInode(name string) (uint64, error) {
+	var st unix.Stat_t
+	if err := unix.Stat(filepath.Join(netnsDir, name), &st); err != nil {
+		return 0, fmt.Errorf("stat netns %s: %w", name, err)
+	}
+	return st.Ino, nil
+}
+
+// deleteNetns removes the named namespace if it is still the one whose inode
+// is ino: it unmounts and removes /run/netns/<name>, as `ip netns del` does.
+// A namespace that is already gone is not an error; one replaced by another
+// of the same name is left alone and reported.
+func deleteNetns(name string, ino uint64) error {
+	got, err := netnsInode(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if got != ino {
+		return fmt.Errorf("netns %s is not the one this testbed created (inode %d, recorded %d): left alone", name, got, ino)
+	}
+	path := filepath.Join(netnsDir, name)
+	if err := unix.Unmount(path, unix.MNT_DETACH); err != nil {
+		return fmt.Errorf("unmount netns %s: %w", name, err)
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove netns %s: %w", name, err)
+	}
+	return nil
+}
+
+// inNetns runs fn on a locked OS thread switched into the named network
+// namespace and switches back before unlocking. If switching back fails, the
+// thread stays locked and exits with its goroutine, so it can never carry
+// another goroutine in the wrong namespace. Sockets and netlink handles fn
+// creates belong to the namespace; goroutines fn starts do not.
+func inNetns(name string, fn func() error) error {
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		back, err := runInNetns(name, fn)
+		if back {
+			runtime.UnlockOSThread()
+		}
+		done <- err
+	}()
+	return <-done
+}
+
+// runInNetns does the switching for inNetns and reports whether the thread is
+// back in its original namespace.
+func runInNetns(name string, fn func() error) (back bool, err error) {
+	orig, err := netns.Get()
+	if err != nil {
+		return true, fmt.Errorf("get current netns: %w", err)
+	}
+	defer orig.Close()
+	target, err := netns.GetFromName(name)
+	if err != nil {
+		return true, fmt.Errorf("open netns %s: %w", name, err)
+	}
+	defer target.Close()
+	if err := netns.Set(target); err != nil {
+		return true, fmt.Errorf("enter netns %s: %w", name, err)
+	}
+	err = fn()
+	if serr := netns.Set(orig); serr != nil {
+		return false, errors.Join(err, fmt.Errorf("leave netns %s: %w", name, serr))
+	}
+	return true, err
+}

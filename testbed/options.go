@@ -1,0 +1,214 @@
+package testbed
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/netip"
+	"strconv"
+
+	"go.uber.org/zap"
+)
+
+// Defaults for the zero values of Options.
+const (
+	DefaultPrefix   = "ecnsw"
+	DefaultMTU      = 1500
+	DefaultQueues   = 1
+	DefaultStateDir = "/run/ecnswitch"
+	DefaultSubnet   = "198.18.0.0/24"
+)
+
+// HostIf is the name of every host's interface inside its namespace.
+const HostIf = "eth0"
+
+// maxIfName is the longest interface name Linux accepts (IFNAMSIZ - 1).
+const maxIfName = 15
+
+// Benchmarking address space (RFC 2544 §C.2.2 for IPv4, RFC 5180 §8 for
+// IPv6): the only addresses a testbed hands out.
+func benchmarkV4() netip.Prefix { return netip.MustParsePrefix("198.18.0.0/15") }
+func benchmarkV6() netip.Prefix { return netip.MustParsePrefix("2001:2::/48") }
+
+// Options describe a testbed. The zero value of every field but Hosts
+// selects a default.
+type Options struct {
+	// Hosts is the number of hosts, at least 1 and at most what Subnet holds
+	// (its size less the network and broadcast addresses).
+	Hosts int
+
+	// Prefix starts every name the testbed creates; lowercase letters and
+	// digits, starting with a letter. Default DefaultPrefix.
+	Prefix string
+
+	// ID makes the names unique among concurrent testbeds; lowercase letters
+	// and digits. Default: 6 random hex digits.
+	ID string
+
+	// MTU of both veth ends, 68..65535 (1280..65535 with IPv6). Default
+	// DefaultMTU. AF_XDP ports with 2048-byte frames carry at most 1792
+	// bytes (notes/afxdp.md pitfall 5).
+	MTU int
+
+	// Subnet is the flat L2 subnet of the hosts: host i (1-based) gets
+	// Subnet.Addr()+i. It must lie inside 198.18.0.0/15, have no host bits
+	// set and be at most a /30. Default DefaultSubnet.
+	Subnet netip.Prefix
+
+	// IPv6 adds a benchmarking address from 2001:2::/48 to each host, in a
+	// /64 derived from Subnet (see Testbed.Subnet6).
+	IPv6 bool
+
+	// DisableECN leaves net.ipv4.tcp_ecn at the kernel's default (2: accept
+	// ECN, never request it) instead of setting it to 1 in every host.
+	DisableECN bool
+
+	// Queues is the number of RX and TX queues of each veth end. Default
+	// DefaultQueues: the host's traffic then always arrives on queue 0 of the
+	// switch end, the one an AF_XDP port binds.
+	Queues int
+
+	// StateDir holds the state file that lets Down, in this process or
+	// another, remove exactly what Up created. Default DefaultStateDir.
+	StateDir string
+
+	// Logger receives one line per created or removed object. Default: none.
+	Logger *zap.Logger
+}
+
+// withDefaults validates o and returns it with defaults filled in.
+func (o Options) withDefaults() (Options, error) {
+	if o.Prefix == "" {
+		o.Prefix = DefaultPrefix
+	}
+	if o.ID == "" {
+		id, err := RandomID()
+		if err != nil {
+			return o, err
+		}
+		o.ID = id
+	}
+	if o.MTU == 0 {
+		o.MTU = DefaultMTU
+	}
+	if !o.Subnet.IsValid() {
+		o.Subnet = netip.MustParsePrefix(DefaultSubnet)
+	}
+	if o.Queues == 0 {
+		o.Queues = DefaultQueues
+	}
+	if o.StateDir == "" {
+		o.StateDir = DefaultStateDir
+	}
+	if o.Logger == nil {
+		o.Logger = zap.NewNop()
+	}
+
+	if !isName(o.Prefix, true) {
+		return o, fmt.Errorf("testbed: Prefix %q: want lowercase letters and digits, starting with a letter", o.Prefix)
+	}
+	if !isName(o.ID, false) {
+		return o, fmt.Errorf("testbed: ID %q: want lowercase letters and digits", o.ID)
+	}
+	if err := checkSubnet(o.Subnet); err != nil {
+		return o, err
+	}
+	maxHosts := 1<<(32-o.Subnet.Bits()) - 2
+	if o.Hosts < 1 || o.Hosts > maxHosts {
+		return o, fmt.Errorf("testbed: Hosts %d: want 1..%d for Subnet %s", o.Hosts, maxHosts, o.Subnet)
+	}
+	minMTU := 68
+	if o.IPv6 {
+		minMTU = 1280
+	}
+	if o.MTU < minMTU || o.MTU > 65535 {
+		return o, fmt.Errorf("testbed: MTU %d: want %d..65535", o.MTU, minMTU)
+	}
+	if o.Queues < 1 || o.Queues > 64 {
+		return o, fmt.Errorf("testbed: Queues %d: want 1..64", o.Queues)
+	}
+	if n := switchIfName(o.Prefix, o.ID, o.Hosts); len(n) > maxIfName {
+		return o, fmt.Errorf("testbed: Prefix %q and ID %q too long: interface name %q is %d bytes, at most %d",
+			o.Prefix, o.ID, n, len(n), maxIfName)
+	}
+	return o, nil
+}
+
+// checkSubnet accepts only subnets of the IPv4 benchmarking range.
+func checkSubnet(p netip.Prefix) error {
+	r := benchmarkV4()
+	switch {
+	case !p.Addr().Is4():
+		return fmt.Errorf("testbed: Subnet %s: want an IPv4 prefix inside %s", p, r)
+	case p.Bits() < r.Bits() || !r.Contains(p.Addr()):
+		return fmt.Errorf("testbed: Subnet %s: outside the benchmarking range %s (RFC 2544); testbeds use no other addresses", p, r)
+	case p.Bits() > 30:
+		return fmt.Errorf("testbed: Subnet %s: prefix length %d: want 15..30", p, p.Bits())
+	case p.Masked() != p:
+		return fmt.Errorf("testbed: Subnet %s: host bits set; want %s", p, p.Masked())
+	}
+	return nil
+}
+
+// isName reports whether s is non-empty lowercase ASCII letters and digits,
+// starting with a letter if letterFirst.
+func isName(s string, letterFirst bool) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z':
+		case c >= '0' && c <= '9' && !(letterFirst && i == 0):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// RandomID returns 6 random lowercase hex digits, the default Options.ID.
+func RandomID() (string, error) {
+	var b [3]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("testbed: random ID: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+// Names of host i's objects.
+func netnsName(prefix, id string, i int) string {
+	return prefix + "-" + id + "-h" + strconv.Itoa(i)
+}
+
+func switchIfName(prefix, id string, i int) string {
+	return prefix + id + "s" + strconv.Itoa(i)
+}
+
+// hostV4 is host i's address in subnet.
+func hostV4(subnet netip.Prefix, i int) netip.Addr {
+	a := subnet.Addr().As4()
+	v := uint32(a[0])<<24 | uint32(a[1])<<16 | uint32(a[2])<<8 | uint32(a[3])
+	v += uint32(i)
+	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)})
+}
+
+// subnet6 maps an IPv4 subnet of 198.18.0.0/15 to a /64 of 2001:2::/48:
+// 2001:2:0:N::/64 with N the subnet's offset in 198.18.0.0/15 divided by 4.
+// Subnets are at most /30, so their offsets are multiples of 4 and distinct
+// non-overlapping IPv4 subnets get distinct /64s (17 offset bits - 2 = 15 ≤ 16).
+func subnet6(subnet netip.Prefix) netip.Prefix {
+	a := subnet.Addr().As4()
+	off := (uint32(a[1]&1)<<16 | uint32(a[2])<<8 | uint32(a[3])) >> 2
+	b := benchmarkV6().Addr().As16()
+	b[6], b[7] = byte(off>>8), byte(off)
+	return netip.PrefixFrom(netip.AddrFrom16(b), 64)
+}
+
+// hostV6 is host i's address in the /64 of subnet6.
+func hostV6(p6 netip.Prefix, i int) netip.Addr {
+	b := p6.Addr().As16()
+	b[14], b[15] = byte(i>>8), byte(i)
+	return netip.AddrFrom16(b)
+}

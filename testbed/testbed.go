@@ -1,0 +1,443 @@
+package testbed
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
+)
+
+// stateVersion is the version of the state file format.
+const stateVersion = 1
+
+// Testbed is a set of hosts, each a network namespace wired by a veth pair
+// to the namespace Up ran in, where the switch drives the switch ends.
+// Its methods are safe for concurrent use.
+type Testbed struct {
+	log  *zap.Logger
+	path string
+
+	mu sync.Mutex
+	st state
+}
+
+// state is what the state file records: everything Up created, added as it
+// is created, so that Down removes exactly that.
+type state struct {
+	Version int          `json:"version"`
+	ID      string       `json:"id"`
+	Prefix  string       `json:"prefix"`
+	Subnet  netip.Prefix `json:"subnet"`
+	Subnet6 netip.Prefix `json:"subnet6"`
+	MTU     int          `json:"mtu"`
+	ECN     bool         `json:"ecn"`
+	IPv6    bool         `json:"ipv6"`
+	Hosts   []hostState  `json:"hosts"`
+}
+
+// hostState is one host as recorded. NetnsInode and SwitchIfIndex identify
+// the objects Up created, so that Down never removes a namespace or
+// interface that merely has the same name; a zero SwitchIfIndex means the
+// veth pair was not created.
+type hostState struct {
+	Index         int        `json:"index"`
+	Netns         string     `json:"netns"`
+	NetnsInode    uint64     `json:"netns_inode"`
+	SwitchIf      string     `json:"switch_if,omitempty"`
+	SwitchIfIndex int        `json:"switch_ifindex,omitempty"`
+	SwitchMAC     string     `json:"switch_mac,omitempty"`
+	HostIf        string     `json:"host_if,omitempty"`
+	MAC           string     `json:"mac,omitempty"`
+	IPv4          netip.Addr `json:"ipv4"`
+	IPv6          netip.Addr `json:"ipv6"`
+}
+
+// StatePath is the state file of testbed id in dir.
+func StatePath(dir, id string) string {
+	return filepath.Join(dir, "testbed-"+id+".json")
+}
+
+// Up creates the testbed opts describes. For each host i in 1..opts.Hosts it
+// creates network namespace "<prefix>-<id>-h<i>" and a veth pair whose
+// switch end "<prefix><id>s<i>" stays in the caller's namespace and whose
+// host end is HostIf inside the host's namespace; sets the MTU and the queue
+// count on both ends, turns GRO/GSO/TSO off on both and TX checksum offload
+// off on the host end, and IPv6 off on the switch end (the switch has no
+// address and sends nothing of its own); in the host it brings lo up, gives
+// HostIf its address(es) without duplicate address detection, sets a
+// pfifo_fast root qdisc (a host qdisc must not mark CE: the switch is what
+// is under test), and sets net.ipv4.tcp_ecn=1 unless opts.DisableECN.
+//
+// No neighbour entries are added: ARP and NDP cross the switch like any
+// other traffic. On failure Up removes whatever it had created.
+func Up(opts Options) (*Testbed, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	t := &Testbed{
+		log:  o.Logger.Named("testbed").With(zap.String("id", o.ID)),
+		path: StatePath(o.StateDir, o.ID),
+		st: state{
+			Version: stateVersion,
+			ID:      o.ID,
+			Prefix:  o.Prefix,
+			Subnet:  o.Subnet,
+			MTU:     o.MTU,
+			ECN:     !o.DisableECN,
+			IPv6:    o.IPv6,
+		},
+	}
+	if o.IPv6 {
+		t.st.Subnet6 = subnet6(o.Subnet)
+	}
+	if err := os.MkdirAll(o.StateDir, 0o755); err != nil {
+		return nil, fmt.Errorf("testbed: state dir: %w", err)
+	}
+	// Claim the ID: a second Up with the same ID must not adopt, and later
+	// remove, the first one's objects.
+	f, err := os.OpenFile(t.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("testbed: ID %q in use or state dir not writable: %w", o.ID, err)
+	}
+	f.Close()
+	if err := t.save(); err != nil {
+		return nil, errors.Join(err, os.Remove(t.path))
+	}
+	for i := 1; i <= o.Hosts; i++ {
+		if err := t.addHost(o, i); err != nil {
+			return nil, errors.Join(fmt.Errorf("testbed: host %d: %w", i, err), t.Down())
+		}
+	}
+	t.log.Info("up", zap.Int("hosts", o.Hosts), zap.Stringer("subnet", o.Subnet), zap.String("state", t.path))
+	return t, nil
+}
+
+// addHost creates host i, recording each object right after creating it.
+func (t *Testbed) addHost(o Options, i int) error {
+	hs := hostState{
+		Index: i,
+		Netns: netnsName(o.Prefix, o.ID, i),
+		IPv4:  hostV4(o.Subnet, i),
+	}
+	if o.IPv6 {
+		hs.IPv6 = hostV6(t.st.Subnet6, i)
+	}
+	ino, err := createNetns(hs.Netns)
+	if err != nil {
+		return err
+	}
+	hs.NetnsInode = ino
+	if err := t.record(hs); err != nil {
+		return err
+	}
+	t.log.Debug("created netns", zap.String("netns", hs.Netns))
+
+	// Defaults first, so that HostIf inherits them when it appears.
+	pre := []sysctl{
+		{"net/ipv6/conf/all/disable_ipv6", "0"},
+		{"net/ipv6/conf/default/disable_ipv6", "0"},
+		{"net/ipv6/conf/all/accept_dad", "0"},
+		{"net/ipv6/conf/default/accept_dad", "0"},
+		{"net/ipv6/conf/default/router_solicitations", "0"},
+		{"net/ipv6/conf/default/accept_ra", "0"},
+	}
+	if !o.DisableECN {
+		pre = append(pre, sysctl{"net/ipv4/tcp_ecn", "1"})
+	}
+	if err := inNetns(hs.Netns, func() error { return setSysctls(pre) }); err != nil {
+		return err
+	}
+
+	sw, err := createVeth(o, hs.Netns, switchIfName(o.Prefix, o.ID, i))
+	if err != nil {
+		return err
+	}
+	hs.SwitchIf, hs.SwitchIfIndex, hs.HostIf = sw.Attrs().Name, sw.Attrs().Index, HostIf
+	if err := t.record(hs); err != nil {
+		return err
+	}
+	t.log.Debug("created veth", zap.String("switch_if", hs.SwitchIf), zap.String("netns", hs.Netns))
+
+	// The switch end: no IPv6 of its own (no RS, MLD or DAD from the
+	// switch), offloads off, up.
+	if err := setSysctls([]sysctl{{"net/ipv6/conf/" + hs.SwitchIf + "/disable_ipv6", "1"}}); err != nil {
+		return err
+	}
+	if err := disableOffloads(hs.SwitchIf, switchOffload); err != nil {
+		return err
+	}
+	if err := netlink.LinkSetUp(sw); err != nil {
+		return fmt.Errorf("set %s up: %w", hs.SwitchIf, err)
+	}
+	hs.SwitchMAC = sw.Attrs().HardwareAddr.String()
+
+	mac, err := configureHostIf(hs, t.st.Subnet, t.st.Subnet6)
+	if err != nil {
+		return err
+	}
+	hs.MAC = mac.String()
+	return t.record(hs)
+}
+
+// createVeth creates the pair: the switch end named sw in the caller's
+// namespace and the host end HostIf directly inside netnsName, in one
+// RTM_NEWLINK, so no host end ever exists in the caller's namespace.
+func createVeth(o Options, netnsName, sw string) (netlink.Link, error) {
+	ns, err := netns.GetFromName(netnsName)
+	if err != nil {
+		return nil, fmt.Errorf("open netns %s: %w", netnsName, err)
+	}
+	defer ns.Close()
+	la := netlink.NewLinkAttrs()
+	la.Name = sw
+	la.MTU = o.MTU
+	la.NumTxQueues = o.Queues
+	la.NumRxQueues = o.Queues
+	veth := &netlink.Veth{
+		LinkAttrs:     la,
+		PeerName:      HostIf,
+		PeerNamespace: netlink.NsFd(ns),
+		PeerTxQLen:    -1, // kernel default, like the switch end
+	}
+	if err := netlink.LinkAdd(veth); err != nil {
+		return nil, fmt.Errorf("create veth %s <-> %s/%s: %w", sw, netnsName, HostIf, err)
+	}
+	l, err := netlink.LinkByName(sw)
+	if err != nil {
+		// Removing the namespace removes the pair with it.
+		return nil, fmt.Errorf("find veth %s: %w", sw, err)
+	}
+	return l, nil
+}
+
+// configureHostIf sets up lo and HostIf inside the host's namespace and
+// returns HostIf's MAC address.
+func configureHostIf(hs hostState, subnet, subnet6 netip.Prefix) (net.HardwareAddr, error) {
+	var mac net.HardwareAddr
+	err := inNetns(hs.Netns, func() error {
+		h, err := netlink.NewHandle()
+		if err != nil {
+			return fmt.Errorf("netlink in netns %s: %w", hs.Netns, err)
+		}
+		defer h.Close()
+		lo, err := h.LinkByName("lo")
+		if err != nil {
+			return fmt.Errorf("find lo: %w", err)
+		}
+		if err := h.LinkSetUp(lo); err != nil {
+			return fmt.Errorf("set lo up: %w", err)
+		}
+		l, err := h.LinkByName(HostIf)
+		if err != nil {
+			return fmt.Errorf("find %s: %w", HostIf, err)
+		}
+		if err := setSysctls([]sysctl{
+			{"net/ipv6/conf/" + HostIf + "/accept_dad", "0"},
+			{"net/ipv6/conf/" + HostIf + "/router_solicitations", "0"},
+		}); err != nil {
+			return err
+		}
+		if err := disableOffloads(HostIf, hostOffload); err != nil {
+			return err
+		}
+		q := &netlink.GenericQdisc{
+			QdiscAttrs: netlink.QdiscAttrs{LinkIndex: l.Attrs().Index, Parent: netlink.HANDLE_ROOT, Handle: netlink.MakeHandle(1, 0)},
+			QdiscType:  "pfifo_fast",
+		}
+		if err := h.QdiscReplace(q); err != nil {
+			return fmt.Errorf("set %s qdisc pfifo_fast: %w", HostIf, err)
+		}
+		addrs := []*netlink.Addr{{IPNet: ipNet(netip.PrefixFrom(hs.IPv4, subnet.Bits()))}}
+		if hs.IPv6.IsValid() {
+			addrs = append(addrs, &netlink.Addr{IPNet: ipNet(netip.PrefixFrom(hs.IPv6, subnet6.Bits())), Flags: unix.IFA_F_NODAD})
+		}
+		for _, a := range addrs {
+			if err := h.AddrAdd(l, a); err != nil {
+				return fmt.Errorf("add %s to %s: %w", a.IPNet, HostIf, err)
+			}
+		}
+		if err := h.LinkSetUp(l); err != nil {
+			return fmt.Errorf("set %s up: %w", HostIf, err)
+		}
+		mac = l.Attrs().HardwareAddr
+		return nil
+	})
+	return mac, err
+}
+
+// ipNet converts an address with its prefix length to the form netlink takes.
+func ipNet(p netip.Prefix) *net.IPNet {
+	bits := 128
+	if p.Addr().Is4() {
+		bits = 32
+	}
+	return &net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), bits)}
+}
+
+// record adds or replaces hs in the state and writes the state file.
+func (t *Testbed) record(hs hostState) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if n := len(t.st.Hosts); n > 0 && t.st.Hosts[n-1].Index == hs.Index {
+		t.st.Hosts[n-1] = hs
+	} else {
+		t.st.Hosts = append(t.st.Hosts, hs)
+	}
+	return t.saveLocked()
+}
+
+func (t *Testbed) save() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.saveLocked()
+}
+
+// saveLocked writes the state file atomically (write a temporary file, then
+// rename), so a crash never leaves half a record.
+func (t *Testbed) saveLocked() error {
+	b, err := json.MarshalIndent(&t.st, "", "  ")
+	if err != nil {
+		return fmt.Errorf("testbed: encode state: %w", err)
+	}
+	tmp := t.path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("testbed: write state: %w", err)
+	}
+	if err := os.Rename(tmp, t.path); err != nil {
+		return fmt.Errorf("testbed: write state: %w", err)
+	}
+	return nil
+}
+
+// Load reads the state file at path, written by Up in this process or
+// another, and returns the testbed it records, ready for Hosts and Down.
+// log may be nil.
+func Load(path string, log *zap.Logger) (*Testbed, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("testbed: load: %w", err)
+	}
+	var st state
+	if err := json.Unmarshal(b, &st); err != nil {
+		return nil, fmt.Errorf("testbed: load %s: %w", path, err)
+	}
+	if st.Version != stateVersion {
+		return nil, fmt.Errorf("testbed: load %s: version %d: want %d", path, st.Version, stateVersion)
+	}
+	if log == nil {
+		log = zap.NewNop()
+	}
+	return &Testbed{log: log.Named("testbed").With(zap.String("id", st.ID)), path: path, st: st}, nil
+}
+
+// Down removes everything Up recorded, host by host in reverse order: the
+// switch end of each veth pair (which takes the host end with it) and each
+// namespace, then the state file. Objects already gone are skipped; objects
+// that only share a name with what Up created (a different ifindex or
+// namespace inode) are left alone and reported. Errors are joined, and the
+// state file is kept while any remain, so Down can be retried. Down is
+// idempotent.
+func (t *Testbed) Down() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var errs []error
+	for _, hs := range slices.Backward(t.st.Hosts) {
+		if err := deleteSwitchIf(hs); err != nil {
+			errs = append(errs, err)
+		} else if hs.SwitchIf != "" {
+			t.log.Debug("removed veth", zap.String("switch_if", hs.SwitchIf))
+		}
+		if err := deleteNetns(hs.Netns, hs.NetnsInode); err != nil {
+			errs = append(errs, err)
+		} else {
+			t.log.Debug("removed netns", zap.String("netns", hs.Netns))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("testbed %s: down: %w", t.st.ID, err)
+	}
+	if err := os.Remove(t.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("testbed %s: down: %w", t.st.ID, err)
+	}
+	t.log.Info("down", zap.Int("hosts", len(t.st.Hosts)))
+	return nil
+}
+
+// deleteSwitchIf removes hs's switch end if it is still the interface Up
+// created.
+func deleteSwitchIf(hs hostState) error {
+	if hs.SwitchIfIndex == 0 {
+		return nil
+	}
+	l, err := netlink.LinkByName(hs.SwitchIf)
+	var nf netlink.LinkNotFoundError
+	if errors.As(err, &nf) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("find %s: %w", hs.SwitchIf, err)
+	}
+	if l.Attrs().Index != hs.SwitchIfIndex || l.Type() != "veth" {
+		return fmt.Errorf("interface %s is not the one this testbed created (%s ifindex %d, recorded veth ifindex %d): left alone",
+			hs.SwitchIf, l.Type(), l.Attrs().Index, hs.SwitchIfIndex)
+	}
+	if err := netlink.LinkDel(l); err != nil && !errors.Is(err, unix.ENODEV) {
+		return fmt.Errorf("delete %s: %w", hs.SwitchIf, err)
+	}
+	return nil
+}
+
+// ID returns the testbed's unique suffix.
+func (t *Testbed) ID() string { return t.st.ID }
+
+// StatePath returns the path of the testbed's state file.
+func (t *Testbed) StatePath() string { return t.path }
+
+// MTU returns the MTU of every veth end.
+func (t *Testbed) MTU() int { return t.st.MTU }
+
+// Subnet returns the hosts' IPv4 subnet.
+func (t *Testbed) Subnet() netip.Prefix { return t.st.Subnet }
+
+// Subnet6 returns the hosts' IPv6 /64, 2001:2:0:N::/64 with N the offset of
+// Subnet in 198.18.0.0/15 divided by 4, or the zero Prefix without IPv6.
+func (t *Testbed) Subnet6() netip.Prefix { return t.st.Subnet6 }
+
+// ECN reports whether the hosts' TCP requests ECN (net.ipv4.tcp_ecn=1).
+func (t *Testbed) ECN() bool { return t.st.ECN }
+
+// Hosts returns the hosts Up recorded, in order. After a partial Up (seen
+// through Load) a host's interface fields may be empty.
+func (t *Testbed) Hosts() []Host {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	hosts := make([]Host, 0, len(t.st.Hosts))
+	for _, hs := range t.st.Hosts {
+		h := Host{
+			Index:    hs.Index,
+			Name:     "h" + strconv.Itoa(hs.Index),
+			Netns:    hs.Netns,
+			SwitchIf: hs.SwitchIf,
+			HostIf:   hs.HostIf,
+			IPv4:     hs.IPv4,
+			IPv6:     hs.IPv6,
+		}
+		h.MAC, _ = net.ParseMAC(hs.MAC)
+		h.SwitchMAC, _ = net.ParseMAC(hs.SwitchMAC)
+		hosts = append(hosts, h)
+	}
+	return hosts
+}
