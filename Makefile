@@ -36,6 +36,7 @@ race:
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./packet
 	$(GO) test -run '^$$' -fuzz '^FuzzSetCE$$' -fuzztime $(FUZZTIME) ./packet
+	$(GO) test -run '^$$' -fuzz '^FuzzAdmitRelease$$' -fuzztime $(FUZZTIME) ./buffer
 
 test: deps check unit race fuzz
 
