@@ -63,7 +63,8 @@ type mqecn struct {
 // priority above round robin (View.Strict, 001 §3.4), when T_round is not
 // known yet (View.RoundTime = 0), when the scheduler has no quantum
 // (View.Quantum = 0, e.g. WFQ, which 001 §3.4 leaves to future work) and
-// when View.LineRate is 0.
+// when View.LineRate is 0 — in which case thresholds that depend on C (the
+// default C·RTT·λ among them) are unknown and nothing is marked.
 func NewMQECN(cfg MQECNConfig, stage Stage, queues int) (Marker, error) {
 	const scheme = "mqecn"
 	if stage == Dequeue {

@@ -229,6 +229,10 @@ func TestREDThresholdFromViewRate(t *testing.T) {
 	// A standard threshold without a configured line rate follows the
 	// port's rate in the View: K = C·RTT·λ.
 	m := eqNew(t)(NewRED(CutOff(MeasurePort, Standard(100*eqUS, 1)), Enqueue, 1))
+	v := View{PortBytes: 1 << 40}
+	if got := m.Mark(&v); got != Pass {
+		t.Errorf("line rate unknown: %v, want pass (K cannot be resolved)", got)
+	}
 	for _, c := range []int64{10e9, 1e9, 25e9} {
 		k := c * 100 * eqUS / 8e9
 		below, at := View{PortBytes: k - 1, LineRate: c}, View{PortBytes: k, LineRate: c}

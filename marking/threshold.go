@@ -188,7 +188,9 @@ func mulDivSat(a, b, c int64) int64 {
 // on the line rate, or whose line rate was configured, is resolved once at
 // construction; one that depends on the port's rate is re-resolved from
 // View.LineRate whenever that changes, at the cost of one comparison per
-// packet otherwise.
+// packet otherwise. While View.LineRate is 0 (unknown) such a threshold is
+// math.MaxInt64: a marker that cannot know its threshold marks nothing,
+// rather than everything.
 type level struct {
 	t     Threshold
 	fixed bool  // bytes never change
@@ -203,6 +205,9 @@ func newLevel(t Threshold, lineRate, mtu int64) level {
 	l := level{t: t, mtu: mtu, rate: lineRate}
 	l.fixed = !t.RateDependent() || lineRate > 0
 	l.bytes = t.Bytes(lineRate, mtu)
+	if !l.fixed {
+		l.bytes = math.MaxInt64
+	}
 	return l
 }
 
@@ -210,7 +215,10 @@ func newLevel(t Threshold, lineRate, mtu int64) level {
 func (l *level) at(rate int64) int64 {
 	if !l.fixed && rate != l.rate {
 		l.rate = rate
-		l.bytes = l.t.Bytes(rate, l.mtu)
+		l.bytes = math.MaxInt64
+		if rate > 0 {
+			l.bytes = l.t.Bytes(rate, l.mtu)
+		}
 	}
 	return l.bytes
 }

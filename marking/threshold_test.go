@@ -134,8 +134,12 @@ func TestLevelFollowsLineRate(t *testing.T) {
 	// A rate-dependent threshold without a configured rate follows the
 	// View's line rate; with one, or in bytes, it stays put.
 	l := newLevel(Standard(100*eqUS, 1), 0, 1500)
-	for _, c := range []int64{10e9, 10e9, 1e9, 40e9} {
-		if got, want := l.at(c), c*100*eqUS/8e9; got != want {
+	for _, c := range []int64{0, 10e9, 10e9, 1e9, 0, 40e9} {
+		want := c * 100 * eqUS / 8e9
+		if c == 0 {
+			want = math.MaxInt64 // C unknown: the threshold is out of reach
+		}
+		if got := l.at(c); got != want {
 			t.Errorf("at(%d) = %d, want %d", c, got, want)
 		}
 	}
