@@ -1,11 +1,3 @@
-// Package marking holds ecnswitch's ECN markers: the Marker interface, the
-// read-only View of queue state a marker decides on, chains of markers, and
-// the schemes of the papers in ../shared/papers.
-//
-// A marker sees one packet at one stage — on enqueue, or on dequeue when its
-// sojourn time is known — and returns a Verdict. Markers never reach into
-// the scheduler or buffer; everything they may use is a scalar in View, like
-// quic-go's congestion controllers, which take numbers, not a connection.
 package marking
 
 // Verdict is a marker's decision about one packet.
