@@ -1,0 +1,218 @@
+package scheduler
+
+import (
+	"math/bits"
+
+	"github.com/ecnswitch/ecnswitch/packet"
+)
+
+// Scheduler holds one egress port's queues and decides which packet leaves
+// next. A Scheduler is owned by one goroutine, the port's worker; it takes no
+// lock and never reads a clock: every method that needs the time is told it.
+type Scheduler interface {
+	// Enqueue appends d to queue d.Queue and stamps d.EnqTime = now. It
+	// returns false, leaving d untouched, only when that queue's ring is
+	// full. d.Queue must be below Queues(); Enqueue panics otherwise, as
+	// the classifier is validated against the port's queue count.
+	Enqueue(d *packet.Desc, now int64) bool
+	// Dequeue removes and returns the next packet to transmit at now, or nil
+	// when every queue is empty. It never returns nil while a queue holds a
+	// packet: rate limiting is the Shaper's job, not the scheduler's.
+	Dequeue(now int64) *packet.Desc
+	// Queues returns the number of queues.
+	Queues() int
+	// Backlog returns the bytes (sum of Desc.Len) and packets in queue q.
+	Backlog(q int) (bytes, packets int64)
+	// Len returns the bytes and packets in all queues of the port.
+	Len() (bytes, packets int64)
+	// Queue describes queue q's place in the scheduler.
+	Queue(q int) QueueInfo
+	// RoundTime returns the smoothed round time T_round in ns as it stands
+	// at now, idle decay included (001 §3.3.1). It is 0 for SP and WFQ, and
+	// for WRR and DWRR before the first sample or after a long idle period.
+	RoundTime(now int64) int64
+}
+
+// QueueInfo describes a queue's place in the scheduler, as a marker needs it
+// (marking.View's Quantum, Weight, WeightSum and Strict).
+type QueueInfo struct {
+	// Strict is set for a queue at a strict-priority level.
+	Strict bool
+	// Quantum is the bytes a WRR or DWRR queue is served per round
+	// (quantum_i of 001 §3.3.2); 0 for strict and WFQ queues.
+	Quantum int64
+	// Weight is the queue's weight in its level: for WRR and DWRR queues it
+	// is the quantum (001 §3.2 sets quantum_i = w_i), for WFQ queues the
+	// configured weight, for a strict queue its configured weight.
+	Weight int64
+	// WeightSum is the sum of the weights of the queues in the same level.
+	// A strict queue is alone at its priority, so its WeightSum is its Weight.
+	WeightSum int64
+	// Capacity is the queue's ring size in packets.
+	Capacity int
+}
+
+// New validates cfg and returns a scheduler with every queue ring allocated.
+// Errors wrap ErrConfig and name the offending key, its value and the
+// allowed range.
+func New(cfg Config) (Scheduler, error) {
+	p, err := cfg.validate()
+	if err != nil {
+		return nil, err
+	}
+	switch p.kind {
+	case WRR, DWRR:
+		return newRR(p), nil
+	case WFQ:
+		return newWFQ(p), nil
+	}
+	s := &sp{}
+	s.init(p)
+	return s, nil
+}
+
+// queue is one FIFO and its scheduling state.
+type queue struct {
+	head, tail uint32 // free-running ring indices; tail-head packets queued
+	bytes      int64  // sum of Desc.Len queued
+	info       QueueInfo
+
+	// Round robin (001 §3.3, §4.2).
+	credit  int64 // DWRR deficit counter, or WRR bytes left in this round
+	start   int64 // T_pre: when the queue's current turn began, ns
+	lastEnd int64 // when the transmission of its last packet ends, ns
+	served  bool  // sent a packet in the current turn
+
+	// WFQ.
+	inc     uint64 // finish-tag increment per charged byte: 2^24/weight
+	lastTag uint64 // finish tag of the packet at the tail
+}
+
+// base holds the rings, the byte counts and the strict-priority level that
+// every scheduler shares.
+type base struct {
+	q        []queue
+	slots    []*packet.Desc // queue i's ring is slots[i<<shift:][:capacity]
+	shift    uint
+	mask     uint32
+	strict   uint64 // bit i: queue i is strict
+	busy     uint64 // bit i: strict queue i is not empty
+	bytes    int64
+	pkts     int64
+	overhead Overhead
+}
+
+func (b *base) init(p params) {
+	b.q = make([]queue, p.n)
+	b.shift = uint(bits.TrailingZeros(uint(p.capacity)))
+	b.mask = uint32(p.capacity - 1)
+	b.slots = make([]*packet.Desc, p.n<<b.shift)
+	b.overhead = p.overhead
+	var rrSum, wfqSum int64
+	for i, c := range p.queues {
+		q := &b.q[i]
+		q.info = QueueInfo{Strict: c.Strict, Weight: c.Weight, Quantum: c.Quantum, Capacity: p.capacity}
+		switch {
+		case c.Strict:
+			b.strict |= 1 << i
+			q.info.WeightSum = c.Weight
+		case p.kind == WFQ:
+			q.inc = wfqScale / uint64(c.Weight)
+			wfqSum += c.Weight
+		default:
+			q.info.Weight = c.Quantum
+			rrSum += c.Quantum
+		}
+	}
+	for i := range b.q {
+		q := &b.q[i]
+		switch {
+		case q.info.Strict:
+		case p.kind == WFQ:
+			q.info.WeightSum = wfqSum
+		default:
+			q.info.WeightSum = rrSum
+		}
+	}
+}
+
+func (b *base) Queues() int { return len(b.q) }
+
+func (b *base) Backlog(i int) (bytes, packets int64) {
+	q := &b.q[i]
+	return q.bytes, int64(q.tail - q.head)
+}
+
+func (b *base) Len() (bytes, packets int64) { return b.bytes, b.pkts }
+
+func (b *base) Queue(i int) QueueInfo { return b.q[i].info }
+
+// push appends d to queue i; false if the ring is full.
+func (b *base) push(i int, d *packet.Desc, now int64) bool {
+	q := &b.q[i]
+	if q.tail-q.head > b.mask {
+		return false
+	}
+	d.EnqTime = now
+	b.slots[i<<b.shift|int(q.tail&b.mask)] = d
+	q.tail++
+	q.bytes += int64(d.Len)
+	b.bytes += int64(d.Len)
+	b.pkts++
+	return true
+}
+
+// peek returns the packet at the head of non-empty queue i.
+func (b *base) peek(i int) *packet.Desc {
+	return b.slots[i<<b.shift|int(b.q[i].head&b.mask)]
+}
+
+// pop removes the head of non-empty queue i and reports whether the queue
+// is empty afterwards.
+func (b *base) pop(i int) (*packet.Desc, bool) {
+	q := &b.q[i]
+	slot := &b.slots[i<<b.shift|int(q.head&b.mask)]
+	d := *slot
+	*slot = nil
+	q.head++
+	q.bytes -= int64(d.Len)
+	b.bytes -= int64(d.Len)
+	b.pkts--
+	return d, q.head == q.tail
+}
+
+// enqueueStrict queues d on strict queue i.
+func (b *base) enqueueStrict(i int, d *packet.Desc, now int64) bool {
+	if !b.push(i, d, now) {
+		return false
+	}
+	b.busy |= 1 << i
+	return true
+}
+
+// dequeueStrict serves the highest-index non-empty strict queue; b.busy
+// must be non-zero.
+func (b *base) dequeueStrict() *packet.Desc {
+	i := 63 - bits.LeadingZeros64(b.busy)
+	d, empty := b.pop(i)
+	if empty {
+		b.busy &^= 1 << i
+	}
+	return d
+}
+
+// sp is the strict-priority scheduler: every queue is strict.
+type sp struct{ base }
+
+func (s *sp) Enqueue(d *packet.Desc, now int64) bool {
+	return s.enqueueStrict(int(d.Queue), d, now)
+}
+
+func (s *sp) Dequeue(int64) *packet.Desc {
+	if s.busy == 0 {
+		return nil
+	}
+	return s.dequeueStrict()
+}
+
+func (s *sp) RoundTime(int64) int64 { return 0 }
