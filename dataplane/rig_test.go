@@ -105,7 +105,7 @@ func basicConfig(nports, queues int, rate int64, pool int64) Config {
 }
 
 // drain polls in steps of dt until the switch holds nothing and every wire
-// toward a host is empty; what arrives meanwhile is discarded, failing after a simulated second.
+// is empty; what arrives meanwhile is discarded, failing after a simulated second.
 func (r *rig) drain(dt int64) {
 	r.tb.Helper()
 	for deadline := r.clk.Now() + 1_000_000_000; r.clk.Now() < deadline; {
@@ -113,7 +113,7 @@ func (r *rig) drain(dt int64) {
 		busy := r.sw.Account().Held > 0
 		for i, h := range r.hosts {
 			r.recv(i) // discarded; the host's counters keep the tally
-			busy = busy || h.InFlight() > 0
+			busy = busy || h.InFlight() > 0 || r.hostBacklog(i) > 0
 		}
 		if !busy {
 			return

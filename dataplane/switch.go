@@ -55,6 +55,9 @@ type port struct {
 	c       portCounters
 	qc      []queueCounters
 	sojourn []histogram // by queue: time from enqueue to dequeue
+
+	tap     tapPointer // capture; nil when off
+	markers []string   // names of the enqueue chain's members, then the dequeue chain's
 }
 
 // New builds a switch over devs, which must match cfg.Ports one for one.
@@ -156,6 +159,15 @@ func newPort(idx int, pc *PortConfig, dev ports.Port, batch int, now int64) (*po
 	}
 	if p.deq, err = newChain("dequeue", marking.Dequeue, pc.Dequeue, pc.NonECT, nq); err != nil {
 		return nil, err
+	}
+	for _, sp := range pc.Enqueue {
+		p.markers = append(p.markers, sp.Name)
+	}
+	for _, sp := range pc.Dequeue {
+		p.markers = append(p.markers, sp.Name)
+	}
+	if len(p.markers) > 255 {
+		return nil, fmt.Errorf("markers: %d configured, at most 255", len(p.markers))
 	}
 	if p.delay, err = newDelayLine(pc.Delay, nq); err != nil {
 		return nil, err

@@ -33,7 +33,8 @@ type worker struct {
 	ret  []*spsc.Ring[*packet.Desc] // by source worker: their frames to give back
 	back []*spsc.Ring[*packet.Desc] // by destination worker: our frames coming home
 
-	view marking.View // scratch, reused for every marker call
+	view  marking.View // scratch, reused for every marker call
+	event Event        // scratch for taps
 }
 
 func newWorker(s *Switch, id int, cfg Config) *worker {
@@ -55,6 +56,39 @@ func newWorker(s *Switch, id int, cfg Config) *worker {
 		w.free = append(w.free, &w.arena[i])
 	}
 	return w
+}
+
+// noPort16 marks a descriptor not yet forwarded.
+const noPort16 = 0xffff
+
+// drop counts d as dropped by p for reason r, shows it to p's tap, and
+// frees its frame.
+func (w *worker) drop(p *port, d *packet.Desc, r DropReason, now int64) {
+	p.c.drops[r].Add(1)
+	if p.tap.Load() != nil {
+		w.tapEvent(p, EventDrop, d, now, r, 0, -1)
+	}
+	w.release(d)
+}
+
+// markerDrop is drop for a packet a marker of chain c dropped.
+func (w *worker) markerDrop(p *port, d *packet.Desc, c *marking.Chain, stage marking.Stage, v *marking.View, r DropReason, now int64) {
+	p.c.drops[r].Add(1)
+	if p.tap.Load() != nil {
+		d.MarkValue, d.MarkThreshold = v.Value, v.Threshold
+		sojourn := int64(-1)
+		if stage == marking.Dequeue {
+			sojourn = now - d.EnqTime
+		}
+		w.tapEvent(p, EventDrop, d, now, r, p.markerIndex(stage, c.Decider()), sojourn)
+	}
+	w.release(d)
+}
+
+// noteMark records in d which member of chain c marked it and what it compared.
+func (w *worker) noteMark(p *port, d *packet.Desc, c *marking.Chain, stage marking.Stage, v *marking.View) {
+	d.MarkedBy = p.markerIndex(stage, c.Decider())
+	d.MarkValue, d.MarkThreshold = v.Value, v.Threshold
 }
 
 // release gives d's frame back to the worker whose arena holds it: the
@@ -117,6 +151,8 @@ func (w *worker) receive(p *port, now int64) int {
 		if d.RxTime == 0 {
 			d.RxTime = now
 		}
+		d.OutPort = noPort16
+		w.tapEvent(p, EventIngress, d, d.RxTime, 0, 0, -1)
 		w.ingress(p, d, now)
 	}
 	p.c.rxPackets.Add(uint64(n))
@@ -127,14 +163,12 @@ func (w *worker) receive(p *port, now int64) int {
 // ingress parses, forwards and classifies one received packet.
 func (w *worker) ingress(in *port, d *packet.Desc, now int64) {
 	if err := packet.Parse(d); err != nil {
-		in.c.drops[DropMalformed].Add(1)
-		w.release(d)
+		w.drop(in, d, DropMalformed, now)
 		return
 	}
 	switch out := w.s.fw.route(d, now); out {
 	case noPort:
-		in.c.drops[DropFiltered].Add(1)
-		w.release(d)
+		w.drop(in, d, DropFiltered, now)
 	case flood:
 		w.flood(in, d, now)
 	default:
@@ -150,8 +184,7 @@ func (w *worker) flood(in *port, d *packet.Desc, now int64) {
 		last--
 	}
 	if last < 0 {
-		in.c.drops[DropFiltered].Add(1)
-		w.release(d)
+		w.drop(in, d, DropFiltered, now)
 		return
 	}
 	for i := 0; i < last; i++ {
@@ -180,8 +213,7 @@ func (w *worker) forward(in *port, d *packet.Desc, out int, now int64) {
 	d.Queue = w.s.cls.queue(d, p.nq)
 	if o := int(w.s.owner[out]); o != w.id {
 		if !w.out[o].Push(d) {
-			in.c.drops[DropCrossWorker].Add(1)
-			w.release(d)
+			w.drop(in, d, DropCrossWorker, now)
 		}
 		return
 	}
@@ -193,8 +225,7 @@ func (w *worker) forward(in *port, d *packet.Desc, out int, now int64) {
 func (w *worker) toEgress(p *port, d *packet.Desc, now int64) {
 	if p.delay != nil {
 		if !p.delay.push(d, now) {
-			p.c.drops[DropDelayFull].Add(1)
-			w.release(d)
+			w.drop(p, d, DropDelayFull, now)
 		}
 		return
 	}
@@ -219,8 +250,7 @@ func (w *worker) enqueue(p *port, d *packet.Desc, now int64) {
 		v = w.fillView(p, d, now, q)
 	}
 	if r := mmu.Admit(p.idx, q, d.Len); r != buffer.Admitted {
-		p.c.drops[bufferDrop[r]].Add(1)
-		w.release(d)
+		w.drop(p, d, bufferDrop[r], now)
 		return
 	}
 	if v != nil {
@@ -228,19 +258,18 @@ func (w *worker) enqueue(p *port, d *packet.Desc, now int64) {
 		case marking.Drop:
 			mmu.Release(p.idx, q, d.Len)
 			mmu.CountDrop(p.idx, q, buffer.Marker, d.Len)
-			p.c.drops[DropEnqueueMarker].Add(1)
-			w.release(d)
+			w.markerDrop(p, d, p.enq, marking.Enqueue, v, DropEnqueueMarker, now)
 			return
 		case marking.Mark:
 			if packet.SetCE(d) {
 				p.qc[q].markedEnq.Add(1)
+				w.noteMark(p, d, p.enq, marking.Enqueue, v)
 			}
 		}
 	}
 	if !p.sched.Enqueue(d, now) {
 		mmu.Release(p.idx, q, d.Len)
-		p.c.drops[DropQueueFull].Add(1)
-		w.release(d)
+		w.drop(p, d, DropQueueFull, now)
 		return
 	}
 	p.qc[q].enqueued.Add(1)
@@ -290,20 +319,22 @@ func (w *worker) serve(p *port, now int64) int {
 		p.qc[q].deqBytes.Add(uint64(d.Len))
 		p.sojourn[q].add(now - d.EnqTime)
 		if p.deq != nil {
-			switch p.deq.Decide(w.fillView(p, d, now, q), d.ECN) {
+			v := w.fillView(p, d, now, q)
+			switch p.deq.Decide(v, d.ECN) {
 			case marking.Drop:
 				mmu.CountDrop(p.idx, q, buffer.Marker, d.Len)
-				p.c.drops[DropDequeueMarker].Add(1)
-				w.release(d)
+				w.markerDrop(p, d, p.deq, marking.Dequeue, v, DropDequeueMarker, now)
 				continue
 			case marking.Mark:
 				if packet.SetCE(d) {
 					p.qc[q].markedDeq.Add(1)
+					w.noteMark(p, d, p.deq, marking.Dequeue, v)
 				}
 			}
 		}
 		p.shaper.Take(now, d.Len)
 		d.TxTime = now
+		w.tapEvent(p, EventEgress, d, now, 0, d.MarkedBy, now-d.EnqTime)
 		tx = append(tx, d)
 	}
 	if len(tx) == 0 {
@@ -328,9 +359,8 @@ func (w *worker) transmit(p *port, ds []*packet.Desc) bool {
 	if err != nil && !errors.Is(err, ports.ErrClosed) && len(rest) > 0 {
 		// A device error (link down, say) loses the frames it refused:
 		// count them rather than retry them forever.
-		p.c.drops[DropTxError].Add(uint64(len(rest)))
 		for _, d := range rest {
-			w.release(d)
+			w.drop(p, d, DropTxError, d.TxTime)
 		}
 		rest = nil
 	}

@@ -84,6 +84,14 @@ type Desc struct {
 	L4Off     uint16 // offset of the transport header; 0 if none was parsed
 	SrcPort   uint16 // TCP/UDP source port, 0 if none
 	DstPort   uint16 // TCP/UDP destination port, 0 if none
+
+	// MarkedBy records which marker set CE, for capture and telemetry: 0
+	// when none did, else 1 + the marker's index in its port's list of
+	// markers (enqueue chain first, then dequeue chain). MarkValue and
+	// MarkThreshold are what that marker compared (bytes or ns).
+	MarkedBy      uint8
+	MarkValue     int64
+	MarkThreshold int64
 }
 
 // Frame returns the frame bytes.
@@ -93,4 +101,5 @@ func (d *Desc) Frame() []byte { return d.Buf[:d.Len] }
 func (d *Desc) ResetHeaders() {
 	d.Hash, d.L3, d.DSCP, d.ECN, d.Proto, d.PCP, d.VLAN, d.Tags = 0, L3None, 0, NotECT, 0, 0, 0, 0
 	d.EtherType, d.L3Off, d.L4Off, d.SrcPort, d.DstPort = 0, 0, 0, 0, 0
+	d.MarkedBy, d.MarkValue, d.MarkThreshold = 0, 0, 0
 }

@@ -1,0 +1,123 @@
+package dataplane
+
+import (
+	"fmt"
+	"sync/atomic"
+
+	"github.com/ecnswitch/ecnswitch/marking"
+	"github.com/ecnswitch/ecnswitch/packet"
+)
+
+// Tap receives packet events of the ports it is set on, for capture. Record
+// runs on the port's worker for every event, so it must not block, lock or
+// allocate: it copies what it keeps (the event and its frame are valid only
+// during the call) and hands the copy to another goroutine, or skips it.
+type Tap interface {
+	Record(ev *Event)
+}
+
+// EventKind says what happened to a packet.
+type EventKind uint8
+
+// Event kinds.
+const (
+	EventIngress EventKind = iota // received, as it arrived
+	EventEgress                   // handed to the egress device, after any CE mark
+	EventDrop                     // dropped; Drop says why
+)
+
+func (k EventKind) String() string {
+	switch k {
+	case EventIngress:
+		return "ingress"
+	case EventEgress:
+		return "egress"
+	}
+	return "drop"
+}
+
+// Event is one packet event. Time is the switch's own timestamp of the
+// event, from the clock the markers use: the receive time for ingress, the
+// dequeue time for egress, the drop time for drops.
+type Event struct {
+	Kind  EventKind
+	Time  int64
+	Port  int // the ingress port for ingress events and ingress-side drops, else the egress port
+	Queue int // egress queue, -1 before classification
+	Desc  *packet.Desc
+	Frame []byte
+
+	Drop    DropReason // for EventDrop
+	Marker  string     // the marker that set CE (egress) or dropped the packet; "" if none
+	Sojourn int64      // ns in the queue, for egress events and dequeue-side drops; -1 if not queued
+
+	// Value and Threshold are what Marker compared (bytes or ns).
+	Value, Threshold int64
+}
+
+// tapSlot holds a port's tap; the pointer is swapped atomically so that
+// capture can start and stop while the workers run.
+type tapSlot struct{ Tap }
+
+// SetTap starts (t non-nil) or stops (nil) delivering the events of port to
+// t. It is safe to call while the switch runs.
+func (s *Switch) SetTap(port int, t Tap) error {
+	if port < 0 || port >= len(s.ports) {
+		return fmt.Errorf("dataplane: tap on port %d: outside [0, %d]", port, len(s.ports)-1)
+	}
+	if t == nil {
+		s.ports[port].tap.Store(nil)
+		return nil
+	}
+	s.ports[port].tap.Store(&tapSlot{t})
+	return nil
+}
+
+// Ports returns the names of the switch's ports, by index.
+func (s *Switch) Ports() []string {
+	names := make([]string, len(s.ports))
+	for i, p := range s.ports {
+		names[i] = p.name
+	}
+	return names
+}
+
+// tapPointer is the per-port tap slot.
+type tapPointer = atomic.Pointer[tapSlot]
+
+// markerName returns the name of the marker a descriptor's MarkedBy names.
+func (p *port) markerName(by uint8) string {
+	if by == 0 || int(by) > len(p.markers) {
+		return ""
+	}
+	return p.markers[by-1]
+}
+
+// markerIndex returns the MarkedBy value of member i of the chain at stage.
+func (p *port) markerIndex(stage marking.Stage, i int) uint8 {
+	if stage == marking.Dequeue && p.enq != nil {
+		i += p.enq.Len()
+	}
+	return uint8(i + 1)
+}
+
+// tapEvent delivers one event to the port's tap, if it has one.
+func (w *worker) tapEvent(p *port, kind EventKind, d *packet.Desc, now int64, r DropReason, marker uint8, sojourn int64) {
+	t := p.tap.Load()
+	if t == nil {
+		return
+	}
+	ev := &w.event
+	*ev = Event{
+		Kind: kind, Time: now, Port: p.idx, Queue: -1, Desc: d, Frame: d.Frame(),
+		Drop: r, Sojourn: sojourn,
+	}
+	if int(d.OutPort) == p.idx && kind != EventIngress {
+		ev.Queue = int(d.Queue)
+	}
+	if marker != 0 {
+		ev.Marker = p.markerName(marker)
+		ev.Value, ev.Threshold = d.MarkValue, d.MarkThreshold
+	}
+	t.Record(ev)
+}

@@ -1,0 +1,104 @@
+package dataplane
+
+import (
+	"testing"
+
+	"github.com/ecnswitch/ecnswitch/marking"
+	"github.com/ecnswitch/ecnswitch/packet"
+	"github.com/ecnswitch/ecnswitch/packet/packettest"
+	"github.com/ecnswitch/ecnswitch/ports/memport"
+)
+
+// recorder is a Tap that keeps copies of every event.
+type recorder struct{ evs []Event }
+
+func (r *recorder) Record(ev *Event) {
+	e := *ev
+	e.Frame = append([]byte(nil), ev.Frame...)
+	e.Desc = nil
+	r.evs = append(r.evs, e)
+}
+
+// TestTapSeesMarksAndDrops congests one port and checks that its tap sees
+// exactly the egress packets the switch counted as marked, each with CE set
+// and the marker's name and threshold, and exactly the counted drops.
+func TestTapSeesMarksAndDrops(t *testing.T) {
+	const rate, k = 100_000_000, 15_000
+	cfg := basicConfig(3, 1, rate, 60_000)
+	cfg.Forwarding.Patches = []Patch{{From: 0, To: 2}, {From: 1, To: 2}}
+	cfg.Ports[2].Enqueue = []MarkerSpec{{Name: "dctcp", New: func(q int) (marking.Marker, error) {
+		return marking.NewRED(marking.CutOff(marking.MeasureQueue, marking.Bytes(k)), marking.Enqueue, q)
+	}}}
+	r := newRig(t, cfg, memport.Link{Rate: rate})
+	var in, out recorder
+	if err := r.sw.SetTap(0, &in); err != nil {
+		t.Fatal(err)
+	}
+	r.sw.SetTap(2, &out)
+	if r.sw.SetTap(3, &out) == nil {
+		t.Fatal("SetTap on port 3 of 3 succeeded")
+	}
+	ect := frame(t, 0, 2, packettest.Options{Size: 1000, ECN: packet.ECT0})
+	notECT := frame(t, 1, 2, packettest.Options{Size: 1000})
+	ect1 := frame(t, 1, 2, packettest.Options{Size: 1000, ECN: packet.ECT1})
+	for i := 0; i < 400; i++ {
+		r.send(0, ect)
+		if i%2 == 0 {
+			r.send(1, notECT)
+		} else {
+			r.send(1, ect1)
+		}
+	}
+	r.drain(1000)
+
+	st := r.sw.Stats().Ports[2]
+	var marked, dropped, egress int
+	for _, e := range out.evs {
+		switch e.Kind {
+		case EventEgress:
+			egress++
+			d := packettest.Desc(t, e.Frame)
+			if (d.ECN == packet.CE) != (e.Marker == "dctcp") {
+				t.Fatalf("egress event with ECN %v and marker %q", d.ECN, e.Marker)
+			}
+			if e.Marker != "" {
+				marked++
+				if e.Threshold != k || e.Value < k {
+					t.Fatalf("marked with value %d against threshold %d; want ≥ %d vs %d", e.Value, e.Threshold, k, k)
+				}
+			}
+			if e.Sojourn < 0 || e.Queue != 0 || e.Port != 2 {
+				t.Fatalf("egress event %+v: want queue 0, port 2, a sojourn", e)
+			}
+		case EventDrop:
+			dropped++
+			if e.Drop == DropEnqueueMarker && e.Marker != "dctcp" {
+				t.Fatalf("marker drop without the marker's name: %+v", e)
+			}
+		}
+	}
+	var drops uint64
+	for _, n := range st.Drops {
+		drops += n
+	}
+	if uint64(marked) != st.Queues[0].MarkedEnq || marked == 0 {
+		t.Errorf("tap saw %d marked packets, switch counted %d", marked, st.Queues[0].MarkedEnq)
+	}
+	if uint64(dropped) != drops || st.Drops["enqueue_marker"] == 0 {
+		t.Errorf("tap saw %d drops, switch counted %v", dropped, st.Drops)
+	}
+	if uint64(egress) != st.TxPackets {
+		t.Errorf("tap saw %d egress packets, switch sent %d", egress, st.TxPackets)
+	}
+	if len(in.evs) != 400 || in.evs[0].Kind != EventIngress || in.evs[0].Queue != -1 {
+		t.Errorf("ingress tap: %d events, first %+v; want 400 ingress events", len(in.evs), in.evs[0])
+	}
+	// Stopping the tap stops the events.
+	r.sw.SetTap(2, nil)
+	n := len(out.evs)
+	r.send(0, ect)
+	r.drain(1000)
+	if len(out.evs) != n {
+		t.Errorf("tap got %d events after it was removed", len(out.evs)-n)
+	}
+}
