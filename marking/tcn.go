@@ -11,11 +11,9 @@ import (
 // scheduler has picked the packet, when they are asked to run at Enqueue.
 var ErrDequeueOnly = errors.New("marking: scheme needs the dequeue stage")
 
-// Limits shared by the dequeue-side schemes' configurations.
-const (
-	dequeueTimeMax   = int64(10e9) // ns: the longest time parameter accepted, 10 s
-	dequeueQueuesMax = 1024        // the most queues one marker may serve
-)
+// dequeueTimeMax is the longest time parameter the dequeue-side schemes
+// accept, 10 s in ns.
+const dequeueTimeMax = int64(10e9)
 
 // dequeuePlacement checks that a sojourn-time scheme is placed at Dequeue
 // and serves a sane number of queues.
@@ -27,10 +25,7 @@ func dequeuePlacement(scheme string, stage Stage, queues int) error {
 	default:
 		return fmt.Errorf("marking: %s: stage %d is not a stage, want dequeue: %w", scheme, stage, ErrDequeueOnly)
 	}
-	if queues < 1 || queues > dequeueQueuesMax {
-		return fmt.Errorf("marking: %s: queues %d out of range [1, %d]", scheme, queues, dequeueQueuesMax)
-	}
-	return nil
+	return checkQueues(scheme, queues)
 }
 
 // dequeueTime checks one time parameter in nanoseconds, in (0, 10 s]. A
