@@ -1,0 +1,306 @@
+package afxdp
+
+import (
+	"errors"
+	"fmt"
+
+	"go.uber.org/zap"
+)
+
+// Sentinel errors. Errors returned by Open wrap one of these, or the
+// system call's errno (so errors.Is(err, os.ErrPermission) works), together
+// with a sentence that names the cure.
+var (
+	// ErrNotSupported reports a platform, kernel or driver without a feature
+	// the options require (AF_XDP itself off Linux, native XDP, zero-copy).
+	ErrNotSupported = errors.New("not supported")
+
+	// ErrForeignProgram reports that another program's XDP program is
+	// attached to the interface; Open replaces it only with Options.Force.
+	ErrForeignProgram = errors.New("foreign XDP program attached")
+
+	// ErrInUse reports that a live ecnswitch Port (in this or another
+	// process) already drives the interface.
+	ErrInUse = errors.New("interface already driven by ecnswitch")
+)
+
+// AttachMode selects how the XDP redirect program is attached.
+type AttachMode uint8
+
+// Attach modes.
+const (
+	// AttachAuto tries native (driver) mode and falls back to generic.
+	AttachAuto AttachMode = iota
+	// AttachNative requires native (driver) mode; veth supports it.
+	AttachNative
+	// AttachGeneric uses generic (SKB) mode, which works on every device
+	// but costs an skb per frame and lets GRO aggregates reach the hook.
+	AttachGeneric
+)
+
+// String returns "auto", "native" or "generic".
+func (m AttachMode) String() string {
+	switch m {
+	case AttachAuto:
+		return "auto"
+	case AttachNative:
+		return "native"
+	case AttachGeneric:
+		return "generic"
+	default:
+		return fmt.Sprintf("AttachMode(%d)", uint8(m))
+	}
+}
+
+// ZeroCopyMode selects whether sockets bind in zero-copy or copy mode.
+type ZeroCopyMode uint8
+
+// Zero-copy modes.
+const (
+	// ZeroCopyAuto requests zero-copy (XDP_ZEROCOPY) when the program is
+	// attached natively and falls back to copy mode (XDP_COPY) when the
+	// driver refuses, as veth does.
+	ZeroCopyAuto ZeroCopyMode = iota
+	// ZeroCopyOff always binds in copy mode.
+	ZeroCopyOff
+	// ZeroCopyOn requires zero-copy; Open fails with ErrNotSupported
+	// where the driver lacks it.
+	ZeroCopyOn
+)
+
+// String returns "auto", "off" or "on".
+func (m ZeroCopyMode) String() string {
+	switch m {
+	case ZeroCopyAuto:
+		return "auto"
+	case ZeroCopyOff:
+		return "off"
+	case ZeroCopyOn:
+		return "on"
+	default:
+		return fmt.Sprintf("ZeroCopyMode(%d)", uint8(m))
+	}
+}
+
+// Defaults and limits of Options.
+const (
+	DefaultFrames    = 4096 // UMEM frames per socket
+	DefaultFrameSize = 2048 // bytes per UMEM frame
+	DefaultRingSize  = 2048 // descriptors in each of the four rings
+	DefaultTxBudget  = 256  // XDP_MAX_TX_SKB_BUDGET; 0.97 Mpps vs 0.6–0.7 at the kernel's 32 (notes/afxdp.md §2.3)
+
+	// Headroom is XDP_PACKET_HEADROOM, the bytes the kernel reserves at
+	// the start of every UMEM frame on receive. The usable frame is
+	// FrameSize − Headroom: 1792 bytes at 2048, 3840 at 4096.
+	Headroom = 256
+
+	minRingSize = 64
+	maxRingSize = 1 << 16
+	minFrames   = 128
+	maxFrames   = 1 << 18
+	minTxBudget = 32 // the kernel's TX_BATCH_SIZE, the lowest budget it accepts
+)
+
+// Options configure a Port. The zero value of every field selects its
+// default, so Options{} is a valid configuration.
+type Options struct {
+	// Queues lists the RX queues to open a socket on. Nil or empty means
+	// every RX queue the interface has (ETHTOOL_GCHANNELS rx + combined,
+	// else the count of /sys/class/net/<if>/queues/rx-*).
+	Queues []int
+
+	// Frames is the number of UMEM frames per socket (UMEM size =
+	// Frames × FrameSize). A power of two in [128, 262144], at least
+	// FillRingSize + TxRingSize so that a full fill ring never starves TX.
+	// Default 4096.
+	Frames int
+
+	// FrameSize is the UMEM frame (chunk) size: 2048 or 4096 bytes.
+	// Default 2048. Received frames must fit FrameSize − Headroom.
+	FrameSize int
+
+	// FillRingSize, CompletionRingSize, RxRingSize and TxRingSize are the
+	// ring sizes in descriptors: powers of two in [64, 65536].
+	// CompletionRingSize must be at least TxRingSize. Default 2048 each.
+	FillRingSize       int
+	CompletionRingSize int
+	RxRingSize         int
+	TxRingSize         int
+
+	// TxBudget is the most descriptors one copy-mode TX kick sends
+	// (XDP_MAX_TX_SKB_BUDGET, Linux 6.17+; older kernels keep 32). In
+	// [32, TxRingSize]; default min(256, TxRingSize).
+	TxBudget int
+
+	// Attach selects native or generic XDP; default AttachAuto.
+	Attach AttachMode
+
+	// ZeroCopy selects zero-copy or copy sockets; default ZeroCopyAuto.
+	ZeroCopy ZeroCopyMode
+
+	// TxHash spreads transmitted frames over the queues' sockets by
+	// packet.Desc.Hash. By default every frame leaves on the socket of
+	// the first queue, which keeps one flow's frames in order trivially.
+	TxHash bool
+
+	// Force lets Open replace an XDP program that is not ecnswitch's.
+	Force bool
+
+	// Logger receives lifecycle events (attach mode, leftover removal,
+	// fallbacks). Default zap.NewNop().
+	Logger *zap.Logger
+}
+
+// withDefaults returns o with every zero field set to its default.
+func (o Options) withDefaults() Options {
+	if o.Frames == 0 {
+		o.Frames = DefaultFrames
+	}
+	if o.FrameSize == 0 {
+		o.FrameSize = DefaultFrameSize
+	}
+	if o.FillRingSize == 0 {
+		o.FillRingSize = DefaultRingSize
+	}
+	if o.CompletionRingSize == 0 {
+		o.CompletionRingSize = DefaultRingSize
+	}
+	if o.RxRingSize == 0 {
+		o.RxRingSize = DefaultRingSize
+	}
+	if o.TxRingSize == 0 {
+		o.TxRingSize = DefaultRingSize
+	}
+	if o.TxBudget == 0 {
+		o.TxBudget = min(DefaultTxBudget, o.TxRingSize)
+	}
+	if o.Logger == nil {
+		o.Logger = zap.NewNop()
+	}
+	return o
+}
+
+func isPow2(n int) bool { return n > 0 && n&(n-1) == 0 }
+
+// Validate reports the first invalid field of o after defaults are
+// applied, naming the field, its value and the allowed range.
+func (o Options) Validate() error {
+	o = o.withDefaults()
+	if o.FrameSize != 2048 && o.FrameSize != 4096 {
+		return fmt.Errorf("afxdp: FrameSize = %d: must be 2048 or 4096", o.FrameSize)
+	}
+	rings := [...]struct {
+		name string
+		v    int
+	}{
+		{"FillRingSize", o.FillRingSize},
+		{"CompletionRingSize", o.CompletionRingSize},
+		{"RxRingSize", o.RxRingSize},
+		{"TxRingSize", o.TxRingSize},
+	}
+	for _, r := range rings {
+		if !isPow2(r.v) || r.v < minRingSize || r.v > maxRingSize {
+			return fmt.Errorf("afxdp: %s = %d: must be a power of two in [%d, %d]", r.name, r.v, minRingSize, maxRingSize)
+		}
+	}
+	if o.CompletionRingSize < o.TxRingSize {
+		return fmt.Errorf("afxdp: CompletionRingSize = %d: must be at least TxRingSize (%d), or TX stalls on a full completion ring",
+			o.CompletionRingSize, o.TxRingSize)
+	}
+	if !isPow2(o.Frames) || o.Frames < minFrames || o.Frames > maxFrames {
+		return fmt.Errorf("afxdp: Frames = %d: must be a power of two in [%d, %d]", o.Frames, minFrames, maxFrames)
+	}
+	if o.Frames < o.FillRingSize+o.TxRingSize {
+		return fmt.Errorf("afxdp: Frames = %d: must be at least FillRingSize + TxRingSize = %d",
+			o.Frames, o.FillRingSize+o.TxRingSize)
+	}
+	if o.TxBudget < minTxBudget || o.TxBudget > o.TxRingSize {
+		return fmt.Errorf("afxdp: TxBudget = %d: must be in [%d, TxRingSize = %d]", o.TxBudget, minTxBudget, o.TxRingSize)
+	}
+	if o.Attach > AttachGeneric {
+		return fmt.Errorf("afxdp: Attach = %d: must be AttachAuto, AttachNative or AttachGeneric", uint8(o.Attach))
+	}
+	if o.ZeroCopy > ZeroCopyOn {
+		return fmt.Errorf("afxdp: ZeroCopy = %d: must be ZeroCopyAuto, ZeroCopyOff or ZeroCopyOn", uint8(o.ZeroCopy))
+	}
+	if o.ZeroCopy == ZeroCopyOn && o.Attach == AttachGeneric {
+		return errors.New("afxdp: ZeroCopy = on with Attach = generic: zero-copy needs the program attached natively")
+	}
+	seen := make(map[int]bool, len(o.Queues))
+	for i, q := range o.Queues {
+		if q < 0 {
+			return fmt.Errorf("afxdp: Queues[%d] = %d: must be ≥ 0 and below the interface's RX queue count", i, q)
+		}
+		if seen[q] {
+			return fmt.Errorf("afxdp: Queues[%d] = %d: listed twice", i, q)
+		}
+		seen[q] = true
+	}
+	return nil
+}
+
+// UsableFrame is the largest frame, in bytes, a socket with this frame
+// size can receive or transmit: frameSize − Headroom.
+func UsableFrame(frameSize int) int { return frameSize - Headroom }
+
+// Info describes an open Port: what Open found and chose.
+type Info struct {
+	Interface   string     // interface name
+	Ifindex     int        // interface index
+	Queues      []int      // RX queues with a socket, in receive order
+	Attach      AttachMode // AttachNative or AttachGeneric: the mode verified after attach
+	ZeroCopy    bool       // sockets bound in zero-copy mode (XDP_OPTIONS_ZEROCOPY)
+	NeedWakeup  bool       // sockets bound with XDP_USE_NEED_WAKEUP
+	TxBudget    int        // XDP_MAX_TX_SKB_BUDGET set; 0 when the kernel lacks it (budget 32)
+	ProgramID   uint32     // kernel ID of the attached ecnsw_redirect program
+	Frames      int        // UMEM frames per socket
+	FrameSize   int        // UMEM frame size
+	UsableFrame int        // FrameSize − Headroom
+	MTU         int        // interface MTU at Open
+}
+
+// QueueStats are the counters of one queue's socket.
+type QueueStats struct {
+	Queue       int           // RX queue index
+	RxPackets   uint64        // frames handed to Receive's callers
+	RxBytes     uint64        // their bytes
+	RxOversize  uint64        // frames dropped for not fitting a descriptor's Buf
+	TxPackets   uint64        // frames queued by Transmit
+	TxBytes     uint64        // their bytes
+	TxCompleted uint64        // frames the kernel reported sent
+	TxErrors    uint64        // frames Transmit dropped as larger than the usable frame
+	Kernel      XDPStatistics // the socket's XDP_STATISTICS
+}
+
+// XDPStatistics are the kernel's per-socket counters (getsockopt
+// XDP_STATISTICS).
+type XDPStatistics struct {
+	RxDropped        uint64 // dropped by the kernel: no fill frame, or larger than the usable frame
+	RxInvalidDescs   uint64 // fill descriptors the kernel rejected
+	RxRingFull       uint64 // dropped because the RX ring was full
+	RxFillRingEmpty  uint64 // times the kernel found the fill ring empty
+	TxInvalidDescs   uint64 // TX descriptors the kernel rejected
+	TxRingEmptyDescs uint64 // times the kernel found the TX ring empty
+}
+
+// FrameAccount says where a Port's UMEM frames are, summed over its
+// sockets. With copy semantics the dataplane holds none, so at rest
+// Free + Fill + Rx + Tx + Completion == Total; while the kernel is moving
+// a frame from one ring to the next it is counted in neither (InKernel).
+type FrameAccount struct {
+	Total      int // frames in every UMEM
+	Free       int // on the free-frame stacks
+	Fill       int // on fill rings, waiting for the kernel
+	Rx         int // on RX rings, waiting for Receive
+	Tx         int // on TX rings, waiting for the kernel
+	Completion int // on completion rings, waiting to be reaped
+	// Violations counts frames the kernel handed back that were not in
+	// the state the Port expected (e.g. the same frame twice); it must
+	// stay 0. Such frames are not reused.
+	Violations uint64
+}
+
+// InKernel is the number of frames the kernel holds between rings.
+func (a FrameAccount) InKernel() int {
+	return a.Total - a.Free - a.Fill - a.Rx - a.Tx - a.Completion
+}

@@ -1,0 +1,461 @@
+//go:build linux
+
+package afxdp
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ecnswitch/ecnswitch/packet"
+	"github.com/ecnswitch/ecnswitch/ports"
+	"github.com/vishvananda/netlink"
+	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
+)
+
+var (
+	_ ports.Port          = (*Port)(nil)
+	_ ports.Waiter        = (*Port)(nil)
+	_ ports.StatsReporter = (*Port)(nil)
+)
+
+// bindWait bounds the EBUSY retries of bind while a previous socket on the
+// same queue finishes its asynchronous teardown.
+const bindWait = 5 * time.Second
+
+// Port drives one interface through one AF_XDP socket per RX queue and
+// presents them as one ports.Port. It is used by one goroutine at a time;
+// Stats, QueueStats and Info may be called from any goroutine.
+type Port struct {
+	name    string
+	ifindex int
+	info    Info
+	log     *zap.Logger
+
+	socks   []*xsk // one per queue, in Info.Queues order
+	txSocks []*xsk // socks[:1], or socks with Options.TxHash
+	next    int    // socket Receive starts at, rotating
+
+	prog     *program
+	attached uint32 // attachedDrv/attachedSKB while our program is attached
+
+	pollfds   []unix.PollFd
+	ts        unix.Timespec
+	txBlocked bool // the last Transmit was short: Wait also wakes on TX room
+
+	closed atomic.Bool
+	mu     sync.Mutex  // serializes Close with Stats/QueueStats
+	final  ports.Stats // Stats at Close
+}
+
+// Open opens AF_XDP sockets on ifname's RX queues (all of them unless
+// opts.Queues says otherwise), attaches ecnswitch's XDP redirect program
+// and returns the Port. It removes an ecnswitch program left behind by a
+// process that is gone, and refuses another program's unless opts.Force.
+// Without CAP_IPC_LOCK it may raise the process's RLIMIT_MEMLOCK to fit
+// the UMEMs. Every error names its cure; partial setup is undone.
+func Open(ifname string, opts Options) (*Port, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	o := opts.withDefaults()
+	log := o.Logger.Named("port." + ifname)
+
+	link, err := netlink.LinkByName(ifname)
+	if err != nil {
+		var nf netlink.LinkNotFoundError
+		if errors.As(err, &nf) {
+			return nil, fmt.Errorf("afxdp: interface %q not found: %w: create it or check the name (ip link show)", ifname, err)
+		}
+		return nil, fmt.Errorf("afxdp: look up interface %q: %w", ifname, err)
+	}
+	attrs := link.Attrs()
+	usable := UsableFrame(o.FrameSize)
+	if need := attrs.MTU + 14 + 4; need > usable {
+		return nil, fmt.Errorf("afxdp: %s: MTU %d allows %d-byte frames (MTU + 14 Ethernet + 4 VLAN), more than the %d usable "+
+			"bytes of a FrameSize %d frame (FrameSize − %d headroom): lower the MTU to at most %d "+
+			"(ip link set dev %s mtu %d)%s",
+			ifname, attrs.MTU, need, usable, o.FrameSize, Headroom, usable-18, ifname, usable-18, biggerFrameHint(o.FrameSize, attrs.MTU))
+	}
+
+	nq, err := rxQueueCount(ifname)
+	if err != nil {
+		return nil, err
+	}
+	queues := append([]int(nil), o.Queues...)
+	if len(queues) == 0 {
+		for q := range nq {
+			queues = append(queues, q)
+		}
+	}
+	maxq := 0
+	for i, q := range queues {
+		if q >= nq {
+			return nil, fmt.Errorf("afxdp: Queues[%d] = %d: %s has %d RX queues, so it must be in [0, %d]", i, q, ifname, nq, nq-1)
+		}
+		maxq = max(maxq, q)
+	}
+
+	pid := os.Getpid()
+	start, err := processStart(pid)
+	if err != nil {
+		return nil, fmt.Errorf("afxdp: read own start time: %w", err)
+	}
+	p := &Port{name: ifname, ifindex: attrs.Index, log: log}
+	ok := false
+	defer func() {
+		if !ok {
+			if err := p.teardown(); err != nil {
+				log.Warn("undoing a failed Open", zap.Error(err))
+			}
+		}
+	}()
+
+	if err := clearInterface(ifname, attrs.Index, o.Force, log); err != nil {
+		return nil, err
+	}
+	raiseMemlock(uint64(len(queues))*uint64(o.Frames)*uint64(o.FrameSize), log)
+	if p.prog, err = newProgram(usable, maxq+1, pid, start); err != nil {
+		return nil, err
+	}
+	mode, err := attach(ifname, attrs.Index, p.prog, o.Attach, log)
+	if err != nil {
+		return nil, err
+	}
+	p.attached = attachedDrv
+	if mode == AttachGeneric {
+		p.attached = attachedSKB
+		if err := checkAggregation(ifname, usable); err != nil {
+			return nil, err
+		}
+	}
+
+	zc := o.ZeroCopy
+	if mode == AttachGeneric {
+		zc = ZeroCopyOff // a generic-mode hook copies; zero-copy needs the driver
+	}
+	for _, q := range queues {
+		s, err := newXSK(&o, xskConfig{ifindex: attrs.Index, ifname: ifname, queue: q, zeroCopy: zc, bindWait: bindWait})
+		if err != nil {
+			return nil, err
+		}
+		p.socks = append(p.socks, s)
+		if err := p.prog.xsks.Put(uint32(q), uint32(s.fd)); err != nil {
+			return nil, fmt.Errorf("afxdp: insert queue %d socket into XSKMAP: %w", q, err)
+		}
+		p.pollfds = append(p.pollfds, unix.PollFd{Fd: int32(s.fd)})
+	}
+	p.txSocks = p.socks[:1]
+	if o.TxHash {
+		p.txSocks = p.socks
+	}
+	p.info = Info{
+		Interface:   ifname,
+		Ifindex:     attrs.Index,
+		Queues:      queues,
+		Attach:      mode,
+		ZeroCopy:    p.socks[0].zeroCopy,
+		NeedWakeup:  true,
+		TxBudget:    p.socks[0].txBudget,
+		ProgramID:   p.prog.id,
+		Frames:      o.Frames,
+		FrameSize:   o.FrameSize,
+		UsableFrame: usable,
+		MTU:         attrs.MTU,
+	}
+	log.Info("AF_XDP port open",
+		zap.Ints("queues", queues), zap.Stringer("attach", mode), zap.Bool("zerocopy", p.info.ZeroCopy),
+		zap.Int("txBudget", p.info.TxBudget), zap.Uint32("program", p.prog.id),
+		zap.Int("frames", o.Frames), zap.Int("frameSize", o.FrameSize))
+	ok = true
+	return p, nil
+}
+
+func biggerFrameHint(frameSize, mtu int) string {
+	if frameSize == 2048 && mtu+18 <= UsableFrame(4096) {
+		return ", or set FrameSize 4096"
+	}
+	return ""
+}
+
+// Name returns the interface name.
+func (p *Port) Name() string { return p.name }
+
+// Info returns what Open found and chose.
+func (p *Port) Info() Info {
+	i := p.info
+	i.Queues = append([]int(nil), p.info.Queues...)
+	return i
+}
+
+// Receive copies up to len(ds) received frames into ds[i].Buf, taking
+// from the queues' sockets in turn (the first socket visited rotates from
+// call to call), and refills their fill rings. Frames larger than ds[i].Buf
+// are dropped and counted in Stats().RxOversize. RxTime is left zero.
+func (p *Port) Receive(ds []*packet.Desc) (int, error) {
+	if p.closed.Load() {
+		return 0, ports.ErrClosed
+	}
+	ns := len(p.socks)
+	first := p.next
+	if p.next++; p.next == ns {
+		p.next = 0
+	}
+	n := 0
+	for i := 0; i < ns && n < len(ds); i++ {
+		j := first + i
+		if j >= ns {
+			j -= ns
+		}
+		k, err := p.socks[j].receive(ds[n:])
+		n += k
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// Transmit copies ds[i].Frame() into free UMEM frames, queues them on the
+// TX ring (the first queue's, or the one ds[i].Hash picks with
+// Options.TxHash), and kicks the kernel until copy-mode TX has drained or
+// stops making progress. It first reaps completions. It returns how many
+// frames it took; frames larger than the usable frame are taken, dropped
+// and counted in TxErrors. A non-nil error (e.g. ENETDOWN) comes from the
+// kick: the frames taken stay queued and leave once the link is back, so
+// the caller must not send them again. Transmit(nil) just reaps and kicks.
+func (p *Port) Transmit(ds []*packet.Desc) (int, error) {
+	if p.closed.Load() {
+		return 0, ports.ErrClosed
+	}
+	for _, s := range p.txSocks {
+		s.txBegin()
+	}
+	n := 0
+	if len(p.txSocks) == 1 {
+		s := p.txSocks[0]
+		for n < len(ds) && s.txPut(ds[n]) {
+			n++
+		}
+	} else {
+		for n < len(ds) && p.txSocks[ds[n].Hash%uint32(len(p.txSocks))].txPut(ds[n]) {
+			n++
+		}
+	}
+	var err error
+	for _, s := range p.txSocks {
+		if e := s.txFlush(); e != nil && err == nil {
+			err = e
+		}
+	}
+	p.txBlocked = n < len(ds)
+	return n, err
+}
+
+// Wait blocks in ppoll on the sockets for at most timeoutNs nanoseconds
+// (timeoutNs ≤ 0 only checks) until a frame is ready to receive, or, after
+// a short Transmit, until TX room frees up. ppoll also drives copy-mode TX.
+// It reports whether there is work; an interrupted wait reports false.
+func (p *Port) Wait(timeoutNs int64) (bool, error) {
+	if p.closed.Load() {
+		return false, ports.ErrClosed
+	}
+	for _, s := range p.socks {
+		if s.rx.consumable() > 0 {
+			return true, nil
+		}
+	}
+	ev := int16(unix.POLLIN)
+	if p.txBlocked {
+		ev |= unix.POLLOUT
+	}
+	for i := range p.pollfds {
+		p.pollfds[i].Events, p.pollfds[i].Revents = ev, 0
+	}
+	p.ts = unix.NsecToTimespec(max(timeoutNs, 0))
+	n, err := unix.Ppoll(p.pollfds, &p.ts, nil)
+	if err != nil {
+		if err == unix.EINTR {
+			return false, nil
+		}
+		var e unix.Errno
+		if errors.As(err, &e) {
+			return false, p.socks[0].errno("ppoll", e)
+		}
+		return false, err
+	}
+	for i := range p.pollfds {
+		if p.pollfds[i].Revents&(unix.POLLERR|unix.POLLNVAL) != 0 {
+			return false, p.socks[i].errno("ppoll", unix.EIO)
+		}
+	}
+	return n > 0, nil
+}
+
+// Stats returns the Port's counters summed over its queues, with the
+// kernel's XDP_STATISTICS folded in: RxDropped = rx_dropped + rx_ring_full
+// + rx_invalid_descs; TxErrors adds tx_invalid_descs; RxOversize adds the
+// frames the XDP program dropped for exceeding the usable frame. After
+// Close it returns the counters as they were at Close.
+func (p *Port) Stats() ports.Stats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed.Load() {
+		return p.final
+	}
+	return p.statsLocked()
+}
+
+func (p *Port) statsLocked() ports.Stats {
+	var st ports.Stats
+	qs, _ := p.queueStatsLocked() // a failed getsockopt leaves that queue's kernel counters zero
+	for _, q := range qs {
+		st.RxPackets += q.RxPackets
+		st.RxBytes += q.RxBytes
+		st.RxOversize += q.RxOversize
+		st.RxDropped += q.Kernel.RxDropped + q.Kernel.RxRingFull + q.Kernel.RxInvalidDescs
+		st.TxPackets += q.TxPackets
+		st.TxBytes += q.TxBytes
+		st.TxCompleted += q.TxCompleted
+		st.TxErrors += q.TxErrors + q.Kernel.TxInvalidDescs
+	}
+	st.RxOversize += p.prog.oversize()
+	return st
+}
+
+// QueueStats returns each queue's own and kernel counters. The XDP
+// program's oversize drops are per interface and appear only in Stats.
+func (p *Port) QueueStats() ([]QueueStats, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed.Load() {
+		return nil, ports.ErrClosed
+	}
+	return p.queueStatsLocked()
+}
+
+func (p *Port) queueStatsLocked() ([]QueueStats, error) {
+	qs := make([]QueueStats, 0, len(p.socks))
+	var errs []error
+	for _, s := range p.socks {
+		q, err := s.queueStats()
+		errs = append(errs, err)
+		qs = append(qs, q)
+	}
+	return qs, errors.Join(errs...)
+}
+
+// Frames reports where the UMEM frames are. Call it from the goroutine
+// that owns the Port (it reads the Port's cached ring indices).
+func (p *Port) Frames() FrameAccount {
+	var a FrameAccount
+	if p.closed.Load() {
+		return a
+	}
+	for _, s := range p.socks {
+		s.account(&a)
+	}
+	return a
+}
+
+// Close detaches the XDP program (if it is still ours), closes every
+// socket, unmaps every ring and UMEM, and closes the program and maps.
+func (p *Port) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed.Load() {
+		return ports.ErrClosed
+	}
+	p.final = p.statsLocked()
+	p.closed.Store(true)
+	err := p.teardown()
+	p.log.Info("AF_XDP port closed", zap.Error(err))
+	return err
+}
+
+// teardown undoes Open in reverse: no more redirects, then no sockets,
+// then no program. It copes with a partly opened Port.
+func (p *Port) teardown() error {
+	var errs []error
+	if p.attached != attachedNone {
+		if err := detachOurs(p.ifindex, p.prog.id, p.attached); err != nil {
+			errs = append(errs, fmt.Errorf("afxdp: detach XDP program from %s: %w", p.name, err))
+		}
+		p.attached = attachedNone
+	}
+	for _, s := range p.socks {
+		errs = append(errs, s.close())
+	}
+	p.socks, p.txSocks, p.pollfds = nil, nil, nil
+	if p.prog != nil {
+		errs = append(errs, p.prog.close())
+		p.prog = nil
+	}
+	return errors.Join(errs...)
+}
+
+// permissionCure returns the sentence to append to a permission error.
+func permissionCure(err error) string {
+	if errors.Is(err, os.ErrPermission) {
+		return ": run as root, or grant the binary CAP_NET_ADMIN, CAP_NET_RAW, CAP_BPF and CAP_IPC_LOCK " +
+			"(setcap cap_net_admin,cap_net_raw,cap_bpf,cap_ipc_lock+ep <binary>)"
+	}
+	return ""
+}
+
+const capIPCLock = 14
+
+// hasCapability reports whether the process has capability bit c in its
+// effective set (/proc/self/status CapEff).
+func hasCapability(c uint) bool {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return false
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "CapEff:"); ok {
+			mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			return err == nil && mask&(1<<c) != 0
+		}
+	}
+	return false
+}
+
+// raiseMemlock makes room for need bytes of UMEM under RLIMIT_MEMLOCK,
+// which the kernel charges UMEM pages to unless the process has
+// CAP_IPC_LOCK. If it cannot, UMEM registration fails with ENOBUFS and
+// newXSK explains the cure.
+func raiseMemlock(need uint64, log *zap.Logger) {
+	if hasCapability(capIPCLock) {
+		return
+	}
+	var r unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_MEMLOCK, &r) != nil || r.Cur == unix.RLIM_INFINITY || r.Cur >= 2*need {
+		return
+	}
+	want := unix.Rlimit{Cur: unix.RLIM_INFINITY, Max: unix.RLIM_INFINITY}
+	if unix.Setrlimit(unix.RLIMIT_MEMLOCK, &want) != nil {
+		want = unix.Rlimit{Cur: r.Max, Max: r.Max}
+		if unix.Setrlimit(unix.RLIMIT_MEMLOCK, &want) != nil {
+			return
+		}
+	}
+	log.Info("raised RLIMIT_MEMLOCK for the UMEM", zap.Uint64("from", r.Cur), zap.Uint64("to", want.Cur))
+}
+
+func memlockString() string {
+	var r unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_MEMLOCK, &r) != nil {
+		return "unknown"
+	}
+	if r.Cur == unix.RLIM_INFINITY {
+		return "unlimited"
+	}
+	return strconv.FormatUint(r.Cur, 10) + " bytes"
+}

@@ -1,0 +1,58 @@
+//go:build !linux
+
+package afxdp
+
+import (
+	"fmt"
+
+	"github.com/ecnswitch/ecnswitch/packet"
+	"github.com/ecnswitch/ecnswitch/ports"
+)
+
+var (
+	_ ports.Port          = (*Port)(nil)
+	_ ports.Waiter        = (*Port)(nil)
+	_ ports.StatsReporter = (*Port)(nil)
+)
+
+// ProgramName is the name of ecnswitch's XDP program.
+const ProgramName = "ecnsw_redirect"
+
+// Port is an AF_XDP port; AF_XDP exists only on Linux, so here every
+// method reports ErrNotSupported.
+type Port struct{}
+
+// Open reports ErrNotSupported: AF_XDP is Linux-only.
+func Open(ifname string, opts Options) (*Port, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	return nil, fmt.Errorf("afxdp: open %s: AF_XDP needs Linux: %w", ifname, ErrNotSupported)
+}
+
+// Name returns "".
+func (p *Port) Name() string { return "" }
+
+// Info returns the zero Info.
+func (p *Port) Info() Info { return Info{} }
+
+// Receive reports ErrNotSupported.
+func (p *Port) Receive([]*packet.Desc) (int, error) { return 0, ErrNotSupported }
+
+// Transmit reports ErrNotSupported.
+func (p *Port) Transmit([]*packet.Desc) (int, error) { return 0, ErrNotSupported }
+
+// Wait reports ErrNotSupported.
+func (p *Port) Wait(int64) (bool, error) { return false, ErrNotSupported }
+
+// Stats returns zero counters.
+func (p *Port) Stats() ports.Stats { return ports.Stats{} }
+
+// QueueStats reports ErrNotSupported.
+func (p *Port) QueueStats() ([]QueueStats, error) { return nil, ErrNotSupported }
+
+// Frames returns the zero FrameAccount.
+func (p *Port) Frames() FrameAccount { return FrameAccount{} }
+
+// Close reports ErrNotSupported.
+func (p *Port) Close() error { return ErrNotSupported }

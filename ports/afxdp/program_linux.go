@@ -1,0 +1,422 @@
+//go:build linux
+
+package afxdp
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+	"github.com/vishvananda/netlink"
+	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
+)
+
+// Names of ecnswitch's kernel objects. A program named ProgramName on an
+// interface is ecnswitch's; its meta map says which process owns it.
+const (
+	ProgramName = "ecnsw_redirect"
+	xsksName    = "ecnsw_xsks"
+	metaName    = "ecnsw_meta"
+)
+
+// Slots of the meta array map (u32 key, u64 value).
+const (
+	metaOversize   = 0 // frames the program dropped as larger than the usable frame
+	metaOwnerPID   = 1 // pid of the process that loaded the program
+	metaOwnerStart = 2 // its start time in clock ticks after boot (/proc/<pid>/stat field 22)
+	metaEntries    = 3
+)
+
+// XDP return codes (enum xdp_action).
+const (
+	xdpDrop = 1
+	xdpPass = 2
+)
+
+// IFLA_XDP_ATTACHED values.
+const (
+	attachedNone  = 0
+	attachedDrv   = 1
+	attachedSKB   = 2
+	attachedHW    = 3
+	attachedMulti = 4
+)
+
+// program is ecnswitch's XDP program with its two maps.
+type program struct {
+	prog *ebpf.Program
+	xsks *ebpf.Map // XSKMAP: rx_queue_index → socket
+	meta *ebpf.Map // counters and owner
+	id   uint32
+}
+
+// instructions returns the redirect program:
+//
+//	if data + usable < data_end { meta[0]++; return XDP_DROP }   // would not fit a frame
+//	return bpf_redirect_map(&xsks, ctx->rx_queue_index, XDP_PASS)
+//
+// The XDP_PASS in the flags is the action when the queue has no socket, so
+// frames on queues ecnswitch does not drive reach the kernel stack.
+func instructions(usable int, xsks, meta *ebpf.Map) asm.Instructions {
+	return asm.Instructions{
+		asm.Mov.Reg(asm.R6, asm.R1),
+		asm.LoadMem(asm.R2, asm.R6, 0, asm.Word), // ctx->data
+		asm.LoadMem(asm.R3, asm.R6, 4, asm.Word), // ctx->data_end
+		asm.Add.Imm(asm.R2, int32(usable+1)),
+		asm.JGT.Reg(asm.R2, asm.R3, "fits"), // data + usable + 1 > data_end ⇔ len ≤ usable
+		asm.StoreImm(asm.RFP, -4, metaOversize, asm.Word),
+		asm.Mov.Reg(asm.R2, asm.RFP),
+		asm.Add.Imm(asm.R2, -4),
+		asm.LoadMapPtr(asm.R1, meta.FD()),
+		asm.FnMapLookupElem.Call(),
+		asm.JEq.Imm(asm.R0, 0, "drop"),
+		asm.Mov.Imm(asm.R1, 1),
+		asm.StoreXAdd(asm.R0, asm.R1, asm.DWord),
+		asm.Mov.Imm(asm.R0, xdpDrop).WithSymbol("drop"),
+		asm.Return(),
+		asm.LoadMem(asm.R2, asm.R6, 16, asm.Word).WithSymbol("fits"), // ctx->rx_queue_index
+		asm.LoadMapPtr(asm.R1, xsks.FD()),
+		asm.Mov.Imm(asm.R3, xdpPass),
+		asm.FnRedirectMap.Call(),
+		asm.Return(),
+	}
+}
+
+// newProgram loads the program for frames up to usable bytes and queues
+// below queues, recording pid/start as its owner.
+func newProgram(usable, queues int, pid int, start uint64) (_ *program, err error) {
+	p := &program{}
+	defer func() {
+		if err != nil {
+			p.close()
+		}
+	}()
+	p.xsks, err = ebpf.NewMap(&ebpf.MapSpec{
+		Name: xsksName, Type: ebpf.XSKMap, KeySize: 4, ValueSize: 4, MaxEntries: uint32(queues),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("afxdp: create XSKMAP: %w%s", err, permissionCure(err))
+	}
+	p.meta, err = ebpf.NewMap(&ebpf.MapSpec{
+		Name: metaName, Type: ebpf.Array, KeySize: 4, ValueSize: 8, MaxEntries: metaEntries,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("afxdp: create meta map: %w%s", err, permissionCure(err))
+	}
+	if err = p.meta.Put(uint32(metaOwnerPID), uint64(pid)); err != nil {
+		return nil, fmt.Errorf("afxdp: write owner: %w", err)
+	}
+	if err = p.meta.Put(uint32(metaOwnerStart), start); err != nil {
+		return nil, fmt.Errorf("afxdp: write owner: %w", err)
+	}
+	p.prog, err = ebpf.NewProgram(&ebpf.ProgramSpec{
+		Name:         ProgramName,
+		Type:         ebpf.XDP,
+		AttachType:   ebpf.AttachXDP,
+		Instructions: instructions(usable, p.xsks, p.meta),
+		License:      "Dual BSD/GPL",
+	})
+	if err != nil {
+		return nil, fmt.Errorf("afxdp: load XDP program: %w%s", err, permissionCure(err))
+	}
+	info, err := p.prog.Info()
+	if err != nil {
+		return nil, fmt.Errorf("afxdp: XDP program info: %w", err)
+	}
+	id, ok := info.ID()
+	if !ok {
+		return nil, fmt.Errorf("afxdp: XDP program has no ID (kernel older than 4.13): %w", ErrNotSupported)
+	}
+	p.id = uint32(id)
+	return p, nil
+}
+
+// oversize reads the program's count of frames too large for a frame.
+func (p *program) oversize() uint64 {
+	var v uint64
+	if p == nil || p.meta == nil || p.meta.Lookup(uint32(metaOversize), &v) != nil {
+		return 0
+	}
+	return v
+}
+
+func (p *program) close() error {
+	var errs []error
+	if p.prog != nil {
+		errs = append(errs, p.prog.Close())
+	}
+	if p.xsks != nil {
+		errs = append(errs, p.xsks.Close())
+	}
+	if p.meta != nil {
+		errs = append(errs, p.meta.Close())
+	}
+	p.prog, p.xsks, p.meta = nil, nil, nil
+	return errors.Join(errs...)
+}
+
+// processStart returns a process's start time in clock ticks after boot,
+// field 22 of /proc/<pid>/stat; with the pid it names one process for the
+// lifetime of the system.
+func processStart(pid int) (uint64, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')') // the command name may hold spaces and parentheses
+	if i < 0 {
+		return 0, fmt.Errorf("malformed /proc/%d/stat", pid)
+	}
+	f := strings.Fields(s[i+1:]) // f[0] is field 3 (state)
+	if len(f) < 20 {
+		return 0, fmt.Errorf("malformed /proc/%d/stat", pid)
+	}
+	return strconv.ParseUint(f[19], 10, 64)
+}
+
+// attachedProgram is the XDP program netlink reports on an interface.
+type attachedProgram struct {
+	mode uint32 // attachedDrv, attachedSKB, ...
+	id   uint32
+}
+
+func queryXDP(ifindex int) (attachedProgram, error) {
+	l, err := netlink.LinkByIndex(ifindex)
+	if err != nil {
+		return attachedProgram{}, err
+	}
+	x := l.Attrs().Xdp
+	if x == nil || !x.Attached {
+		return attachedProgram{}, nil
+	}
+	return attachedProgram{mode: x.AttachMode, id: x.ProgId}, nil
+}
+
+// modeFlags returns the netlink attach flags for an IFLA_XDP_ATTACHED mode.
+func modeFlags(mode uint32) int {
+	switch mode {
+	case attachedDrv:
+		return unix.XDP_FLAGS_DRV_MODE
+	case attachedSKB:
+		return unix.XDP_FLAGS_SKB_MODE
+	case attachedHW:
+		return unix.XDP_FLAGS_HW_MODE
+	}
+	return 0
+}
+
+func modeName(mode uint32) string {
+	switch mode {
+	case attachedDrv:
+		return "native (xdpdrv)"
+	case attachedSKB:
+		return "generic (xdpgeneric)"
+	case attachedHW:
+		return "offloaded (xdpoffload)"
+	case attachedMulti:
+		return "several modes"
+	}
+	return "none"
+}
+
+// detachMode removes whatever program is attached in mode. Passing the
+// mode matters: a flagless detach leaves a generic-mode program in place
+// on a native-capable device (notes/afxdp.md §1.3).
+func detachMode(ifindex int, mode uint32) error {
+	l, err := netlink.LinkByIndex(ifindex)
+	if err != nil {
+		return err
+	}
+	return netlink.LinkSetXdpFdWithFlags(l, -1, modeFlags(mode))
+}
+
+// owner returns the pid and start time an ecnswitch program records.
+func owner(progID uint32) (pid, start uint64, err error) {
+	prog, err := ebpf.NewProgramFromID(ebpf.ProgramID(progID))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer prog.Close()
+	info, err := prog.Info()
+	if err != nil {
+		return 0, 0, err
+	}
+	ids, _ := info.MapIDs()
+	for _, id := range ids {
+		m, err := ebpf.NewMapFromID(id)
+		if err != nil {
+			continue
+		}
+		mi, err := m.Info()
+		if err == nil && mi.Name == metaName && mi.Type == ebpf.Array && mi.ValueSize == 8 && mi.MaxEntries >= metaEntries {
+			err1 := m.Lookup(uint32(metaOwnerPID), &pid)
+			err2 := m.Lookup(uint32(metaOwnerStart), &start)
+			m.Close()
+			return pid, start, errors.Join(err1, err2)
+		}
+		m.Close()
+	}
+	return 0, 0, nil
+}
+
+// programName returns the name of the loaded program with this ID.
+func programName(id uint32) (string, error) {
+	prog, err := ebpf.NewProgramFromID(ebpf.ProgramID(id))
+	if err != nil {
+		return "", err
+	}
+	defer prog.Close()
+	info, err := prog.Info()
+	if err != nil {
+		return "", err
+	}
+	return info.Name, nil
+}
+
+// clearInterface makes the interface free for our program: it removes an
+// ecnswitch program whose owner is gone (left behind by a crash, since
+// the netlink attach outlives its process), refuses one whose owner is
+// alive (ErrInUse), and refuses anyone else's unless force.
+func clearInterface(ifname string, ifindex int, force bool, log *zap.Logger) error {
+	cur, err := queryXDP(ifindex)
+	if err != nil {
+		return fmt.Errorf("afxdp: query XDP program on %s: %w", ifname, err)
+	}
+	if cur.mode == attachedNone {
+		return nil
+	}
+	if cur.mode == attachedMulti || cur.id == 0 {
+		if !force {
+			return fmt.Errorf("afxdp: %s has XDP programs attached in several modes: %w: remove them "+
+				"(ip link set dev %s xdp off; ip link set dev %s xdpgeneric off) or set Options.Force",
+				ifname, ErrForeignProgram, ifname, ifname)
+		}
+		for _, m := range []uint32{attachedDrv, attachedSKB, attachedHW} {
+			_ = detachMode(ifindex, m) // some modes hold nothing; what remains is checked below
+		}
+		return verifyClear(ifname, ifindex)
+	}
+	name, err := programName(cur.id)
+	if err != nil {
+		return fmt.Errorf("afxdp: inspect XDP program %d on %s: %w%s", cur.id, ifname, err, permissionCure(err))
+	}
+	switch {
+	case name == ProgramName:
+		pid, start, err := owner(cur.id)
+		if err != nil {
+			return fmt.Errorf("afxdp: read owner of %s program %d on %s: %w", ProgramName, cur.id, ifname, err)
+		}
+		if pid != 0 {
+			if st, err := processStart(int(pid)); err == nil && st == start {
+				return fmt.Errorf("afxdp: %s: %w (pid %d, program %d): close that Port or stop that process first",
+					ifname, ErrInUse, pid, cur.id)
+			}
+		}
+		log.Info("removing XDP program left behind by an ecnswitch that is gone",
+			zap.Uint32("program", cur.id), zap.Uint64("pid", pid), zap.String("mode", modeName(cur.mode)))
+	case !force:
+		return fmt.Errorf("afxdp: %s has XDP program %q (id %d) attached in %s mode: %w: ecnswitch will not replace it; "+
+			"detach it (ip link set dev %s xdp off, or xdpgeneric off) or set Options.Force",
+			ifname, name, cur.id, modeName(cur.mode), ErrForeignProgram, ifname)
+	default:
+		log.Warn("replacing foreign XDP program (Options.Force)",
+			zap.String("name", name), zap.Uint32("program", cur.id), zap.String("mode", modeName(cur.mode)))
+	}
+	if err := detachMode(ifindex, cur.mode); err != nil {
+		if errors.Is(err, unix.EBUSY) {
+			return fmt.Errorf("afxdp: detach XDP program %d from %s: %w: it is attached through a bpf_link; "+
+				"remove the link (bpftool link detach) first", cur.id, ifname, err)
+		}
+		return fmt.Errorf("afxdp: detach XDP program %d from %s: %w%s", cur.id, ifname, err, permissionCure(err))
+	}
+	return verifyClear(ifname, ifindex)
+}
+
+func verifyClear(ifname string, ifindex int) error {
+	cur, err := queryXDP(ifindex)
+	if err != nil {
+		return fmt.Errorf("afxdp: query XDP program on %s: %w", ifname, err)
+	}
+	if cur.mode != attachedNone {
+		return fmt.Errorf("afxdp: %s still has XDP program %d attached in %s mode after detach",
+			ifname, cur.id, modeName(cur.mode))
+	}
+	return nil
+}
+
+// attach attaches p in the requested mode (auto: native, else generic)
+// with XDP_FLAGS_UPDATE_IF_NOEXIST, so a program attached meanwhile by
+// someone else is never replaced, then verifies through netlink that p is
+// what the interface runs and in which mode.
+func attach(ifname string, ifindex int, p *program, mode AttachMode, log *zap.Logger) (AttachMode, error) {
+	l, err := netlink.LinkByIndex(ifindex)
+	if err != nil {
+		return 0, fmt.Errorf("afxdp: %s: %w", ifname, err)
+	}
+	try := func(m AttachMode) error {
+		flags := unix.XDP_FLAGS_UPDATE_IF_NOEXIST | unix.XDP_FLAGS_DRV_MODE
+		if m == AttachGeneric {
+			flags = unix.XDP_FLAGS_UPDATE_IF_NOEXIST | unix.XDP_FLAGS_SKB_MODE
+		}
+		return netlink.LinkSetXdpFdWithFlags(l, p.prog.FD(), flags)
+	}
+	got := mode
+	switch mode {
+	case AttachNative, AttachGeneric:
+		err = try(mode)
+	default:
+		got = AttachNative
+		if err = try(AttachNative); err != nil && !errors.Is(err, unix.EPERM) && !errors.Is(err, unix.EBUSY) &&
+			!errors.Is(err, unix.EEXIST) {
+			log.Info("native XDP attach failed; falling back to generic mode", zap.Error(err))
+			got = AttachGeneric
+			err = try(AttachGeneric)
+		}
+	}
+	if err != nil {
+		switch {
+		case errors.Is(err, unix.EBUSY), errors.Is(err, unix.EEXIST):
+			return 0, fmt.Errorf("afxdp: attach XDP program to %s in %s mode: %w: another program was attached meanwhile",
+				ifname, got, err)
+		case got == AttachNative && mode == AttachNative && errors.Is(err, unix.EOPNOTSUPP):
+			return 0, fmt.Errorf("afxdp: attach XDP program to %s in native mode: %w (%w): the driver has no native XDP; "+
+				"use AttachAuto or AttachGeneric", ifname, err, ErrNotSupported)
+		}
+		return 0, fmt.Errorf("afxdp: attach XDP program to %s in %s mode: %w%s", ifname, got, err, permissionCure(err))
+	}
+	cur, err := queryXDP(ifindex)
+	want := uint32(attachedDrv)
+	if got == AttachGeneric {
+		want = attachedSKB
+	}
+	if err == nil && (cur.id != p.id || cur.mode != want) {
+		err = fmt.Errorf("netlink reports program %d in %s mode, want %d in %s mode", cur.id, modeName(cur.mode), p.id, modeName(want))
+	}
+	if err != nil {
+		_ = detachOurs(ifindex, p.id, want)
+		return 0, fmt.Errorf("afxdp: verify XDP attach on %s: %w", ifname, err)
+	}
+	return got, nil
+}
+
+// detachOurs removes our program if it is still the one attached.
+func detachOurs(ifindex int, id, mode uint32) error {
+	cur, err := queryXDP(ifindex)
+	if err != nil {
+		var nf netlink.LinkNotFoundError
+		if errors.As(err, &nf) {
+			return nil // the interface is gone and its program with it
+		}
+		return err
+	}
+	if cur.id != id {
+		return nil
+	}
+	return detachMode(ifindex, mode)
+}

@@ -1,0 +1,136 @@
+//go:build linux
+
+package afxdp
+
+// Every use of package unsafe in ports/afxdp is in this file: turning ring
+// mappings into typed views, and the socket options and ioctls x/sys has no
+// typed wrapper for.
+
+import (
+	"fmt"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// u32At returns a pointer to the uint32 at mem[off]; the kernel aligns
+// every ring index and flags word.
+func u32At(mem []byte, off uint64) *uint32 {
+	return (*uint32)(unsafe.Pointer(&mem[off]))
+}
+
+// addrsAt views mem[off:] as n UMEM addresses (fill and completion rings);
+// the caller has checked that the mapping holds them.
+func addrsAt(mem []byte, off uint64, n uint32) []uint64 {
+	return unsafe.Slice((*uint64)(unsafe.Pointer(&mem[off])), n)
+}
+
+// descsAt views mem[off:] as n XDP descriptors (RX and TX rings); the
+// caller has checked that the mapping holds them.
+func descsAt(mem []byte, off uint64, n uint32) []unix.XDPDesc {
+	return unsafe.Slice((*unix.XDPDesc)(unsafe.Pointer(&mem[off])), n)
+}
+
+const sizeofXDPDesc = uint64(unsafe.Sizeof(unix.XDPDesc{}))
+
+func getsockopt(fd, opt int, p unsafe.Pointer, size uintptr) (uintptr, error) {
+	l := uint32(size)
+	_, _, e := unix.Syscall6(unix.SYS_GETSOCKOPT, uintptr(fd), unix.SOL_XDP, uintptr(opt),
+		uintptr(p), uintptr(unsafe.Pointer(&l)), 0)
+	if e != 0 {
+		return 0, e
+	}
+	return uintptr(l), nil
+}
+
+func setsockopt(fd, opt int, p unsafe.Pointer, size uintptr) error {
+	_, _, e := unix.Syscall6(unix.SYS_SETSOCKOPT, uintptr(fd), unix.SOL_XDP, uintptr(opt),
+		uintptr(p), size, 0)
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
+func mmapOffsets(fd int) (unix.XDPMmapOffsets, error) {
+	var off unix.XDPMmapOffsets
+	n, err := getsockopt(fd, unix.XDP_MMAP_OFFSETS, unsafe.Pointer(&off), unsafe.Sizeof(off))
+	if err != nil {
+		return off, err
+	}
+	if n != unsafe.Sizeof(off) {
+		// Kernels before 5.4 have no flags offsets and so no need-wakeup.
+		return off, fmt.Errorf("XDP_MMAP_OFFSETS returned %d bytes, want %d (kernel older than 5.4): %w",
+			n, unsafe.Sizeof(off), ErrNotSupported)
+	}
+	return off, nil
+}
+
+func statistics(fd int) (unix.XDPStatistics, error) {
+	var st unix.XDPStatistics
+	_, err := getsockopt(fd, unix.XDP_STATISTICS, unsafe.Pointer(&st), unsafe.Sizeof(st))
+	return st, err
+}
+
+func xdpOptions(fd int) (uint32, error) {
+	var flags uint32
+	_, err := getsockopt(fd, unix.XDP_OPTIONS, unsafe.Pointer(&flags), unsafe.Sizeof(flags))
+	return flags, err
+}
+
+func registerUMEM(fd int, mem []byte, frameSize int) error {
+	reg := unix.XDPUmemReg{
+		Addr: uint64(uintptr(unsafe.Pointer(&mem[0]))),
+		Len:  uint64(len(mem)),
+		Size: uint32(frameSize),
+	}
+	return setsockopt(fd, unix.XDP_UMEM_REG, unsafe.Pointer(&reg), unsafe.Sizeof(reg))
+}
+
+// ifreqData is struct ifreq with ifr_data, the layout SIOCETHTOOL takes.
+type ifreqData struct {
+	name [unix.IFNAMSIZ]byte
+	data unsafe.Pointer
+	_    [24 - unsafe.Sizeof(uintptr(0))]byte
+}
+
+func ethtool(fd int, ifname string, data unsafe.Pointer) error {
+	var ifr ifreqData
+	if len(ifname) >= len(ifr.name) {
+		return unix.EINVAL
+	}
+	copy(ifr.name[:], ifname)
+	ifr.data = data
+	_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.SIOCETHTOOL, uintptr(unsafe.Pointer(&ifr)))
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
+// ethtoolChannels is struct ethtool_channels.
+type ethtoolChannels struct {
+	cmd                                         uint32
+	maxRx, maxTx, maxOther, maxCombined         uint32
+	rxCount, txCount, otherCount, combinedCount uint32
+}
+
+// rxChannels returns the RX queue count ETHTOOL_GCHANNELS reports
+// (rx + combined).
+func rxChannels(fd int, ifname string) (int, error) {
+	ch := ethtoolChannels{cmd: unix.ETHTOOL_GCHANNELS}
+	if err := ethtool(fd, ifname, unsafe.Pointer(&ch)); err != nil {
+		return 0, err
+	}
+	return int(ch.rxCount + ch.combinedCount), nil
+}
+
+// ethtoolValue reads (get) or writes (set) a struct ethtool_value command
+// such as ETHTOOL_GGRO / ETHTOOL_SGRO.
+func ethtoolValue(fd int, ifname string, cmd, value uint32) (uint32, error) {
+	v := [2]uint32{cmd, value}
+	if err := ethtool(fd, ifname, unsafe.Pointer(&v)); err != nil {
+		return 0, err
+	}
+	return v[1], nil
+}
