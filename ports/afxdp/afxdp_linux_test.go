@@ -672,3 +672,110 @@ func TestPermissionError(t *testing.T) {
 		t.Errorf("unprivileged Open left program %d attached", x.id)
 	}
 }
+
+// TestMemlock: without CAP_IPC_LOCK the UMEM counts against
+// RLIMIT_MEMLOCK. With the soft limit at 64 KiB and a higher hard limit,
+// Open raises the soft limit itself and succeeds; with both at 64 KiB it
+// fails with an error naming the cure. The child runs under setpriv with
+// CAP_IPC_LOCK out of its bounding set.
+func TestMemlock(t *testing.T) {
+	if ifname := os.Getenv("AFXDP_TEST_MEMLOCK"); ifname != "" {
+		var r unix.Rlimit
+		if err := unix.Getrlimit(unix.RLIMIT_MEMLOCK, &r); err != nil {
+			fmt.Println("getrlimit:", err)
+			os.Exit(2)
+		}
+		r.Cur = 64 << 10
+		if os.Getenv("AFXDP_TEST_MEMLOCK_HARD") != "" {
+			r.Max = r.Cur
+		}
+		if err := unix.Setrlimit(unix.RLIMIT_MEMLOCK, &r); err != nil {
+			fmt.Println("setrlimit:", err)
+			os.Exit(2)
+		}
+		// 256 frames of 2048 bytes: 512 KiB, above 64 KiB, below any usual hard limit.
+		p, err := Open(ifname, Options{Frames: 256, FillRingSize: 128, TxRingSize: 128, CompletionRingSize: 128, RxRingSize: 128})
+		if err == nil {
+			fmt.Println("opened")
+			p.Close()
+		} else {
+			fmt.Println(err)
+		}
+		os.Exit(0)
+	}
+	requireRoot(t)
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("needs setpriv (util-linux) to drop CAP_IPC_LOCK in a child")
+	}
+	var r unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_MEMLOCK, &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Max != unix.RLIM_INFINITY && r.Max < 1<<20 {
+		t.Skipf("hard RLIMIT_MEMLOCK %d is below the 512 KiB UMEM this test opens", r.Max)
+	}
+	n := newTestNet(t, 1)
+	for _, tc := range []struct {
+		name, hard, want string
+	}{
+		{"soft 64 KiB", "", "opened"},
+		{"hard 64 KiB", "1", "exceeds RLIMIT_MEMLOCK (65536 bytes); raise it (ulimit -l unlimited"},
+	} {
+		cmd := exec.Command(setpriv, "--bounding-set=-ipc_lock", "--inh-caps=-ipc_lock", "--",
+			os.Args[0], "-test.run=^TestMemlock$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "AFXDP_TEST_MEMLOCK="+n.host, "AFXDP_TEST_MEMLOCK_HARD="+tc.hard)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: child: %v\n%s", tc.name, err, out)
+		}
+		t.Logf("%s: %s", tc.name, out)
+		if !bytes.Contains(out, []byte(tc.want)) {
+			t.Errorf("%s: %s; want %q", tc.name, out, tc.want)
+		}
+		if x, _ := queryXDP(n.hostIndex); x.mode != attachedNone {
+			t.Errorf("%s: program %d left attached", tc.name, x.id)
+		}
+	}
+}
+
+// TestWait: Wait sleeps for its timeout when nothing arrives, returns at
+// once when a frame is waiting, and wakes from ppoll when one arrives
+// while it sleeps.
+func TestWait(t *testing.T) {
+	checkGoroutines(t)
+	n := newTestNet(t, 1)
+	p := openPort(t, n.host, Options{})
+	raw := n.peerSocket(t, unix.AF_PACKET, unix.SOCK_RAW, 0)
+	start := time.Now()
+	if ok, err := p.Wait(int64(50 * time.Millisecond)); ok || err != nil {
+		t.Fatalf("idle Wait = %v, %v; want false, nil", ok, err)
+	}
+	if el := time.Since(start); el < 45*time.Millisecond {
+		t.Errorf("idle Wait(50 ms) returned after %v", el)
+	}
+	f := ethFrame(n.hostMAC, n.peerMAC, []byte("waiting"))
+	n.peerSend(t, raw, f)
+	if ok, err := p.Wait(int64(time.Second)); !ok || err != nil {
+		t.Fatalf("Wait with a frame waiting = %v, %v; want true, nil", ok, err)
+	}
+	receiveFrames(t, p, 1, 2048, time.Second, false)
+
+	done := make(chan error)
+	go func() {
+		time.Sleep(30 * time.Millisecond)
+		done <- unix.Sendto(raw, f, 0, &unix.SockaddrLinklayer{Ifindex: n.peerIndex, Halen: 6})
+	}()
+	start = time.Now()
+	ok, err := p.Wait(int64(2 * time.Second))
+	el := time.Since(start)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if !ok || err != nil || el > time.Second {
+		t.Fatalf("Wait across an arrival = %v, %v after %v; want true within ~30 ms", ok, err, el)
+	}
+	if got := receiveFrames(t, p, 1, 2048, time.Second, false); len(got) != 1 || !bytes.Equal(got[0], f) {
+		t.Fatalf("after Wait: received %d frames", len(got))
+	}
+}

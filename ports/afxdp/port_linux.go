@@ -261,7 +261,7 @@ func (p *Port) Transmit(ds []*packet.Desc) (int, error) {
 // Wait blocks in ppoll on the sockets for at most timeoutNs nanoseconds
 // (timeoutNs ≤ 0 only checks) until a frame is ready to receive, or, after
 // a short Transmit, until TX room frees up. ppoll also drives copy-mode TX.
-// It reports whether there is work; an interrupted wait reports false.
+// It reports whether there is work; a signal does not cut the wait short.
 func (p *Port) Wait(timeoutNs int64) (bool, error) {
 	if p.closed.Load() {
 		return false, ports.ErrClosed
@@ -278,12 +278,19 @@ func (p *Port) Wait(timeoutNs int64) (bool, error) {
 	for i := range p.pollfds {
 		p.pollfds[i].Events, p.pollfds[i].Revents = ev, 0
 	}
-	p.ts = unix.NsecToTimespec(max(timeoutNs, 0))
+	timeoutNs = max(timeoutNs, 0)
+	start := time.Now()
+	p.ts = unix.NsecToTimespec(timeoutNs)
 	n, err := unix.Ppoll(p.pollfds, &p.ts, nil)
-	if err != nil {
-		if err == unix.EINTR {
+	for err == unix.EINTR { // a signal (the Go runtime's preemption, say): sleep out the rest
+		left := timeoutNs - int64(time.Since(start))
+		if left <= 0 {
 			return false, nil
 		}
+		p.ts = unix.NsecToTimespec(left)
+		n, err = unix.Ppoll(p.pollfds, &p.ts, nil)
+	}
+	if err != nil {
 		var e unix.Errno
 		if errors.As(err, &e) {
 			return false, p.socks[0].errno("ppoll", e)

@@ -111,8 +111,7 @@ type xsk struct {
 	txQueued uint32 // descriptors written in the current Transmit
 	txBytesQ uint64 // their bytes
 
-	lastErr   error // the last error returned, reused while the errno repeats
-	lastErrno unix.Errno
+	lastErr *SyscallError // the last error returned, reused while it repeats
 
 	violations atomic.Uint64
 	rxPackets  atomic.Uint64
@@ -141,9 +140,8 @@ func (s *xsk) frameIndex(addr uint64) int {
 // value while the same errno repeats so a worker retrying against a downed
 // link does not allocate on every call.
 func (s *xsk) errno(op string, e unix.Errno) error {
-	if s.lastErr == nil || s.lastErrno != e {
+	if s.lastErr == nil || s.lastErr.Err != e || s.lastErr.Op != op {
 		s.lastErr = &SyscallError{Op: op, Queue: s.queue, Err: e}
-		s.lastErrno = e
 	}
 	return s.lastErr
 }
