@@ -155,6 +155,7 @@ type SyscallError struct {
 	Err   error
 }
 
+// Error returns "afxdp: queue Q: OP: ERRNO".
 func (e *SyscallError) Error() string {
 	return fmt.Sprintf("afxdp: queue %d: %s: %v", e.Queue, e.Op, e.Err)
 }
