@@ -56,6 +56,8 @@ type port struct {
 	qc      []queueCounters
 	sojourn []histogram // by queue: time from enqueue to dequeue
 
+	rxErr   error      // the device's last receive error, so that only changes are logged
+	txErr   error      // likewise for transmit
 	tap     tapPointer // capture; nil when off
 	markers []string   // names of the enqueue chain's members, then the dequeue chain's
 }
@@ -247,3 +249,20 @@ func (s *Switch) Close() error {
 
 // Buffer returns the switch's buffer, for reading occupancy.
 func (s *Switch) Buffer() *buffer.MMU { return s.mmu }
+
+// health logs a device error when it first appears and when the device
+// recovers (e.g. a link going down and coming back), never per packet.
+func (p *port) health(s *Switch, op string, last *error, err error) {
+	if err == nil {
+		if *last != nil {
+			s.log.Info("port recovered", zap.String("port", p.name), zap.String("op", op))
+			*last = nil
+		}
+		return
+	}
+	if errors.Is(err, ports.ErrClosed) || *last != nil && (errors.Is(err, *last) || err.Error() == (*last).Error()) {
+		return
+	}
+	*last = err
+	s.log.Warn("port device error; retrying", zap.String("port", p.name), zap.String("op", op), zap.Error(err))
+}

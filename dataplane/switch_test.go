@@ -2,14 +2,20 @@ package dataplane
 
 import (
 	"bytes"
+	"errors"
 	"net"
 	"net/netip"
 	"testing"
 
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
 	"github.com/ecnswitch/ecnswitch/marking"
 	"github.com/ecnswitch/ecnswitch/packet"
 	"github.com/ecnswitch/ecnswitch/packet/packettest"
+	"github.com/ecnswitch/ecnswitch/ports"
 	"github.com/ecnswitch/ecnswitch/ports/memport"
+	"github.com/ecnswitch/ecnswitch/timestamp"
 )
 
 var macs = []packet.MAC{
@@ -249,3 +255,51 @@ func TestTwoToOneCongestion(t *testing.T) {
 
 // hostBacklog is how many frames host h has on its link toward the switch.
 func (r *rig) hostBacklog(h int) int { return r.sw.ports[h].dev.(*memport.Port).InFlight() }
+
+// flakyPort fails Transmit while down is set.
+type flakyPort struct {
+	sinkPort
+	down bool
+}
+
+func (f *flakyPort) Transmit(ds []*packet.Desc) (int, error) {
+	if f.down {
+		return 0, errLinkDown
+	}
+	return f.sinkPort.Transmit(ds)
+}
+
+var errLinkDown = errors.New("link down")
+
+// TestLinkDownLoggedOnce checks that a device error is counted per packet
+// but logged once when it appears and once when the link recovers.
+func TestLinkDownLoggedOnce(t *testing.T) {
+	core, logs := observer.New(zap.InfoLevel)
+	cfg := basicConfig(2, 1, 0, 1<<20)
+	cfg.Forwarding.Patches = []Patch{{From: 0, To: 1}}
+	gen := &genPort{frame: frame(t, 0, 1, packettest.Options{})}
+	out := &flakyPort{down: true}
+	sw, err := New(cfg, []ports.Port{gen, out}, timestamp.NewVirtual(0), zap.New(core))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 10; i++ {
+		sw.Poll()
+	}
+	out.down = false
+	for i := 0; i < 10; i++ {
+		sw.Poll()
+	}
+	if got := sw.Stats().Ports[1].Drops["tx_error"]; got != 10*ports.BatchSize {
+		t.Errorf("tx_error drops = %d, want %d", got, 10*ports.BatchSize)
+	}
+	if n := logs.FilterMessage("port device error; retrying").Len(); n != 1 {
+		t.Errorf("device error logged %d times, want once", n)
+	}
+	if n := logs.FilterMessage("port recovered").Len(); n != 1 {
+		t.Errorf("recovery logged %d times, want once", n)
+	}
+	if a := sw.Account(); !a.Balanced() {
+		t.Errorf("accounting %+v not balanced", a)
+	}
+}

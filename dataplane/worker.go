@@ -141,8 +141,9 @@ func (w *worker) receive(p *port, now int64) int {
 	w.free = w.free[:len(w.free)-k]
 	n, err := p.dev.Receive(batch)
 	w.free = append(w.free, batch[n:]...)
+	p.health(w.s, "receive", &p.rxErr, err)
 	if err != nil && n == 0 {
-		return 0 // the device logs and recovers on its own; nothing was received
+		return 0
 	}
 	var bytes uint64
 	for _, d := range batch[:n] {
@@ -348,6 +349,7 @@ func (w *worker) serve(p *port, now int64) int {
 // the rest in p.pending. It reports whether the device took everything.
 func (w *worker) transmit(p *port, ds []*packet.Desc) bool {
 	n, err := p.dev.Transmit(ds)
+	p.health(w.s, "transmit", &p.txErr, err)
 	var bytes uint64
 	for _, d := range ds[:n] {
 		bytes += uint64(d.Len)

@@ -1,0 +1,151 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/ecnswitch/ecnswitch/buffer"
+	"github.com/ecnswitch/ecnswitch/dataplane"
+	"github.com/ecnswitch/ecnswitch/marking"
+	"github.com/ecnswitch/ecnswitch/scheduler"
+	"github.com/ecnswitch/ecnswitch/testbed"
+	"github.com/ecnswitch/ecnswitch/testbed/bulk"
+)
+
+// TestTCPGoodputAtShapedRate: one kernel TCP flow through a port shaped to
+// R = 200 Mbit/s, with the shaper charging each frame its Ethernet wire
+// size (max(len+4, 64) + 20: FCS, preamble and SFD, inter-frame gap; the
+// MQ-ECN prototype's accounting, 001 §4.2), runs at R minus exactly the
+// header overhead. A full segment carries MSS bytes of data in a frame of
+//
+//	MSS + TCP options (12: timestamps) + 20 TCP + 20 IPv4 + 14 Ethernet
+//
+// bytes, which costs that + 4 FCS + 8 preamble/SFD + 12 IFG on the wire, so
+//
+//	goodput = R · MSS / (MSS + 12 + 20 + 20 + 14 + 4 + 8 + 12)
+//	        = 200 Mbit/s · 1448 / 1538 = 188.30 Mbit/s at MTU 1500,
+//
+// with MSS and the options read from the sender's socket (TCP_INFO). The
+// measured goodput, bytes read by the receiver over the last 3 s of a 4 s
+// transfer, must be within 3% of it. The queue has a DCTCP-style cut-off
+// marker at 64 KB so that ECN, not loss, keeps the queue in check and the
+// port never idles: the flow is shaper-bound.
+//
+// The bucket is 32 KB rather than the prototype's 2.5 KB (001 §4.2): on
+// this shared two-core machine the worker is sometimes off its CPU for a
+// millisecond, and a 2.5 KB bucket (100 µs at R) forfeits the credit of
+// such a stall, which cost up to 15% of the rate in trials. The bucket
+// cannot inflate the result: the shaper sends at most Bucket + one frame
+// more than R·T/8 in any interval T (scheduler.Shaper), 0.04% of R over
+// the 3 s measured, and the test checks the port's wire rate against that
+// bound too.
+func TestTCPGoodputAtShapedRate(t *testing.T) {
+	const (
+		rate   = 200_000_000
+		bucket = 32 << 10
+	)
+	r := newRig(t, 2, func(hs []testbed.Host) dataplane.Config {
+		cfg := baseConfig(hs, 1)
+		p := &cfg.Ports[1]
+		p.Queues[0] = buffer.QueueConfig{Cap: 1 << 20}
+		p.Shaper = scheduler.ShaperConfig{Rate: rate, Bucket: bucket, Overhead: scheduler.OverheadEthernet}
+		p.Scheduler.Overhead = scheduler.OverheadEthernet
+		p.Scheduler.LineRate = rate
+		p.Enqueue = []dataplane.MarkerSpec{{Name: "dctcp", New: func(nq int) (marking.Marker, error) {
+			return marking.NewRED(marking.CutOff(marking.MeasureQueue, marking.Bytes(64<<10)), marking.Enqueue, nq)
+		}}}
+		p.NonECT = marking.NonECTPass
+		return cfg
+	})
+	h1, h2 := r.hosts[0], r.hosts[1]
+	ln, err := h2.ListenTCP(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rcv := bulk.Serve(ln)
+	defer rcv.Close()
+	dst := netip.AddrPortFrom(h2.IPv4, uint16(ln.Addr().(*net.TCPAddr).Port))
+
+	conns := make(chan net.Conn, 1)
+	dial := dialer(h1, dst, 0)
+	done := make(chan error, 1)
+	go func() {
+		_, err := bulk.Sender{
+			Dial: func(ctx context.Context) (net.Conn, error) {
+				c, err := dial(ctx)
+				if err == nil {
+					conns <- c
+				}
+				return c, err
+			},
+			Flows:    1,
+			Duration: 4 * time.Second,
+		}.Run(context.Background())
+		done <- err
+	}()
+	conn := <-conns
+	time.Sleep(time.Second)
+	b0, t0, p0 := rcv.Bytes(), time.Now(), r.port(h2)
+	mss, opts, err := segmentLayout(conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * time.Second)
+	b1, t1, p1 := rcv.Bytes(), time.Now(), r.port(h2)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+
+	const tcpIPEth, fcsPreambleIFG = 20 + 20 + 14, 4 + 8 + 12
+	want := float64(rate) * float64(mss) / float64(mss+opts+tcpIPEth+fcsPreambleIFG)
+	got := float64(b1-b0) * 8 / t1.Sub(t0).Seconds()
+	// The port's own wire rate tells a shaper that idled (CPU starvation
+	// of the worker, an empty queue) from headers that cost more than the
+	// formula says.
+	wire := float64(p1.TxBytes-p0.TxBytes+fcsPreambleIFG*(p1.TxPackets-p0.TxPackets)) * 8 / t1.Sub(t0).Seconds()
+	t.Logf("MSS %d, TCP options %d B: expected goodput %.2f Mbit/s, measured %.2f Mbit/s (%.2f%%); port on the wire %.2f Mbit/s",
+		mss, opts, want/1e6, got/1e6, 100*got/want, wire/1e6)
+	if got < 0.97*want || got > 1.03*want {
+		t.Errorf("goodput %.2f Mbit/s, want %.2f Mbit/s ± 3%% (R·MSS/(MSS+%d+%d+%d))",
+			got/1e6, want/1e6, opts, tcpIPEth, fcsPreambleIFG)
+	}
+	if limit := float64(rate) + float64(bucket+1538)*8/t1.Sub(t0).Seconds(); wire > limit {
+		t.Errorf("port sent %.2f Mbit/s on the wire, above the shaper's bound %.2f Mbit/s", wire/1e6, limit/1e6)
+	}
+	if st := r.port(h2); st.Queues[0].MarkedEnq == 0 {
+		t.Errorf("no CE marks at h2's port: the queue never reached 64 KB, so the flow was not shaper-bound")
+	}
+}
+
+// segmentLayout returns the sender's MSS (tcpi_snd_mss: payload bytes per
+// full segment) and the TCP option bytes each segment carries (12 when
+// timestamps were negotiated, RFC 7323 §3).
+func segmentLayout(c net.Conn) (mss, opts int, err error) {
+	rc, err := c.(syscall.Conn).SyscallConn()
+	if err != nil {
+		return 0, 0, err
+	}
+	var info *unix.TCPInfo
+	var ierr error
+	if err := rc.Control(func(fd uintptr) { info, ierr = unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO) }); err != nil {
+		return 0, 0, err
+	}
+	if ierr != nil {
+		return 0, 0, fmt.Errorf("TCP_INFO: %w", ierr)
+	}
+	if info.Options&tcpiOptTimestamps != 0 {
+		opts = 12
+	}
+	return int(info.Snd_mss), opts, nil
+}
+
+// tcpiOptTimestamps is TCPI_OPT_TIMESTAMPS of linux/tcp.h: the connection
+// negotiated the timestamps option.
+const tcpiOptTimestamps = 1
