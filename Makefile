@@ -15,6 +15,7 @@ help:
 	@echo "make test     formatting, vet, unit and integration tests, race detector, bounded fuzzing"
 	@echo "make bench    hot-path micro-benchmarks (pipeline, scheduler, parser, markers)"
 	@echo "make build    build $(BIN)"
+	@echo "make closed-loop  rerun the papers' static-flow experiment in virtual time; rewrites the table in docs/marking.md"
 
 deps:
 	@./scripts/deps.sh
@@ -42,6 +43,9 @@ test: deps check unit race fuzz
 
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./packet ./scheduler ./buffer ./marking ./dataplane
+
+closed-loop:
+	$(GO) run ./bench/closedloop/cmd/table
 
 demo: build
 	@if [ "$$(id -u)" != 0 ]; then echo "the demo creates network namespaces: run it as root (sudo make demo)"; exit 1; fi
