@@ -175,10 +175,6 @@ func TestCEMarksOnTheWire(t *testing.T) {
 	}
 	r.quiesce()
 	capt.stop(t)
-	a := r.sw.Account()
-	if !a.Balanced() || a.Held != 0 {
-		t.Errorf("switch balance %+v: want balanced with nothing held", a)
-	}
 
 	s1 := [3]dataplane.PortStats{r.port(h1), r.port(h2), r.port(h3)}
 	out0, out1 := s0[2], s1[2]
@@ -229,6 +225,10 @@ func TestCEMarksOnTheWire(t *testing.T) {
 			t.Errorf("the switch sent %d frames to %s, which received %d", swTx, r.hosts[i].Name, hostRx)
 		}
 		t.Logf("%s: host sent %d, received %d; switch received %d, sent %d", r.hosts[i].Name, hostTx, hostRx, swRx, swTx)
+	}
+	r.stop()
+	if a := r.sw.Account(); !a.Balanced() || a.Held != 0 {
+		t.Errorf("switch balance after stop %+v: want balanced with nothing held", a)
 	}
 }
 

@@ -262,20 +262,34 @@ func waitFor(tb testing.TB, what string, timeout time.Duration, cond func() bool
 	}
 }
 
-// quiesce waits until the switch has held nothing for a moment, so that
-// counters read next are final.
+// quiesce waits until the switch has been idle for 100 ms — no packet
+// buffered, no counter moving — so that counters read next are final. It
+// reads Stats, whose counters are atomics; Account is only exact (and
+// race-free) once Run has returned.
 func (r *rig) quiesce() {
 	r.t.Helper()
-	var last dataplane.Accounting
-	stable := 0
+	type snap struct{ rx, tx, drops, buffered uint64 }
+	read := func() snap {
+		var s snap
+		for _, p := range r.sw.Stats().Ports {
+			s.rx += p.RxPackets
+			s.tx += p.TxPackets
+			s.buffered += uint64(p.Packets)
+			for _, n := range p.Drops {
+				s.drops += n
+			}
+		}
+		return s
+	}
+	last, stable := read(), 0
 	waitFor(r.t, "the switch to drain", 10*time.Second, func() bool {
-		a := r.sw.Account()
-		if a == last && a.Held == 0 {
+		s := read()
+		if s == last && s.buffered == 0 {
 			stable++
 		} else {
 			stable = 0
 		}
-		last = a
+		last = s
 		return stable >= 10
 	})
 }

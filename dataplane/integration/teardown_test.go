@@ -85,12 +85,13 @@ func TestMalformedFlood(t *testing.T) {
 		}
 	}
 
-	var fd int
+	var fd, ifindex int
 	err := h1.Do(func() error {
 		ifi, err := net.InterfaceByName(h1.HostIf)
 		if err != nil {
 			return err
 		}
+		ifindex = ifi.Index
 		fd, err = unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
 		if err != nil {
 			return err
@@ -101,15 +102,13 @@ func TestMalformedFlood(t *testing.T) {
 		t.Fatalf("host %s: AF_PACKET socket: %v", h1.Name, err)
 	}
 	defer unix.Close(fd)
-	ifi := 0
-	h1.Do(func() error { i, err := net.InterfaceByName(h1.HostIf); ifi = i.Index; return err })
 
 	p0, l0, x0 := r.port(h1), hostLinkStats(t, h1), r.ports[0].Stats()
 	const rounds = 2000
 	sent := 0
 	for range rounds {
 		for _, f := range frames {
-			if err := unix.Sendto(fd, f, 0, &unix.SockaddrLinklayer{Ifindex: ifi, Halen: 6}); err == nil {
+			if err := unix.Sendto(fd, f, 0, &unix.SockaddrLinklayer{Ifindex: ifindex}); err == nil {
 				sent++
 			}
 		}
@@ -121,33 +120,32 @@ func TestMalformedFlood(t *testing.T) {
 	hostTx := l1.TxPackets - l0.TxPackets
 	kernelDrops := (x1.RxDropped + x1.RxOversize) - (x0.RxDropped + x0.RxOversize)
 	vethDrops := l1.TxDropped - l0.TxDropped
-	t.Logf("sent %d, host interface sent %d (dropped %d), AF_XDP dropped %d, switch received %d, malformed %d",
+	t.Logf("sent %d; host interface sent %d, dropped %d; AF_XDP dropped %d; switch received %d, malformed %d",
 		sent, hostTx, vethDrops, kernelDrops, rx, malformed)
 	if sent != rounds*len(frames) {
 		t.Errorf("the AF_PACKET socket took %d of %d frames", sent, rounds*len(frames))
 	}
-	if malformed != rx {
-		t.Errorf("the switch received %d frames from h1 and counted %d malformed; every one was", rx, malformed)
+	// Every flood frame the kernel did not drop on the way (veth, or the
+	// port's socket) is counted malformed. The host's own few frames (an
+	// IPv6 link-local MLD report, say) are not, and may arrive meanwhile.
+	if malformed+kernelDrops+vethDrops != uint64(sent) {
+		t.Errorf("h1 sent %d malformed frames: the switch counted %d malformed, the kernel dropped %d (veth) + %d (socket)",
+			sent, malformed, vethDrops, kernelDrops)
 	}
-	if malformed+kernelDrops != hostTx {
-		t.Errorf("h1's interface sent %d frames; the switch counted %d malformed and its port's kernel socket dropped %d",
-			hostTx, malformed, kernelDrops)
+	if other := rx - malformed; rx < malformed || other > 10 {
+		t.Errorf("the switch received %d frames from h1 during the flood, %d malformed", rx, malformed)
 	}
 	if malformed < uint64(sent)/2 {
 		t.Errorf("only %d of %d malformed frames reached the switch", malformed, sent)
-	}
-	if tx := p1.TxPackets - p0.TxPackets; tx != 0 {
-		t.Errorf("the switch forwarded %d frames from the flood", tx)
 	}
 
 	if got := ping(t, h1, h2.IPv4, 3, 2*time.Second); got != 3 {
 		t.Errorf("after the flood, %d of 3 echo replies through the switch", got)
 	}
-	r.quiesce()
-	if a := r.sw.Account(); !a.Balanced() {
-		t.Errorf("packet balance %+v", a)
-	}
 	r.stop()
+	if a := r.sw.Account(); !a.Balanced() {
+		t.Errorf("packet balance after stop %+v", a)
+	}
 	for i, a := range r.frames {
 		if a.Violations != 0 || a.InKernel() != 0 || a.Tx != 0 || a.Completion != 0 {
 			t.Errorf("port %s frames %+v: want no violations and none held by the kernel or in flight (%d unaccounted)",
@@ -169,23 +167,23 @@ func malformedFrames(src, dst net.HardwareAddr) [][]byte {
 		return append(f, payload...)
 	}
 	ipv4 := func(verIHL byte, totalLen uint16, proto byte, size int) []byte {
-		ip := make([]byte, size)
+		ip := make([]byte, max(size, 20))
 		ip[0] = verIHL
 		binary.BigEndian.PutUint16(ip[2:], totalLen)
 		ip[8], ip[9] = 64, proto
 		copy(ip[12:], []byte{198, 18, 0, 1})
 		copy(ip[16:], []byte{198, 18, 0, 2})
-		return ip
+		return ip[:size]
 	}
 	tcpBadOffset := ipv4(0x45, 40, packet.ProtoTCP, 40)
 	tcpBadOffset[20+12] = 2 << 4 // data offset 2 words < 5
 	return [][]byte{
-		eth(packet.EtherTypeIPv4, ipv4(0x43, 28, packet.ProtoUDP, 28)),      // IHL 3 < 5
-		eth(packet.EtherTypeIPv4, ipv4(0x4f, 24, packet.ProtoUDP, 24)),      // IHL 15: options past the end
-		eth(packet.EtherTypeIPv4, ipv4(0x45, 20, packet.ProtoUDP, 10)),      // IPv4 header cut at 10 bytes
-		eth(packet.EtherTypeIPv6, make([]byte, 30)),                         // IPv6 header cut at 30 bytes
-		eth(packet.EtherTypeIPv4, ipv4(0x65, 28, packet.ProtoUDP, 28)),      // version 6 under 0x0800
-		eth(packet.EtherTypeIPv4, ipv4(0x45, 1000, packet.ProtoUDP, 40)),    // total length beyond the frame
-		eth(packet.EtherTypeIPv4, tcpBadOffset),                             // TCP data offset 2
+		eth(packet.EtherTypeIPv4, ipv4(0x43, 28, packet.ProtoUDP, 28)),   // IHL 3 < 5
+		eth(packet.EtherTypeIPv4, ipv4(0x4f, 24, packet.ProtoUDP, 24)),   // IHL 15: options past the end
+		eth(packet.EtherTypeIPv4, ipv4(0x45, 20, packet.ProtoUDP, 10)),   // IPv4 header cut at 10 bytes
+		eth(packet.EtherTypeIPv6, make([]byte, 30)),                      // IPv6 header cut at 30 bytes
+		eth(packet.EtherTypeIPv4, ipv4(0x65, 28, packet.ProtoUDP, 28)),   // version 6 under 0x0800
+		eth(packet.EtherTypeIPv4, ipv4(0x45, 1000, packet.ProtoUDP, 40)), // total length beyond the frame
+		eth(packet.EtherTypeIPv4, tcpBadOffset),                          // TCP data offset 2
 	}
 }
