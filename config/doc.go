@@ -1,0 +1,50 @@
+// Package config reads ecnswitch's YAML configuration into a validated
+// Config, and turns it into the switch's pipeline (Config.Dataplane) and
+// the devices the daemon opens (Config.Ports: interface names and
+// ports/afxdp options).
+//
+// The file is decoded strictly with gopkg.in/yaml.v3 (Decoder.KnownFields):
+// unknown keys, wrong types and out-of-range values are errors. Every error
+// is an *Error naming the key's path in the file, the value and the allowed
+// range, for example
+//
+//	ports[1].rate: "5Tbit" outside [1Mbit, 400Gbit] (or 0 for unshaped) (line 12)
+//
+// and Parse reports every error it finds, not just the first.
+//
+// # Shape
+//
+// examples/ecnswitch.yaml documents every key and its default. In brief:
+//
+//	log_level, workers, frames, frame_size, batch, spin, busy_poll, cpus
+//	afxdp:        mode, zerocopy, queues, frames, frame_size, *_ring, tx_budget, tx_hash, force
+//	telemetry:    enabled, listen, queue_sample_period, queue_samples
+//	pools:        [{name, size}]
+//	forwarding:   learning, age_time, table_size, patches, macs, prefixes (ports by name)
+//	classifier:   dscp, use_pcp, pcp
+//	port_defaults: any port key but name and interface, merged into every port
+//	ports:        [{name, interface, afxdp, queues, mtu, scheduler, rate, bucket,
+//	               overhead, pool, buffer, markers: {enqueue, dequeue}, non_ect,
+//	               delay, worker}]
+//
+// # Units
+//
+// Sizes are bytes or take a unit (96KB = 96000, 64KiB = 65536); rates are
+// bit/s or take one (995Mbit, 10Gbps); durations use Go syntax (100us,
+// 1.5ms). Marking thresholds (Threshold) may be bytes, packets (20pkt,
+// 16x1024B), a time at the port's rate (100us: C·t) or the standard
+// threshold λ·C·RTT of 001 §2.2 Eq. 1 ({lambda: 1, rtt: 100us}, or
+// "1*C*RTT(100us)"); the last two resolve with the port's rate.
+//
+// # Markers
+//
+// A marker names its scheme and the scheme's parameters as the papers and
+// the marking package name them (docs/marking-dequeue.md; Schemes lists
+// them): red, dctcp (RED as a cut-off at K on the queue, port or pool, or
+// the "minimum" per-queue K_i with split), mqecn, pmsb, bcc, tcn, codel,
+// ecnsharp. Each becomes one dataplane.MarkerSpec (BCC two: its per-port
+// and shared-pool members), and Parse builds it once so that the scheme's
+// own checks — a dequeue-only scheme placed at enqueue, K_min above K_max —
+// are reported at the marker's key. BCC's buffer-model inputs (B, α, S_min,
+// N) default to the port's pool and buffer settings (002 §IV-C).
+package config
