@@ -1,0 +1,12 @@
+// Package telemetry serves a running switch's counters and queue depths
+// over HTTP: /metrics in Prometheus format (github.com/prometheus/client_golang,
+// a collector that reads dataplane.Switch.Stats on every scrape), /stats as
+// JSON, and /queues, a time series of every queue's and pool's occupancy
+// sampled at a fixed period (100 µs by default) into a ring — enough to draw
+// the papers' queue-length-over-time plots.
+//
+// Nothing here runs per packet: the switch keeps atomic counters and the
+// buffer's byte counts, and telemetry reads them on a scrape or a sampler
+// tick. The server listens on 127.0.0.1 by default; Handle adds endpoints
+// (capture control under /capture/, say) before Start.
+package telemetry

@@ -1,0 +1,156 @@
+package telemetry
+
+import (
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ecnswitch/ecnswitch/dataplane"
+)
+
+// collector is a prometheus.Collector that reads Switch.Stats on every
+// scrape, so the switch keeps no Prometheus state of its own and its hot
+// path stays a set of atomic counters.
+type collector struct {
+	sw    Switch
+	pools []string
+
+	rxPackets, rxBytes, txPackets, txBytes, flooded *prometheus.Desc
+	portDrops                                       *prometheus.Desc
+	portBytes, portPackets, portPeak, portHeld      *prometheus.Desc
+
+	enqPackets, enqBytes, deqPackets, deqBytes *prometheus.Desc
+	marked, queueDrops                         *prometheus.Desc
+	queueBytes, queuePackets, queuePeak, thres *prometheus.Desc
+
+	markerMarks, markerDrops *prometheus.Desc
+
+	poolBytes, poolPackets, poolSize *prometheus.Desc
+}
+
+func newCollector(sw Switch, pools []string) *collector {
+	d := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc("ecnswitch_"+name, help, labels, nil)
+	}
+	port, queue := []string{"port"}, []string{"port", "queue"}
+	return &collector{
+		sw: sw, pools: pools,
+
+		rxPackets: d("port_rx_packets_total", "Frames received on the port.", port...),
+		rxBytes:   d("port_rx_bytes_total", "Bytes received on the port (frames without FCS).", port...),
+		txPackets: d("port_tx_packets_total", "Frames transmitted on the port.", port...),
+		txBytes:   d("port_tx_bytes_total", "Bytes transmitted on the port.", port...),
+		flooded:   d("port_flooded_packets_total", "Extra copies made by flooding frames received on the port.", port...),
+		portDrops: d("port_drops_total", "Packets dropped, by reason; ingress reasons count on the ingress port, the rest on the egress port.", "port", "reason"),
+
+		portBytes:   d("port_buffer_bytes", "Bytes buffered in the port's egress queues now.", port...),
+		portPackets: d("port_buffer_packets", "Packets buffered in the port's egress queues now.", port...),
+		portPeak:    d("port_buffer_peak_bytes", "Most bytes the port's egress queues have held.", port...),
+		portHeld:    d("port_held_packets", "Packets held in the port's delay line and TX backlog now (not buffered).", port...),
+
+		enqPackets: d("queue_enqueued_packets_total", "Packets admitted to the queue.", queue...),
+		enqBytes:   d("queue_enqueued_bytes_total", "Bytes admitted to the queue.", queue...),
+		deqPackets: d("queue_dequeued_packets_total", "Packets the scheduler took from the queue.", queue...),
+		deqBytes:   d("queue_dequeued_bytes_total", "Bytes the scheduler took from the queue.", queue...),
+		marked:     d("queue_marked_packets_total", "Packets marked CE in the queue, by marker stage.", "port", "queue", "stage"),
+		queueDrops: d("queue_drops_total", "Buffer and marker drops of the queue, by reason.", "port", "queue", "reason"),
+
+		queueBytes:   d("queue_bytes", "Bytes in the queue now.", queue...),
+		queuePackets: d("queue_packets", "Packets in the queue now.", queue...),
+		queuePeak:    d("queue_peak_bytes", "Most bytes the queue has held.", queue...),
+		thres:        d("queue_threshold_bytes", "The buffer's current admission limit for the queue (Dynamic Threshold or cap, plus reserve).", queue...),
+
+		markerMarks: d("marker_marks_total", "Packets a marker voted to mark, whatever the chain decided.", "port", "marker"),
+		markerDrops: d("marker_drops_total", "Packets a marker voted to drop.", "port", "marker"),
+
+		poolBytes:   d("pool_bytes", "Bytes in the shared pool now, reserves included.", "pool"),
+		poolPackets: d("pool_packets", "Packets in the shared pool now.", "pool"),
+		poolSize:    d("pool_size_bytes", "The shared pool's size B.", "pool"),
+	}
+}
+
+func (c *collector) descs() []*prometheus.Desc {
+	return []*prometheus.Desc{
+		c.rxPackets, c.rxBytes, c.txPackets, c.txBytes, c.flooded, c.portDrops,
+		c.portBytes, c.portPackets, c.portPeak, c.portHeld,
+		c.enqPackets, c.enqBytes, c.deqPackets, c.deqBytes, c.marked, c.queueDrops,
+		c.queueBytes, c.queuePackets, c.queuePeak, c.thres,
+		c.markerMarks, c.markerDrops,
+		c.poolBytes, c.poolPackets, c.poolSize,
+	}
+}
+
+// Describe implements prometheus.Collector.
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range c.descs() {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	st := c.sw.Stats()
+	counter := func(d *prometheus.Desc, v uint64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
+	}
+	gauge := func(d *prometheus.Desc, v int64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v), labels...)
+	}
+	for _, p := range st.Ports {
+		counter(c.rxPackets, p.RxPackets, p.Name)
+		counter(c.rxBytes, p.RxBytes, p.Name)
+		counter(c.txPackets, p.TxPackets, p.Name)
+		counter(c.txBytes, p.TxBytes, p.Name)
+		counter(c.flooded, p.Flooded, p.Name)
+		for reason, v := range p.Drops {
+			counter(c.portDrops, v, p.Name, reason)
+		}
+		gauge(c.portBytes, p.Bytes, p.Name)
+		gauge(c.portPackets, p.Packets, p.Name)
+		gauge(c.portPeak, p.Peak, p.Name)
+		gauge(c.portHeld, int64(p.Held), p.Name)
+		for qi, q := range p.Queues {
+			qs := strconv.Itoa(qi)
+			counter(c.enqPackets, q.Enqueued, p.Name, qs)
+			counter(c.enqBytes, q.EnqueueBytes, p.Name, qs)
+			counter(c.deqPackets, q.Dequeued, p.Name, qs)
+			counter(c.deqBytes, q.DequeueBytes, p.Name, qs)
+			counter(c.marked, q.MarkedEnq, p.Name, qs, "enqueue")
+			counter(c.marked, q.MarkedDeq, p.Name, qs, "dequeue")
+			for reason, v := range q.Drops {
+				counter(c.queueDrops, v, p.Name, qs, reason)
+			}
+			gauge(c.queueBytes, q.Bytes, p.Name, qs)
+			gauge(c.queuePackets, q.Packets, p.Name, qs)
+			gauge(c.queuePeak, q.Peak, p.Name, qs)
+			gauge(c.thres, q.Threshold, p.Name, qs)
+		}
+		for _, m := range p.Markers {
+			counter(c.markerMarks, m.Marks, p.Name, m.Name)
+			counter(c.markerDrops, m.Drops, p.Name, m.Name)
+		}
+	}
+	for i, pool := range st.Pools {
+		name := poolName(c.pools, i)
+		gauge(c.poolBytes, pool.Bytes, name)
+		gauge(c.poolPackets, pool.Packets, name)
+		gauge(c.poolSize, pool.Size, name)
+	}
+}
+
+func poolName(names []string, i int) string {
+	if i < len(names) {
+		return names[i]
+	}
+	return strconv.Itoa(i)
+}
+
+var _ prometheus.Collector = (*collector)(nil)
+
+// statsJSON is the body of /stats: dataplane.Stats with the time it was
+// read and the pools' names.
+type statsJSON struct {
+	TimeNS int64 `json:"time_ns"` // the switch clock when the snapshot was taken
+	dataplane.Stats
+	PoolNames []string `json:"pool_names"`
+}

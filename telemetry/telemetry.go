@@ -1,0 +1,250 @@
+package telemetry
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.uber.org/zap"
+
+	"github.com/ecnswitch/ecnswitch/buffer"
+	"github.com/ecnswitch/ecnswitch/dataplane"
+	"github.com/ecnswitch/ecnswitch/timestamp"
+)
+
+// Defaults of Options.
+const (
+	DefaultListen       = "127.0.0.1:9090"
+	DefaultSamplePeriod = 100 * time.Microsecond
+	DefaultSamples      = 65536
+)
+
+// Switch is what telemetry reads; *dataplane.Switch implements it.
+type Switch interface {
+	Stats() dataplane.Stats
+	Buffer() *buffer.MMU
+}
+
+var _ Switch = (*dataplane.Switch)(nil)
+
+// Options configure a Server. Zero fields take the defaults.
+type Options struct {
+	// Listen is the host:port to serve on; default DefaultListen, loopback
+	// only. Port 0 picks a free port (see Server.Addr).
+	Listen string
+	// SamplePeriod is the queue sampler's period; default 100 µs.
+	SamplePeriod time.Duration
+	// Samples is the sampler's ring length; default 65536.
+	Samples int
+	// PoolNames label the shared pools; default "0", "1", …
+	PoolNames []string
+	// Clock stamps samples and snapshots; default timestamp.NewMonotonic().
+	// Use the switch's clock so times agree.
+	Clock timestamp.Clock
+	// Logger receives lifecycle events; default zap.NewNop().
+	Logger *zap.Logger
+}
+
+// Server serves a switch's telemetry over HTTP:
+//
+//	GET /metrics   Prometheus text format (counters and gauges of every port, queue, marker and pool)
+//	GET /stats     dataplane.Stats as JSON, with time_ns and pool_names
+//	GET /queues    queue-depth time series as JSON (Series); ?since=<ns>&port=<name>[,<name>]&limit=<n>
+//	GET /          a list of the endpoints
+//
+// More endpoints (e.g. capture control under /capture/) are added with
+// Handle before Start.
+type Server struct {
+	sw      Switch
+	opts    Options
+	log     *zap.Logger
+	mux     *http.ServeMux
+	reg     *prometheus.Registry
+	sampler *Sampler
+	paths   []string
+
+	mu     sync.Mutex
+	srv    *http.Server
+	ln     net.Listener
+	cancel context.CancelFunc
+	done   sync.WaitGroup
+}
+
+// New returns a server for sw. It does not listen until Start.
+func New(sw Switch, opts Options) (*Server, error) {
+	if opts.Listen == "" {
+		opts.Listen = DefaultListen
+	}
+	if opts.SamplePeriod == 0 {
+		opts.SamplePeriod = DefaultSamplePeriod
+	}
+	if opts.Samples == 0 {
+		opts.Samples = DefaultSamples
+	}
+	if opts.Clock == nil {
+		opts.Clock = timestamp.NewMonotonic()
+	}
+	if opts.Logger == nil {
+		opts.Logger = zap.NewNop()
+	}
+	st := sw.Stats()
+	names := make([]string, len(st.Ports))
+	for i, p := range st.Ports {
+		names[i] = p.Name
+	}
+	sampler, err := NewSampler(sw.Buffer(), names, opts.PoolNames, opts.Clock, opts.SamplePeriod, opts.Samples)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{sw: sw, opts: opts, log: opts.Logger.Named("telemetry"), mux: http.NewServeMux(), reg: prometheus.NewRegistry(), sampler: sampler}
+	if err := s.reg.Register(newCollector(sw, opts.PoolNames)); err != nil {
+		return nil, fmt.Errorf("telemetry: %w", err)
+	}
+	s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	s.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{ErrorLog: zap.NewStdLog(s.log)}))
+	s.Handle("GET /stats", http.HandlerFunc(s.serveStats))
+	s.Handle("GET /queues", http.HandlerFunc(s.serveQueues))
+	s.mux.HandleFunc("GET /{$}", s.serveIndex)
+	return s, nil
+}
+
+// Handle registers h for pattern (http.ServeMux syntax, e.g.
+// "POST /capture/start") and lists it on the index page. Call it before
+// Start.
+func (s *Server) Handle(pattern string, h http.Handler) {
+	s.mux.Handle(pattern, h)
+	s.paths = append(s.paths, pattern)
+}
+
+// Handler returns the server's handler, for tests and for embedding.
+func (s *Server) Handler() http.Handler { return s.mux }
+
+// Registry returns the Prometheus registry, for extra collectors.
+func (s *Server) Registry() *prometheus.Registry { return s.reg }
+
+// Sampler returns the queue sampler.
+func (s *Server) Sampler() *Sampler { return s.sampler }
+
+// Start listens on Options.Listen, then serves and samples in the
+// background until Shutdown. A listen error (address in use, say) is
+// returned here.
+func (s *Server) Start() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.srv != nil {
+		return errors.New("telemetry: already started")
+	}
+	ln, err := net.Listen("tcp", s.opts.Listen)
+	if err != nil {
+		return fmt.Errorf("telemetry: listen on %s (telemetry.listen): %w", s.opts.Listen, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.ln, s.cancel = ln, cancel
+	s.srv = &http.Server{Handler: s.mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: zap.NewStdLog(s.log)}
+	s.done.Add(2)
+	go func() {
+		defer s.done.Done()
+		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error("serve", zap.Error(err))
+		}
+	}()
+	go func() {
+		defer s.done.Done()
+		s.sampler.Run(ctx)
+	}()
+	s.log.Info("telemetry listening", zap.String("addr", ln.Addr().String()),
+		zap.Duration("queueSamplePeriod", s.opts.SamplePeriod), zap.Int("queueSamples", s.opts.Samples))
+	return nil
+}
+
+// Addr returns the address the server listens on, or "" before Start.
+func (s *Server) Addr() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ln == nil {
+		return ""
+	}
+	return s.ln.Addr().String()
+}
+
+// Shutdown stops sampling and serving, waiting for requests in flight
+// until ctx is done.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	srv, cancel := s.srv, s.cancel
+	s.mu.Unlock()
+	if srv == nil {
+		return nil
+	}
+	cancel()
+	err := srv.Shutdown(ctx)
+	s.done.Wait()
+	s.log.Info("telemetry stopped")
+	return err
+}
+
+func (s *Server) serveIndex(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	fmt.Fprintln(w, "ecnswitch telemetry")
+	for _, p := range s.paths {
+		fmt.Fprintln(w, "  "+p)
+	}
+}
+
+func (s *Server) serveStats(w http.ResponseWriter, _ *http.Request) {
+	body := statsJSON{TimeNS: s.opts.Clock.Now(), Stats: s.sw.Stats(), PoolNames: s.opts.PoolNames}
+	writeJSON(w, http.StatusOK, body)
+}
+
+func (s *Server) serveQueues(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	since, limit := int64(-1), 0
+	var err error
+	if v := q.Get("since"); v != "" {
+		if since, err = strconv.ParseInt(v, 10, 64); err != nil {
+			httpError(w, http.StatusBadRequest, "since: %q is not an integer time in ns (use the previous response's next)", v)
+			return
+		}
+	}
+	if v := q.Get("limit"); v != "" {
+		if limit, err = strconv.Atoi(v); err != nil || limit < 0 {
+			httpError(w, http.StatusBadRequest, "limit: %q is not a count ≥ 0", v)
+			return
+		}
+	}
+	var ports []string
+	for _, v := range q["port"] {
+		for p := range strings.SplitSeq(v, ",") {
+			if p != "" {
+				ports = append(ports, p)
+			}
+		}
+	}
+	series, err := s.sampler.Series(since, limit, ports...)
+	if errors.Is(err, ErrNoPort) {
+		httpError(w, http.StatusNotFound, "%v", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, series)
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	_ = enc.Encode(v) // the client went away; nothing to do
+}
+
+func httpError(w http.ResponseWriter, code int, format string, args ...any) {
+	writeJSON(w, code, map[string]string{"error": fmt.Sprintf(format, args...)})
+}
