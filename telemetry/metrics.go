@@ -147,9 +147,9 @@ func poolName(names []string, i int) string {
 
 var _ prometheus.Collector = (*collector)(nil)
 
-// statsJSON is the body of /stats: dataplane.Stats with the time it was
+// StatsResponse is the body of /stats: dataplane.Stats with the time it was
 // read and the pools' names.
-type statsJSON struct {
+type StatsResponse struct {
 	TimeNS int64 `json:"time_ns"` // the switch clock when the snapshot was taken
 	dataplane.Stats
 	PoolNames []string `json:"pool_names"`

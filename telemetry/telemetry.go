@@ -202,7 +202,7 @@ func (s *Server) serveIndex(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (s *Server) serveStats(w http.ResponseWriter, _ *http.Request) {
-	body := statsJSON{TimeNS: s.opts.Clock.Now(), Stats: s.sw.Stats(), PoolNames: s.opts.PoolNames}
+	body := StatsResponse{TimeNS: s.opts.Clock.Now(), Stats: s.sw.Stats(), PoolNames: s.opts.PoolNames}
 	writeJSON(w, http.StatusOK, body)
 }
 

@@ -249,7 +249,7 @@ func TestStatsAndMetrics(t *testing.T) {
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("GET /stats: %d", res.StatusCode)
 	}
-	var st statsJSON
+	var st StatsResponse
 	if err := json.Unmarshal([]byte(body), &st); err != nil {
 		t.Fatal(err)
 	}

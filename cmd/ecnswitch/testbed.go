@@ -1,0 +1,185 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	iofs "io/fs"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/ecnswitch/ecnswitch/config"
+	"github.com/ecnswitch/ecnswitch/testbed"
+)
+
+func testbedCmd(e *env, args []string) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "up":
+			return testbedUp(e, args[1:])
+		case "down":
+			return testbedDown(e, args[1:])
+		}
+	}
+	fmt.Fprintln(e.stderr, "usage: ecnswitch testbed up -n N [--state FILE] [flags]")
+	fmt.Fprintln(e.stderr, "       ecnswitch testbed down [--state FILE]")
+	fmt.Fprintln(e.stderr, "\n'ecnswitch testbed up -h' lists the flags.")
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+		return exitOK
+	}
+	return exitUsage
+}
+
+// stateRE is the name testbed.StatePath gives a state file.
+var stateRE = regexp.MustCompile(`^testbed-([a-z0-9]+)\.json$`)
+
+// splitState turns --state DIR/testbed-ID.json into DIR and ID.
+func splitState(path string) (dir, id string, err error) {
+	m := stateRE.FindStringSubmatch(filepath.Base(path))
+	if m == nil {
+		return "", "", fmt.Errorf("--state %q: want DIR/testbed-ID.json, ID of lowercase letters and digits", path)
+	}
+	return filepath.Dir(path), m[1], nil
+}
+
+// configPath is the switch config written next to a state file.
+func configPath(state string) string { return strings.TrimSuffix(state, ".json") + ".yaml" }
+
+func testbedUp(e *env, args []string) int {
+	fs, level := e.flagSet("testbed up", "-n N [--state FILE] [flags]",
+		"Create N hosts, each a network namespace wired by a veth pair to this namespace,\n"+
+			"in one L2 subnet of 198.18.0.0/15, ready for kernel TCP through the switch.\n"+
+			"Writes a switch config for them next to the state file (testbed-ID.yaml).\nNeeds root.")
+	n := fs.Int("n", 0, "number of hosts (required)")
+	state := fs.String("state", "", "state file DIR/testbed-ID.json (default: "+testbed.DefaultStateDir+"/testbed-<random ID>.json)")
+	mtu := fs.Int("mtu", testbed.DefaultMTU, "MTU of every veth end")
+	subnet := fs.String("subnet", testbed.DefaultSubnet, "the hosts' IPv4 subnet, inside 198.18.0.0/15")
+	ipv6 := fs.Bool("ipv6", false, "also give hosts addresses in 2001:2::/48")
+	noECN := fs.Bool("no-ecn", false, "leave net.ipv4.tcp_ecn at the kernel default instead of 1")
+	if code, ok := parse(fs, args, 0); !ok {
+		return code
+	}
+	if *n < 1 {
+		fmt.Fprintln(e.stderr, "ecnswitch testbed up: -n N (at least 1 host) is required")
+		fs.Usage()
+		return exitUsage
+	}
+	log, err := newLogger(logLevel(*level, ""), e.stderr)
+	if err != nil {
+		fmt.Fprintln(e.stderr, "ecnswitch testbed up:", err)
+		return exitUsage
+	}
+	pfx, err := netip.ParsePrefix(*subnet)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "ecnswitch testbed up: --subnet %q: %v\n", *subnet, err)
+		return exitUsage
+	}
+	opts := testbed.Options{Hosts: *n, MTU: *mtu, Subnet: pfx, IPv6: *ipv6, DisableECN: *noECN, Logger: log}
+	if *state != "" {
+		if opts.StateDir, opts.ID, err = splitState(*state); err != nil {
+			fmt.Fprintln(e.stderr, "ecnswitch testbed up:", err)
+			return exitUsage
+		}
+	}
+	if err := checkPrivileges(); err != nil {
+		return e.fail("testbed up", fmt.Errorf("creating namespaces: %w", err))
+	}
+	tb, err := testbed.Up(opts)
+	if err != nil {
+		return e.fail("testbed up", err)
+	}
+	hosts := tb.Hosts()
+	cfgPath := configPath(tb.StatePath())
+	if err := os.WriteFile(cfgPath, testbedConfig(tb.ID(), tb.StatePath(), hosts), 0o644); err != nil {
+		return e.fail("testbed up", errors.Join(fmt.Errorf("write %s: %w", cfgPath, err), tb.Down()))
+	}
+	fmt.Fprintf(e.stdout, "testbed %s: %d hosts in %s\n", tb.ID(), len(hosts), tb.Subnet())
+	for _, h := range hosts {
+		v6 := ""
+		if h.IPv6.IsValid() {
+			v6 = " " + h.IPv6.String()
+		}
+		fmt.Fprintf(e.stdout, "  %-4s %-15s%s  netns %s  mac %s  switch port %s\n", h.Name, h.IPv4, v6, h.Netns, h.MAC, h.SwitchIf)
+	}
+	fmt.Fprintf(e.stdout, "state   %s\nconfig  %s\n\n", tb.StatePath(), cfgPath)
+	fmt.Fprintf(e.stdout, "run the switch:   ecnswitch run -c %s\n", cfgPath)
+	if len(hosts) >= 2 {
+		fmt.Fprintf(e.stdout, "try it:           ip netns exec %s ping %s\n", hosts[0].Netns, hosts[1].IPv4)
+	}
+	fmt.Fprintf(e.stdout, "remove it:        ecnswitch testbed down --state %s\n", tb.StatePath())
+	return exitOK
+}
+
+func testbedDown(e *env, args []string) int {
+	fs, level := e.flagSet("testbed down", "[--state FILE]",
+		"Remove exactly what 'testbed up' created, recorded in its state file, and the\nswitch config written next to it. Needs root.")
+	state := fs.String("state", "", "state file (default: the only testbed-*.json in "+testbed.DefaultStateDir+")")
+	if code, ok := parse(fs, args, 0); !ok {
+		return code
+	}
+	log, err := newLogger(logLevel(*level, ""), e.stderr)
+	if err != nil {
+		fmt.Fprintln(e.stderr, "ecnswitch testbed down:", err)
+		return exitUsage
+	}
+	path := *state
+	if path == "" {
+		found, _ := filepath.Glob(filepath.Join(testbed.DefaultStateDir, "testbed-*.json"))
+		switch len(found) {
+		case 0:
+			return e.fail("testbed down", fmt.Errorf("no testbed-*.json in %s; give --state", testbed.DefaultStateDir))
+		case 1:
+			path = found[0]
+		default:
+			return e.fail("testbed down", fmt.Errorf("%d testbeds in %s; pick one with --state:\n  %s", len(found), testbed.DefaultStateDir, strings.Join(found, "\n  ")))
+		}
+	}
+	tb, err := testbed.Load(path, log)
+	if err != nil {
+		return e.fail("testbed down", err)
+	}
+	if err := tb.Down(); err != nil {
+		return e.fail("testbed down", err)
+	}
+	if err := os.Remove(configPath(path)); err != nil && !errors.Is(err, iofs.ErrNotExist) {
+		return e.fail("testbed down", err)
+	}
+	fmt.Fprintf(e.stdout, "testbed %s removed\n", tb.ID())
+	return exitOK
+}
+
+// testbedConfig is the switch config for a testbed's hosts: one port per
+// host on its veth's switch end, native XDP (veth supports it; zero-copy it
+// does not, so auto falls back to copy mode), and the MQ-ECN prototype's
+// emulated 1 Gbit/s link (001 §4.2) with DCTCP marking.
+func testbedConfig(id, state string, hosts []testbed.Host) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# ecnswitch config for testbed %s (written by 'ecnswitch testbed up').\n", id)
+	fmt.Fprintf(&b, "# Remove the testbed with: ecnswitch testbed down --state %s\n", state)
+	b.WriteString("# Every key is documented in examples/ecnswitch.yaml.\n#\n")
+	for _, h := range hosts {
+		fmt.Fprintf(&b, "#   %-4s %-15s mac %s  netns %s\n", h.Name, h.IPv4, h.MAC, h.Netns)
+	}
+	b.WriteString(`
+log_level: info
+telemetry:
+  listen: ` + config.DefaultListen + `
+afxdp:
+  mode: native      # veth has native XDP; AF_XDP on veth is always copy mode
+port_defaults:
+  queues: 8
+  scheduler: {kind: dwrr}
+  rate: 995Mbit     # 99.5% of 1 Gbit/s, as the MQ-ECN prototype (001 §4.2)
+  markers:
+    enqueue:
+      - scheme: dctcp
+        k: 30KB     # about 20 packets: DCTCP's K at 1 Gbit/s
+ports:
+`)
+	for _, h := range hosts {
+		fmt.Fprintf(&b, "  - {name: %s, interface: %s}\n", h.Name, h.SwitchIf)
+	}
+	return []byte(b.String())
+}
