@@ -1,0 +1,87 @@
+// Package capture writes pcap and pcapng files of the packets a running
+// switch received, sent (after any CE mark) or dropped, per port, with the
+// switch's own timestamps — and, in pcapng, a comment on every packet
+// saying what happened and why: the marker that set CE or the drop reason,
+// the queue, the sojourn time, and the value and threshold the marker
+// compared. Its main use is a file of exactly the packets ecnswitch marked.
+//
+// # Model
+//
+// A Manager owns the captures of one *dataplane.Switch. Each capture has a
+// Spec (port, direction ingress|egress|drops, filter all|marked|dropped,
+// optional queue and DSCP, format, path, snap length, rotation, ring size).
+// The Manager sets one dataplane.Tap per port that has captures; the tap
+// runs on the port's worker and shows each event to every capture of the
+// port. A capture's Record path filters the event, then copies at most
+// snaplen bytes of the frame and a small fixed record (time, queue,
+// sojourn, marker, value, threshold, drop reason) into the next slot of a
+// bounded lock-free single-producer/single-consumer ring of fixed-size
+// slots. It never blocks, locks or allocates: when the ring is full the
+// packet is skipped and counted (skipped_ring_full), so capture cannot slow
+// forwarding. A writer goroutine per capture drains the ring into the
+// files, polling every millisecond when the ring is empty.
+//
+// All the events of a port come from the one worker that owns the port, so
+// each ring has exactly one producer. Stop takes the capture off the tap,
+// waits until the worker is out of the ring (see gate), lets the writer
+// write what the ring holds, and closes the file, so the final counters
+// account for every selected packet: written + skipped_ring_full +
+// lost_write_error.
+//
+// # Timestamps
+//
+// Every packet's timestamp is the switch's timestamp of its event, from
+// the same clock the markers read: the receive time for ingress, the
+// dequeue time for egress, the drop time for drops. That clock is
+// monotonic nanoseconds with an arbitrary origin, so at each capture's
+// start the Manager reads a (wall, mono) pair — Options.Wall and the
+// switch clock, back to back — and writes wall + (t − mono). Timestamps are
+// therefore exact relative to one another and to the markers' decisions,
+// and as accurate in absolute terms as the wall clock was at start; they do
+// not follow later wall-clock steps. pcap files use nanosecond resolution
+// (pcapgo.NewWriterNanos); pcapng files declare if_tsresol 9.
+//
+// # Formats
+//
+// Both formats are little-endian, link type Ethernet, with nanosecond
+// timestamps: pcap with magic 0xa1b23c4d; pcapng with one Section Header
+// Block, one Interface Description Block (if_name = the port's name,
+// if_description = what the capture selects, if_tsresol = 9, the snap
+// length) and an Enhanced Packet Block per packet (pcapng §4.3), which
+// carries an epb_flags direction (inbound for ingress, outbound for
+// egress) and an opt_comment such as
+//
+//	egress port c queue 1: marked CE by mqecn (value 41000, threshold 32000); sojourn 212.000us
+//	egress port c queue 0: sent unmarked; sojourn 3.125us
+//	drop port c queue 0: dropped (enqueue_marker) by dctcp (value 16500, threshold 15000)
+//	drop port c queue 0: dropped (dynamic_threshold)
+//	ingress port a: received
+//
+// The package writes the files itself rather than through gopacket's
+// pcapgo: gopacket v1.1.19's NgWriter.WritePacket writes no options, so
+// the comments would need a hand-written block anyway, and pcapgo imports
+// golang.org/x/net/bpf, a module this one does not require. Tests read the
+// files back with their own strict readers, decode the frames with
+// gopacket's layers, and, when tshark is installed, with tshark.
+//
+// Value and threshold are in the marker's own unit: bytes or packets for
+// queue-length markers, ns for sojourn-time markers.
+//
+// # Rotation
+//
+// With max_bytes set, a capture starts a new file before a packet would
+// make the current one larger than max_bytes (a file always holds at least
+// one packet). File k is the path itself for k = 0 and the path with .k
+// before its extension after that: marked.pcapng, marked.1.pcapng,
+// marked.2.pcapng, … Numbers only grow, so files never get renamed while a
+// reader has them open; with max_files set, the oldest is deleted when a
+// new one would exceed the count, leaving the newest max_files.
+//
+// # Wiring
+//
+// The daemon builds the Manager next to the switch with the switch's clock,
+// starts the captures its config lists with Start, mounts Handler on its
+// local HTTP server (POST /capture/start, POST /capture/stop?id=N,
+// GET /capture/status) and calls Close on shutdown. `ecnswitch capture
+// start|stop|status` uses Client against that server.
+package capture

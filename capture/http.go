@@ -1,0 +1,186 @@
+package capture
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// maxSpecBody bounds the body of a start request.
+const maxSpecBody = 64 << 10
+
+// Handler serves the capture API, to be mounted at the root of the
+// switch's local HTTP server:
+//
+//	POST /capture/start        body: a JSON Spec   → 200 Status of the new capture
+//	POST /capture/stop?id=N                        → 200 final Status
+//	GET  /capture/status                           → 200 [Status, …] of the running captures
+//
+// Errors are {"error": "…"} with 400 for a bad spec or id, 404 for an
+// unknown capture and 500 for a failure (a file that cannot be created).
+func (m *Manager) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /capture/start", m.serveStart)
+	mux.HandleFunc("POST /capture/stop", m.serveStop)
+	mux.HandleFunc("GET /capture/status", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, m.Status())
+	})
+	return mux
+}
+
+func (m *Manager) serveStart(w http.ResponseWriter, r *http.Request) {
+	var s Spec
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxSpecBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		writeError(w, fmt.Errorf("capture: %w: body: %w", ErrInvalid, err))
+		return
+	}
+	id, err := m.Start(s)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	for _, st := range m.Status() {
+		if st.ID == id {
+			writeJSON(w, http.StatusOK, st)
+			return
+		}
+	}
+	writeError(w, fmt.Errorf("capture: %w: id %d stopped at once", ErrNotFound, id))
+}
+
+func (m *Manager) serveStop(w http.ResponseWriter, r *http.Request) {
+	id, err := strconv.Atoi(r.URL.Query().Get("id"))
+	if err != nil {
+		writeError(w, fmt.Errorf("capture: %w: id: %q is not a capture id", ErrInvalid, r.URL.Query().Get("id")))
+		return
+	}
+	st, err := m.Stop(id)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, st)
+}
+
+// apiError is the body of an error response.
+type apiError struct {
+	Error string `json:"error"`
+}
+
+// serverError is an error response; errors.Is matches it against
+// ErrInvalid and ErrNotFound by its status code.
+type serverError struct {
+	code int
+	msg  string
+}
+
+func (e *serverError) Error() string { return e.msg + " (" + strconv.Itoa(e.code) + ")" }
+
+func (e *serverError) Is(target error) bool {
+	return target == ErrInvalid && e.code == http.StatusBadRequest ||
+		target == ErrNotFound && e.code == http.StatusNotFound
+}
+
+func writeError(w http.ResponseWriter, err error) {
+	code := http.StatusInternalServerError
+	switch {
+	case errors.Is(err, ErrInvalid):
+		code = http.StatusBadRequest
+	case errors.Is(err, ErrNotFound):
+		code = http.StatusNotFound
+	}
+	writeJSON(w, code, apiError{Error: err.Error()})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(v) // the status line is out; a failed write has no one to tell
+}
+
+// Client calls a running switch's capture API, for `ecnswitch capture
+// start|stop|status`.
+type Client struct {
+	// Addr is the switch's HTTP address: host:port, or a URL with a scheme
+	// and an optional path prefix under which the Handler is mounted.
+	Addr string
+	// HTTP is the client to use; nil means http.DefaultClient.
+	HTTP *http.Client
+}
+
+// Start starts a capture and returns its status, with its id.
+func (c Client) Start(ctx context.Context, s Spec) (Status, error) {
+	body, err := json.Marshal(s)
+	if err != nil {
+		return Status{}, fmt.Errorf("capture: %w", err)
+	}
+	var st Status
+	return st, c.do(ctx, http.MethodPost, "/capture/start", nil, body, &st)
+}
+
+// Stop stops capture id and returns its final status.
+func (c Client) Stop(ctx context.Context, id int) (Status, error) {
+	var st Status
+	q := url.Values{"id": {strconv.Itoa(id)}}
+	return st, c.do(ctx, http.MethodPost, "/capture/stop", q, nil, &st)
+}
+
+// Status returns the running captures.
+func (c Client) Status(ctx context.Context) ([]Status, error) {
+	var sts []Status
+	return sts, c.do(ctx, http.MethodGet, "/capture/status", nil, nil, &sts)
+}
+
+func (c Client) do(ctx context.Context, method, path string, q url.Values, body []byte, out any) error {
+	base := c.Addr
+	if !strings.Contains(base, "://") {
+		base = "http://" + base
+	}
+	u, err := url.Parse(strings.TrimSuffix(base, "/") + path)
+	if err != nil {
+		return fmt.Errorf("capture: addr %q: %w", c.Addr, err)
+	}
+	u.RawQuery = q.Encode()
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("capture: %w", err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	hc := c.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("capture: %s %s: %w", method, path, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return fmt.Errorf("capture: %s %s: %w", method, path, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		var e apiError
+		if json.Unmarshal(data, &e) != nil || e.Error == "" {
+			e.Error = strings.TrimSpace(string(data))
+		}
+		return fmt.Errorf("capture: %s %s: %w", method, path, &serverError{code: resp.StatusCode, msg: e.Error})
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("capture: %s %s: response: %w", method, path, err)
+	}
+	return nil
+}

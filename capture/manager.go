@@ -1,0 +1,184 @@
+package capture
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/ecnswitch/ecnswitch/dataplane"
+	"github.com/ecnswitch/ecnswitch/timestamp"
+)
+
+// Errors the Manager wraps, so that callers (and the HTTP handler) can tell
+// a bad request from a failure.
+var (
+	ErrInvalid  = errors.New("invalid capture spec")
+	ErrNotFound = errors.New("no such capture")
+)
+
+// Options configure a Manager.
+type Options struct {
+	// Dir, when set, confines capture files: a relative Spec.Path is taken
+	// inside it and no path may leave it. Set it whenever the HTTP API is
+	// reachable by anyone who should not write files as the switch.
+	Dir string
+	// Wall returns the wall-clock time, read once at each capture's start
+	// to anchor the switch clock's timestamps; nil means time.Now.
+	Wall func() time.Time
+	// MaxCaptures bounds the captures running at once; 0 means 64.
+	MaxCaptures int
+	// Log logs starts, stops and write errors; nil logs nothing.
+	Log *zap.Logger
+}
+
+// Manager owns the captures of one switch: it installs their taps on the
+// ports and runs their writers. Its methods are safe for concurrent use
+// and may be called while the switch runs.
+type Manager struct {
+	sw    *dataplane.Switch
+	clock timestamp.Clock
+	names []string
+	opts  Options
+
+	mu     sync.Mutex
+	next   int
+	caps   map[int]*capture
+	byPort [][]*capture
+	hold   <-chan struct{} // tests: the next captures' writers wait on it
+}
+
+// New returns a Manager for sw, whose clock must be the one the switch was
+// built with, so that a packet's timestamp in the file is the switch's own
+// timestamp of its event.
+func New(sw *dataplane.Switch, clock timestamp.Clock, opts Options) *Manager {
+	if opts.Wall == nil {
+		opts.Wall = time.Now
+	}
+	if opts.MaxCaptures == 0 {
+		opts.MaxCaptures = 64
+	}
+	if opts.Log == nil {
+		opts.Log = zap.NewNop()
+	}
+	names := sw.Ports()
+	return &Manager{
+		sw: sw, clock: clock, names: names, opts: opts,
+		caps: map[int]*capture{}, byPort: make([][]*capture, len(names)),
+	}
+}
+
+// Start validates s, opens its first file and starts capturing. It returns
+// the capture's id.
+func (m *Manager) Start(s Spec) (int, error) {
+	if err := s.Validate(); err != nil {
+		return 0, fmt.Errorf("capture: %w: %w", ErrInvalid, err)
+	}
+	s = s.withDefaults()
+	port, err := resolvePort(s.Port, m.names)
+	if err != nil {
+		return 0, fmt.Errorf("capture: %w: %w", ErrInvalid, err)
+	}
+	path, err := resolvePath(m.opts.Dir, s.Path)
+	if err != nil {
+		return 0, fmt.Errorf("capture: %w: %w", ErrInvalid, err)
+	}
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.caps) >= m.opts.MaxCaptures {
+		return 0, fmt.Errorf("capture: %w: %d captures running, at most %d", ErrInvalid, len(m.caps), m.opts.MaxCaptures)
+	}
+	for _, c := range m.caps {
+		if c.out.path == path {
+			return 0, fmt.Errorf("capture: %w: path: %q is written by capture %d", ErrInvalid, path, c.id)
+		}
+	}
+	// The (wall, mono) pair that maps the switch's timestamps to wall time.
+	wall, mono := m.opts.Wall(), m.clock.Now()
+	m.next++
+	c := &capture{
+		id: m.next, spec: s, port: port, started: wall,
+		filter:   newFilter(s),
+		ring:     newRing(s.Ring, s.SnapLen),
+		out:      newFileWriter(s, path, m.names[port], wall, mono),
+		finished: make(chan struct{}),
+		hold:     m.hold,
+	}
+	if err := c.openFirst(); err != nil {
+		return 0, fmt.Errorf("capture: %w", err)
+	}
+	go c.run()
+	m.caps[c.id] = c
+	m.byPort[port] = append(slices.Clip(m.byPort[port]), c)
+	m.install(port)
+	m.opts.Log.Info("capture started", zap.Int("id", c.id), zap.String("port", m.names[port]),
+		zap.String("direction", string(s.Direction)), zap.String("filter", string(s.Filter)), zap.String("path", path))
+	return c.id, nil
+}
+
+// install sets port's tap to its current captures. m.mu is held.
+func (m *Manager) install(port int) {
+	var err error
+	if caps := m.byPort[port]; len(caps) > 0 {
+		err = m.sw.SetTap(port, &portTap{caps: caps})
+	} else {
+		err = m.sw.SetTap(port, nil)
+	}
+	if err != nil {
+		panic(err) // the port came from the switch's own list
+	}
+}
+
+// Stop stops capture id: it takes the capture off its port, writes what
+// the ring still holds, closes the file and returns the final counters.
+func (m *Manager) Stop(id int) (Status, error) {
+	m.mu.Lock()
+	c, ok := m.caps[id]
+	if !ok {
+		m.mu.Unlock()
+		return Status{}, fmt.Errorf("capture: %w: id %d", ErrNotFound, id)
+	}
+	delete(m.caps, id)
+	m.byPort[c.port] = slices.DeleteFunc(slices.Clone(m.byPort[c.port]), func(x *capture) bool { return x == c })
+	m.install(c.port)
+	m.mu.Unlock()
+
+	st := c.stop()
+	m.opts.Log.Info("capture stopped", zap.Int("id", id), zap.Uint64("written", st.Written),
+		zap.Uint64("skipped_ring_full", st.SkippedRingFull), zap.Uint64("files", st.Files), zap.String("error", st.Error))
+	return st, nil
+}
+
+// Status returns the running captures, by id.
+func (m *Manager) Status() []Status {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]Status, 0, len(m.caps))
+	for _, c := range m.caps {
+		out = append(out, c.status())
+	}
+	slices.SortFunc(out, func(a, b Status) int { return a.ID - b.ID })
+	return out
+}
+
+// Close stops every capture and returns their final status.
+func (m *Manager) Close() []Status {
+	m.mu.Lock()
+	ids := make([]int, 0, len(m.caps))
+	for id := range m.caps {
+		ids = append(ids, id)
+	}
+	m.mu.Unlock()
+	slices.Sort(ids)
+	var out []Status
+	for _, id := range ids {
+		if st, err := m.Stop(id); err == nil {
+			out = append(out, st)
+		}
+	}
+	return out
+}

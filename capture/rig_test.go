@@ -1,0 +1,266 @@
+package capture
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/google/gopacket"
+	"github.com/google/gopacket/layers"
+
+	"github.com/ecnswitch/ecnswitch/buffer"
+	"github.com/ecnswitch/ecnswitch/dataplane"
+	"github.com/ecnswitch/ecnswitch/packet"
+	"github.com/ecnswitch/ecnswitch/packet/packettest"
+	"github.com/ecnswitch/ecnswitch/ports"
+	"github.com/ecnswitch/ecnswitch/ports/memport"
+	"github.com/ecnswitch/ecnswitch/scheduler"
+	"github.com/ecnswitch/ecnswitch/timestamp"
+)
+
+// rig is a switch on memory ports in virtual time: hosts[i] is the far end
+// of switch port i, devs[i] the switch's end.
+type rig struct {
+	tb    testing.TB
+	clk   *timestamp.Virtual
+	sw    *dataplane.Switch
+	hosts []*memport.Port
+	devs  []*memport.Port
+	rx    []*packet.Desc
+}
+
+func newRig(tb testing.TB, cfg dataplane.Config, link memport.Link) *rig {
+	tb.Helper()
+	r := &rig{tb: tb, clk: timestamp.NewVirtual(0)}
+	devs := make([]ports.Port, len(cfg.Ports))
+	for i := range cfg.Ports {
+		sw, host, err := memport.Pair(cfg.Ports[i].Name, "host", r.clk, link)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		devs[i] = sw
+		r.devs, r.hosts = append(r.devs, sw), append(r.hosts, host)
+	}
+	sw, err := dataplane.New(cfg, devs, r.clk, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { sw.Close() })
+	r.sw = sw
+	for i := 0; i < 256; i++ {
+		r.rx = append(r.rx, &packet.Desc{Buf: make([]byte, 2048)})
+	}
+	return r
+}
+
+// send puts frames on host h's link toward the switch.
+func (r *rig) send(h int, frames ...[]byte) {
+	r.tb.Helper()
+	ds := make([]*packet.Desc, len(frames))
+	for i, f := range frames {
+		ds[i] = &packet.Desc{Buf: f, Len: len(f)}
+	}
+	if n, err := r.hosts[h].Transmit(ds); err != nil || n != len(ds) {
+		r.tb.Fatalf("host %d took %d of %d frames: %v", h, n, len(ds), err)
+	}
+}
+
+// step advances the clock by ns in increments of dt, polling after each.
+func (r *rig) step(ns, dt int64) {
+	for end := r.clk.Now() + ns; r.clk.Now() < end; {
+		r.clk.Set(min(end, r.clk.Now()+dt))
+		r.sw.Poll()
+	}
+}
+
+// drain polls in steps of dt until the switch and every wire are empty,
+// discarding what the hosts receive.
+func (r *rig) drain(dt int64) {
+	r.tb.Helper()
+	for deadline := r.clk.Now() + 1_000_000_000; r.clk.Now() < deadline; {
+		r.step(dt, dt)
+		busy := r.sw.Account().Held > 0
+		for i, h := range r.hosts {
+			for n, _ := h.Receive(r.rx); n > 0; n, _ = h.Receive(r.rx) {
+			}
+			busy = busy || h.InFlight() > 0 || r.devs[i].InFlight() > 0
+		}
+		if !busy {
+			return
+		}
+	}
+	r.tb.Fatalf("switch still holds %d packets after a second of draining", r.sw.Account().Held)
+}
+
+var macs = []packet.MAC{
+	{0x02, 0, 0, 0, 0, 0x10}, {0x02, 0, 0, 0, 0, 0x11}, {0x02, 0, 0, 0, 0, 0x12},
+}
+
+func frame(tb testing.TB, from, to int, o packettest.Options) []byte {
+	o.SrcMAC, o.DstMAC = macs[from], macs[to]
+	return packettest.UDP4(tb, o)
+}
+
+// portConfig returns a port with n DWRR queues of equal quantum, a Dynamic
+// Threshold of α = 1 on each, and a shaper at rate (0: none).
+func portConfig(name string, n int, rate int64) dataplane.PortConfig {
+	qs := make([]buffer.QueueConfig, n)
+	for i := range qs {
+		qs[i] = buffer.QueueConfig{Alpha: 1}
+	}
+	return dataplane.PortConfig{
+		Name:      name,
+		Scheduler: scheduler.Config{Kind: scheduler.DWRR, NumQueues: n, LineRate: rate},
+		Shaper:    scheduler.ShaperConfig{Rate: rate, Bucket: 2500},
+		Queues:    qs,
+		Worker:    -1,
+	}
+}
+
+// pkt is one packet read back from a capture file.
+type pkt struct {
+	ts      time.Time
+	data    []byte
+	length  int
+	comment string
+	flags   uint32 // epb_flags; 0 if absent
+}
+
+// ecn decodes p's IP header with gopacket and returns its ECN codepoint.
+func (p pkt) ecn(tb testing.TB) packet.ECN {
+	tb.Helper()
+	g := gopacket.NewPacket(p.data, layers.LayerTypeEthernet, gopacket.Default)
+	ip, ok := g.Layer(layers.LayerTypeIPv4).(*layers.IPv4)
+	if !ok {
+		tb.Fatalf("captured frame has no IPv4 layer: %v", g)
+	}
+	return packet.ECN(ip.TOS & 3)
+}
+
+// readPcap reads a nanosecond pcap file written by this package, checking
+// its header.
+func readPcap(tb testing.TB, path string, snaplen int) []pkt {
+	tb.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	le := binary.LittleEndian
+	if len(b) < 24 || le.Uint32(b) != 0xa1b23c4d || le.Uint16(b[4:]) != 2 || le.Uint16(b[6:]) != 4 ||
+		le.Uint32(b[16:]) != uint32(snaplen) || le.Uint32(b[20:]) != 1 {
+		tb.Fatalf("%s: bad pcap header % x", path, b[:min(24, len(b))])
+	}
+	var out []pkt
+	for off := 24; off < len(b); {
+		if len(b) < off+16 {
+			tb.Fatalf("%s: truncated record header at %d", path, off)
+		}
+		sec, ns, incl, orig := le.Uint32(b[off:]), le.Uint32(b[off+4:]), int(le.Uint32(b[off+8:])), int(le.Uint32(b[off+12:]))
+		if ns >= 1e9 || incl > orig || incl > snaplen || len(b) < off+16+incl {
+			tb.Fatalf("%s: bad record at %d: ns %d incl %d orig %d", path, off, ns, incl, orig)
+		}
+		out = append(out, pkt{ts: time.Unix(int64(sec), int64(ns)), data: b[off+16 : off+16+incl], length: orig})
+		off += 16 + incl
+	}
+	return out
+}
+
+// readPcapng reads a pcapng file: it checks every block's framing, the
+// section's byte order, the interface's link type, snap length and
+// nanosecond resolution, and returns the Enhanced Packet Blocks with their
+// comments.
+func readPcapng(tb testing.TB, path string, snaplen int) []pkt {
+	tb.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	le := binary.LittleEndian
+	var out []pkt
+	sawSHB, tsresol := false, -1
+	for off := 0; off < len(b); {
+		if len(b) < off+12 {
+			tb.Fatalf("%s: truncated block at %d", path, off)
+		}
+		typ, n := le.Uint32(b[off:]), int(le.Uint32(b[off+4:]))
+		if n%4 != 0 || n < 12 || len(b) < off+n || int(le.Uint32(b[off+n-4:])) != n {
+			tb.Fatalf("%s: block at %d: length %d does not frame it", path, off, n)
+		}
+		body := b[off+8 : off+n-4]
+		switch typ {
+		case 0x0a0d0d0a:
+			if le.Uint32(body) != 0x1a2b3c4d || le.Uint16(body[4:]) != 1 {
+				tb.Fatalf("%s: bad section header % x", path, body[:8])
+			}
+			sawSHB = true
+			readOpts(tb, body[16:])
+		case 1:
+			if le.Uint16(body) != 1 || le.Uint32(body[4:]) != uint32(snaplen) {
+				tb.Fatalf("%s: interface link type %d snaplen %d", path, le.Uint16(body), le.Uint32(body[4:]))
+			}
+			if v, ok := readOpts(tb, body[8:])[9]; ok && len(v) == 1 {
+				tsresol = int(v[0])
+			}
+		case 6:
+			if !sawSHB || tsresol != 9 {
+				tb.Fatalf("%s: packet before a section and a nanosecond interface (tsresol %d)", path, tsresol)
+			}
+			ts := int64(le.Uint32(body[4:]))<<32 | int64(le.Uint32(body[8:]))
+			incl, orig := int(le.Uint32(body[12:])), int(le.Uint32(body[16:]))
+			if incl > orig || incl > snaplen || 20+pad4(incl) > len(body) {
+				tb.Fatalf("%s: bad packet block at %d: incl %d orig %d", path, off, incl, orig)
+			}
+			opts := readOpts(tb, body[20+pad4(incl):])
+			p := pkt{ts: time.Unix(0, ts), data: body[20 : 20+incl], length: orig, comment: string(opts[1])}
+			if f, ok := opts[2]; ok {
+				p.flags = le.Uint32(f)
+			}
+			out = append(out, p)
+		default:
+			tb.Fatalf("%s: unexpected block type %#x", path, typ)
+		}
+		off += n
+	}
+	if !sawSHB {
+		tb.Fatalf("%s: no section header", path)
+	}
+	return out
+}
+
+// readOpts parses pcapng options up to opt_endofopt, which must be there.
+func readOpts(tb testing.TB, b []byte) map[uint16][]byte {
+	tb.Helper()
+	le := binary.LittleEndian
+	opts := map[uint16][]byte{}
+	for off := 0; ; {
+		if len(b) < off+4 {
+			tb.Fatalf("options end without opt_endofopt: % x", b)
+		}
+		code, n := le.Uint16(b[off:]), int(le.Uint16(b[off+2:]))
+		if code == 0 {
+			if n != 0 || off+4 != len(b) {
+				tb.Fatalf("opt_endofopt of length %d with %d bytes after it", n, len(b)-off-4)
+			}
+			return opts
+		}
+		if len(b) < off+4+pad4(n) {
+			tb.Fatalf("option %d of length %d overruns the block", code, n)
+		}
+		opts[code] = b[off+4 : off+4+n]
+		off += 4 + pad4(n)
+	}
+}
+
+// readFile reads either format.
+func readFile(tb testing.TB, f Format, path string, snaplen int) []pkt {
+	tb.Helper()
+	if f == PCAP {
+		return readPcap(tb, path, snaplen)
+	}
+	return readPcapng(tb, path, snaplen)
+}
+
+// key identifies a captured packet across files: its time and bytes.
+func (p pkt) key() string { return fmt.Sprintf("%d/%x", p.ts.UnixNano(), p.data) }
