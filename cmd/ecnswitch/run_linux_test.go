@@ -1,0 +1,161 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/netip"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/vishvananda/netlink"
+
+	"github.com/ecnswitch/ecnswitch/config"
+	"github.com/ecnswitch/ecnswitch/telemetry"
+	"github.com/ecnswitch/ecnswitch/testbed"
+	"github.com/ecnswitch/ecnswitch/testbed/testbedtest"
+)
+
+// syncBuffer is a bytes.Buffer safe for the logger and the test to share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// transfer sends n bytes of TCP from host a to host b through the switch
+// and returns how many b received.
+func transfer(t *testing.T, ctx context.Context, a, b testbed.Host, port uint16, n int) int {
+	t.Helper()
+	ln, err := b.ListenTCP(port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	got := make(chan int, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			got <- -1
+			return
+		}
+		defer c.Close()
+		k, _ := io.Copy(io.Discard, c)
+		got <- int(k)
+	}()
+	c, err := a.DialTCP(ctx, netip.AddrPortFrom(b.IPv4, port), 0)
+	if err != nil {
+		t.Fatalf("dial through the switch: %v", err)
+	}
+	c.SetDeadline(time.Now().Add(20 * time.Second))
+	if _, err := c.Write(make([]byte, n)); err != nil {
+		t.Fatalf("write through the switch: %v", err)
+	}
+	c.Close()
+	select {
+	case k := <-got:
+		return k
+	case <-ctx.Done():
+		t.Fatal("transfer did not finish")
+	}
+	return 0
+}
+
+// TestServeOnTestbed runs the daemon's run path on a two-host testbed:
+// kernel TCP crosses the switch, a link that goes down and returns is
+// logged and traffic resumes, and stopping detaches every XDP program.
+func TestServeOnTestbed(t *testing.T) {
+	tb := testbedtest.New(t, 2)
+	hosts := tb.Hosts()
+	y := strings.Replace(string(testbedConfig(tb.ID(), tb.StatePath(), hosts)), "listen: "+config.DefaultListen, "listen: 127.0.0.1:0", 1)
+	cfg, err := config.Parse([]byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := preflight(cfg); err != nil {
+		t.Fatal(err)
+	}
+	var logs syncBuffer
+	log, _ := newLogger("info", &logs)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	runCtx, stop := context.WithCancel(ctx)
+	type result struct {
+		st  *telemetry.StatsResponse
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		st, err := serve(runCtx, cfg, log, func() {})
+		done <- result{st, err}
+	}()
+	waitLog := func(want string) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); !strings.Contains(logs.String(), want); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no %q in the log:\n%s", want, logs.String())
+			}
+		}
+	}
+	waitLog("ecnswitch running")
+
+	const n = 2 << 20
+	if got := transfer(t, ctx, hosts[0], hosts[1], 5001, n); got != n {
+		t.Fatalf("h2 received %d of %d bytes", got, n)
+	}
+
+	// Take h2's end down and up again: the switch logs both and carries on.
+	setLink := func(up bool) {
+		err := hosts[1].Do(func() error {
+			l, err := netlink.LinkByName(hosts[1].HostIf)
+			if err != nil {
+				return err
+			}
+			if up {
+				return netlink.LinkSetUp(l)
+			}
+			return netlink.LinkSetDown(l)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	setLink(false)
+	waitLog(`link down; frames for it are dropped as tx_error until it returns	{"port": "h2"`)
+	setLink(true)
+	waitLog(`link up; port resumes	{"port": "h2"`)
+	if got := transfer(t, ctx, hosts[0], hosts[1], 5002, n); got != n {
+		t.Fatalf("after the link returned, h2 received %d of %d bytes", got, n)
+	}
+
+	stop()
+	res := <-done
+	if res.err != nil {
+		t.Fatal(res.err)
+	}
+	if st := res.st; st == nil || st.Ports[0].RxBytes < 2*n || st.Ports[1].TxBytes < 2*n {
+		t.Errorf("final counters do not show the transfers: %+v", res.st)
+	}
+	for _, h := range hosts {
+		l, err := netlink.LinkByName(h.SwitchIf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if x := l.Attrs().Xdp; x != nil && x.Attached {
+			t.Errorf("%s still has XDP program %d attached after stop", h.SwitchIf, x.ProgId)
+		}
+	}
+	if !strings.Contains(logs.String(), "ports closed, XDP programs detached") {
+		t.Errorf("no teardown in the log:\n%s", logs.String())
+	}
+}
