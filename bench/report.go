@@ -1,0 +1,192 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Progress is a sink's running tally, passed to SinkConfig.Progress.
+type Progress struct {
+	Elapsed    time.Duration // since Run started
+	Received   uint64        // frames of the sink's run
+	Lost       uint64        // sequence gaps so far (a reordered frame may still fill one)
+	Reordered  uint64
+	Duplicated uint64
+	CE         uint64
+	PPS        float64       // frames/s over the last interval, every run
+	BPS        float64       // bit/s over the last interval (frame sizes plus Overhead)
+	P50, P99   time.Duration // one-way latency so far
+}
+
+// String formats p as the one-line progress the CLI prints.
+func (p Progress) String() string {
+	return fmt.Sprintf("%6.1fs  rx %s %s  lost %d  reord %d  dup %d  ce %d  lat p50 %v p99 %v",
+		p.Elapsed.Seconds(), siString(p.PPS, "pps"), siString(p.BPS, "bit/s"),
+		p.Lost, p.Reordered, p.Duplicated, p.CE, p.P50, p.P99)
+}
+
+func (s *Sink) progress(now int64) Progress {
+	t := s.Totals()
+	dt := float64(now-s.progLast) / 1e9
+	p := Progress{
+		Elapsed: time.Duration(now - s.progStart),
+		PPS:     float64(t.Packets-s.progPackets) / dt,
+		BPS:     float64(t.Bytes-s.progBytes+(t.Packets-s.progPackets)*uint64(s.cfg.Overhead)) * 8 / dt,
+		P50:     time.Duration(s.hist.ValueAtQuantile(50)),
+		P99:     time.Duration(s.hist.ValueAtQuantile(99)),
+	}
+	for _, id := range s.active {
+		fs := s.flows[id]
+		p.Received += fs.received
+		p.Lost += fs.lost()
+		p.Reordered += fs.reordered
+		p.Duplicated += fs.dup
+		p.CE += fs.ce
+	}
+	s.progLast, s.progPackets, s.progBytes = now, t.Packets, t.Bytes
+	return p
+}
+
+// lost is the number of sequence numbers from 0 to the highest seen that
+// never arrived. Generators number every flow from 0, so a sink started
+// after its generator counts the frames it missed as lost.
+func (fs *flowState) lost() uint64 {
+	if fs.top < 0 || uint64(fs.top+1) <= fs.unique {
+		return 0
+	}
+	return uint64(fs.top+1) - fs.unique
+}
+
+// Latency summarizes one-way latencies in nanoseconds.
+type Latency struct {
+	Count    int64   `json:"count"`
+	Min      int64   `json:"min_ns"`
+	Mean     float64 `json:"mean_ns"`
+	P50      int64   `json:"p50_ns"`
+	P90      int64   `json:"p90_ns"`
+	P99      int64   `json:"p99_ns"`
+	P999     int64   `json:"p999_ns"`
+	Max      int64   `json:"max_ns"`
+	Negative uint64  `json:"negative"` // frames stamped after they arrived: the clocks disagree; not recorded
+	Clamped  uint64  `json:"clamped"`  // frames over MaxLatency, recorded as MaxLatency
+}
+
+// FlowReport is one flow's counters.
+type FlowReport struct {
+	Flow       int    `json:"flow"`
+	DSCP       uint8  `json:"dscp"`
+	Received   uint64 `json:"received"` // frames, duplicates included
+	Lost       uint64 `json:"lost"`
+	Reordered  uint64 `json:"reordered"`
+	Duplicated uint64 `json:"duplicated"`
+	Late       uint64 `json:"late"` // reordered beyond the duplicate window
+	CE         uint64 `json:"ce"`
+	Bytes      uint64 `json:"bytes"`
+	Highest    int64  `json:"highest_seq"` // −1 when nothing arrived
+}
+
+// Report is what a sink counted.
+type Report struct {
+	Run        uint16       `json:"run"`
+	Received   uint64       `json:"received"` // frames of the run, duplicates included
+	Lost       uint64       `json:"lost"`
+	Reordered  uint64       `json:"reordered"`
+	Duplicated uint64       `json:"duplicated"`
+	Late       uint64       `json:"late"`
+	CE         uint64       `json:"ce"`
+	Bytes      uint64       `json:"bytes"`   // frame sizes, FCS included
+	Foreign    uint64       `json:"foreign"` // frames that are not a generator's
+	Stale      uint64       `json:"stale"`   // frames of another run
+	First      int64        `json:"first_ns"`
+	Last       int64        `json:"last_ns"`
+	Seconds    float64      `json:"seconds"` // from the first frame to the last
+	PPS        float64      `json:"pps"`
+	BPS        float64      `json:"bps"` // frame sizes plus Overhead
+	Latency    Latency      `json:"latency"`
+	Flows      []FlowReport `json:"flows"`
+}
+
+// Unique is the number of distinct frames received.
+func (r Report) Unique() uint64 { return r.Received - r.Duplicated }
+
+// Report sums the counters. Call it when neither Run nor Poll is running.
+func (s *Sink) Report() Report {
+	r := Report{Run: s.cfg.Run, Foreign: s.foreign, Stale: s.stale}
+	ids := slices.Clone(s.active)
+	slices.Sort(ids)
+	for _, id := range ids {
+		fs := s.flows[id]
+		f := FlowReport{
+			Flow: int(id), DSCP: fs.dscp, Received: fs.received, Lost: fs.lost(),
+			Reordered: fs.reordered, Duplicated: fs.dup, Late: fs.late, CE: fs.ce,
+			Bytes: fs.bytes, Highest: fs.top,
+		}
+		r.Flows = append(r.Flows, f)
+		r.Received += f.Received
+		r.Lost += f.Lost
+		r.Reordered += f.Reordered
+		r.Duplicated += f.Duplicated
+		r.Late += f.Late
+		r.CE += f.CE
+		r.Bytes += f.Bytes
+	}
+	if s.first >= 0 {
+		r.First, r.Last = s.first, s.last
+		r.Seconds = float64(s.last-s.first) / 1e9
+		if r.Seconds > 0 {
+			r.PPS = float64(r.Received) / r.Seconds
+			r.BPS = float64(r.Bytes+r.Received*uint64(s.cfg.Overhead)) * 8 / r.Seconds
+		}
+	}
+	h := s.hist
+	r.Latency = Latency{
+		Count: h.TotalCount(), Negative: s.negative, Clamped: s.clamped,
+	}
+	if r.Latency.Count > 0 {
+		r.Latency.Min, r.Latency.Mean, r.Latency.Max = h.Min(), h.Mean(), h.Max()
+		r.Latency.P50 = h.ValueAtQuantile(50)
+		r.Latency.P90 = h.ValueAtQuantile(90)
+		r.Latency.P99 = h.ValueAtQuantile(99)
+		r.Latency.P999 = h.ValueAtQuantile(99.9)
+	}
+	return r
+}
+
+// WriteJSON writes r as indented JSON.
+func (r Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteText writes r as a summary and a table of flows.
+func (r Report) WriteText(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "run %d: %d frames (%d bytes) in %.3f s: %s, %s\n",
+		r.Run, r.Received, r.Bytes, r.Seconds, siString(r.PPS, "pps"), siString(r.BPS, "bit/s"))
+	fmt.Fprintf(&b, "lost %d  reordered %d  duplicated %d  late %d  CE %d  foreign %d  stale %d\n",
+		r.Lost, r.Reordered, r.Duplicated, r.Late, r.CE, r.Foreign, r.Stale)
+	l := r.Latency
+	fmt.Fprintf(&b, "one-way latency (%d frames): min %v  mean %v  p50 %v  p90 %v  p99 %v  p99.9 %v  max %v",
+		l.Count, time.Duration(l.Min), time.Duration(l.Mean), time.Duration(l.P50), time.Duration(l.P90),
+		time.Duration(l.P99), time.Duration(l.P999), time.Duration(l.Max))
+	if l.Negative > 0 || l.Clamped > 0 {
+		fmt.Fprintf(&b, "  (%d negative: clocks disagree; %d clamped)", l.Negative, l.Clamped)
+	}
+	b.WriteString("\n\n")
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "flow\tdscp\treceived\tlost\treordered\tduplicated\tlate\tCE\t")
+	for _, f := range r.Flows {
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", f.Flow, f.DSCP, f.Received, f.Lost, f.Reordered, f.Duplicated, f.Late, f.CE)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
