@@ -119,10 +119,10 @@ type Sink struct {
 	clock timestamp.Clock
 	mask  int64
 
-	batch []*packet.Desc
+	batch  []*packet.Desc
 	flows  []*flowState // by flow id; nil until seen
 	active []uint16     // ids of the flows seen, in order of first sight
-	hist  *hdrhistogram.Histogram
+	hist   *hdrhistogram.Histogram
 
 	foreign, stale, negative, clamped uint64
 	first, last                       int64 // receive times of the first and last counted frame
