@@ -472,6 +472,19 @@ func TestErrorFormat(t *testing.T) {
 	}
 }
 
+// An error in port_defaults is reported once, at port_defaults, however
+// many ports inherit it.
+func TestPortDefaultsErrorOnce(t *testing.T) {
+	_, err := Parse([]byte("port_defaults:\n  markers: {enqueue: [{scheme: red, kmin: 1KB, weight: heavy}]}\n  rate: 5Tbit\nports: [{name: a}, {name: b}, {name: c}]\n"))
+	var got []string
+	for _, e := range errorsOf(err) {
+		got = append(got, e.Key)
+	}
+	if strings.Join(got, " ") != "port_defaults.markers.enqueue[0].weight port_defaults.rate" {
+		t.Errorf("errors at %v, want each once at port_defaults:\n%v", got, err)
+	}
+}
+
 func TestSyntaxAndEmpty(t *testing.T) {
 	for _, tc := range []struct{ yaml, msg string }{
 		{"", "empty"},

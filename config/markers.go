@@ -130,16 +130,15 @@ type member struct {
 
 // markerCtx is what building one marker needs to know.
 type markerCtx struct {
-	c       *checker
-	cfg     *Config
-	port    int
-	key     string // the marker's path
-	scheme  string
-	stage   marking.Stage
-	rate    int64
-	seed    uint64
-	allowed []string
-	failed  bool
+	c      *checker
+	cfg    *Config
+	port   int
+	key    string // the marker's path
+	scheme string
+	stage  marking.Stage
+	rate   int64
+	seed   uint64
+	failed bool
 }
 
 func (m *markerCtx) errf(sub, format string, args ...any) {
@@ -488,7 +487,7 @@ func (c *checker) marker(cfg *Config, i int, key string, stage marking.Stage, n 
 		return Marker{}, false
 	}
 	port := &cfg.Ports[i]
-	m := &markerCtx{c: c, cfg: cfg, port: i, key: key, scheme: scheme, stage: stage, rate: port.Shaper.Rate, seed: seed, allowed: allowed}
+	m := &markerCtx{c: c, cfg: cfg, port: i, key: key, scheme: scheme, stage: stage, rate: port.Shaper.Rate, seed: seed}
 	members := m.build(params, name)
 	if m.failed {
 		return Marker{}, false

@@ -69,19 +69,20 @@ type checker struct {
 }
 
 func (c *checker) errf(key, format string, args ...any) {
-	e := &Error{Key: key, Line: c.ix.line(key), Msg: fmt.Sprintf(format, args...)}
-	s := e.Error()
-	for _, o := range c.errs {
-		if o.Error() == s {
-			return
-		}
-	}
-	c.errs = append(c.errs, e)
+	c.add(Errors{{Key: key, Line: c.ix.line(key), Msg: fmt.Sprintf(format, args...)}})
 }
 
-// add appends already-translated errors.
+// add appends errors, skipping repeats: a bad key in port_defaults is
+// reported once, not once per port.
 func (c *checker) add(es Errors) {
+next:
 	for _, e := range es {
+		s := e.Error()
+		for _, o := range c.errs {
+			if o.Error() == s {
+				continue next
+			}
+		}
 		c.errs = append(c.errs, e)
 	}
 }
