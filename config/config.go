@@ -24,7 +24,7 @@ type Config struct {
 	FrameSize int
 	Batch     int
 	Spin      int   // idle polls before a worker waits; -1 never waits (busy_poll)
-	CPUs      []int // CPUs the process runs on; empty means no pinning
+	CPUs      []int // CPUs the process runs on; worker i is pinned to CPUs[i % len]; empty means no pinning
 
 	Telemetry Telemetry
 	Pools     []Pool
@@ -116,6 +116,7 @@ func (c *Config) Dataplane() (dataplane.Config, error) {
 		Frames:    c.Frames,
 		Batch:     c.Batch,
 		Spin:      c.Spin,
+		CPUs:      slices.Clone(c.CPUs),
 		Classifier: dataplane.Classifier{
 			DSCP:   cloneMap(c.Classifier.DSCP),
 			UsePCP: c.Classifier.UsePCP,

@@ -30,6 +30,9 @@ type Config struct {
 	Frames int
 	// Batch is the number of frames moved per Receive and Transmit. Default ports.BatchSize.
 	Batch int
+	// CPUs pins worker i's thread to CPUs[i % len(CPUs)], like DPDK lcores;
+	// empty leaves the scheduling to the kernel.
+	CPUs []int
 	// Spin is how many idle polls a worker makes before it waits on its
 	// ports; 0 means the default (256), negative means never wait (pure busy poll).
 	Spin int

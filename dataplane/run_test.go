@@ -23,6 +23,7 @@ func TestRunTwoWorkers(t *testing.T) {
 	cfg := basicConfig(4, 2, 0, 4<<20)
 	cfg.Workers = 2
 	cfg.Spin = 16 // reach the wait path often
+	cfg.CPUs = []int{0, 1}
 	for i := range cfg.Ports {
 		cfg.Ports[i].Worker = i % 2
 	}

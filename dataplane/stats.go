@@ -25,7 +25,7 @@ type PortStats struct {
 	Bytes     int64                  `json:"bytes"`   // buffered now
 	Packets   int64                  `json:"packets"` // buffered now
 	Peak      int64                  `json:"peak_bytes"`
-	Held      int                    `json:"held"` // in the delay line and the TX backlog
+	Held      int64                  `json:"held"` // in the delay line and the TX backlog
 	Queues    []QueueStats           `json:"queues"`
 	Markers   []marking.MemberCounts `json:"markers,omitempty"`
 }
@@ -65,6 +65,7 @@ func (s *Switch) Stats() Stats {
 			Flooded: p.c.flooded.Load(),
 			Drops:   map[string]uint64{},
 			Bytes:   m.PortBytes(p.idx), Packets: m.PortPackets(p.idx), Peak: m.PortPeak(p.idx),
+			Held: p.held.Load(),
 		}
 		for r := range p.c.drops {
 			if v := p.c.drops[r].Load(); v > 0 {
@@ -116,7 +117,8 @@ func (a Accounting) Balanced() bool {
 }
 
 // Account returns the packet balance. It is exact when the switch is not
-// running (between Polls); while Run runs it is approximate.
+// running (between Polls); while Run runs it is approximate, and safe to
+// call: every figure is read atomically.
 func (s *Switch) Account() Accounting {
 	var a Accounting
 	for _, p := range s.ports {
@@ -126,8 +128,7 @@ func (s *Switch) Account() Accounting {
 		for r := range p.c.drops {
 			a.Dropped += p.c.drops[r].Load()
 		}
-		_, pk := p.sched.Len()
-		a.Held += uint64(pk) + uint64(len(p.pending)) + uint64(p.delay.len())
+		a.Held += uint64(s.mmu.PortPackets(p.idx)) + uint64(p.held.Load())
 	}
 	for _, w := range s.workers {
 		for _, r := range w.out {

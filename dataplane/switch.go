@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
 
 	"github.com/ecnswitch/ecnswitch/buffer"
 	"github.com/ecnswitch/ecnswitch/internal/spsc"
@@ -56,10 +57,11 @@ type port struct {
 	qc      []queueCounters
 	sojourn []histogram // by queue: time from enqueue to dequeue
 
-	rxErr   error      // the device's last receive error, so that only changes are logged
-	txErr   error      // likewise for transmit
-	tap     tapPointer // capture; nil when off
-	markers []string   // names of the enqueue chain's members, then the dequeue chain's
+	rxErr   error        // the device's last receive error, so that only changes are logged
+	txErr   error        // likewise for transmit
+	held    atomic.Int64 // packets in the delay line and TX backlog, published once per pass
+	tap     tapPointer   // capture; nil when off
+	markers []string     // names of the enqueue chain's members, then the dequeue chain's
 }
 
 // New builds a switch over devs, which must match cfg.Ports one for one.
@@ -225,6 +227,14 @@ func (s *Switch) Run(ctx context.Context) error {
 			defer wg.Done()
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
+			if w.cpu >= 0 {
+				var set unix.CPUSet
+				set.Set(w.cpu)
+				if err := unix.SchedSetaffinity(0, &set); err != nil {
+					errs[i] = fmt.Errorf("dataplane: pin worker %d to CPU %d: %w", i, w.cpu, err)
+					return
+				}
+			}
 			errs[i] = w.run(&stop)
 		}()
 	}

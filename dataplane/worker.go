@@ -23,6 +23,7 @@ type worker struct {
 	ports []*port
 	batch int
 	spin  int
+	cpu   int // CPU to pin the worker's thread to; -1 for none
 
 	arena []packet.Desc
 	free  []*packet.Desc // LIFO stack of unused arena slots
@@ -38,10 +39,8 @@ type worker struct {
 }
 
 func newWorker(s *Switch, id int, cfg Config) *worker {
-	n := len(cfg.Ports)
-	_ = n
 	w := &worker{
-		s: s, id: id, batch: cfg.Batch, spin: cfg.Spin,
+		s: s, id: id, batch: cfg.Batch, spin: cfg.Spin, cpu: -1,
 		arena: make([]packet.Desc, cfg.Frames),
 		free:  make([]*packet.Desc, 0, cfg.Frames),
 		rx:    make([]*packet.Desc, cfg.Batch),
@@ -49,6 +48,9 @@ func newWorker(s *Switch, id int, cfg Config) *worker {
 		out:   make([]*spsc.Ring[*packet.Desc], cfg.Workers),
 		ret:   make([]*spsc.Ring[*packet.Desc], cfg.Workers),
 		back:  make([]*spsc.Ring[*packet.Desc], cfg.Workers),
+	}
+	if len(cfg.CPUs) > 0 {
+		w.cpu = cfg.CPUs[id%len(cfg.CPUs)]
 	}
 	mem := make([]byte, cfg.Frames*cfg.FrameSize)
 	for i := range w.arena {
@@ -127,6 +129,7 @@ func (w *worker) poll(now int64) int {
 	}
 	for _, p := range w.ports {
 		n += w.serve(p, now)
+		p.held.Store(int64(len(p.pending) + p.delay.len()))
 	}
 	return n
 }
