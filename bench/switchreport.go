@@ -1,0 +1,222 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+)
+
+// Write writes the report into dir (created if missing): report.md with
+// the results table and the trials, results.json, and two PNG plots per
+// frame size: rate-<size>.png (forwarded against offered rate, each
+// device's trials) and latency-<size>.png (p50 and p99 one-way latency
+// against offered rate). command, if not empty, is shown as the command
+// line that produced the report.
+func (r *SwitchReport) Write(dir, command string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("bench: report: %w", err)
+	}
+	js, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("bench: report: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "results.json"), append(js, '\n'), 0o644); err != nil {
+		return fmt.Errorf("bench: report: %w", err)
+	}
+	for _, size := range r.Options.Sizes {
+		if err := r.plotRates(size, filepath.Join(dir, fmt.Sprintf("rate-%d.png", size))); err != nil {
+			return fmt.Errorf("bench: report: %d B rate plot: %w", size, err)
+		}
+		if err := r.plotLatency(size, filepath.Join(dir, fmt.Sprintf("latency-%d.png", size))); err != nil {
+			return fmt.Errorf("bench: report: %d B latency plot: %w", size, err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "report.md"), []byte(r.Markdown(command)), 0o644); err != nil {
+		return fmt.Errorf("bench: report: %w", err)
+	}
+	return nil
+}
+
+func gbps(pps float64, size int) float64 { return pps * float64(size) * 8 / 1e9 }
+
+// Markdown renders the report: how it was measured, the results table with
+// each device's ratio to the bridge, the plots and every trial.
+func (r *SwitchReport) Markdown(command string) string {
+	var b strings.Builder
+	b.WriteString("# ecnswitch forwarding benchmark (RFC 2544)\n\n")
+	if command != "" {
+		fmt.Fprintf(&b, "    %s\n\n", command)
+	}
+	o := r.Options
+	fmt.Fprintf(&b, "Measured %s on Linux %s with %d CPUs in %.0f s. A generator in one testbed namespace sends UDP frames "+
+		"over AF_XDP (veth, copy mode) through the device to a sink in another namespace; the devices take turns over the same veth ends. "+
+		"%d flows, %s. Each trial sends for %s. "+
+		"**Max** is the unpaced trial: what the generator offered and what reached the sink. "+
+		"**Throughput** is the RFC 2544 throughput: the highest offered rate whose trial lost at most %.4g%% of its frames, "+
+		"found by a sweep at %v of the max offered rate and then up to %d bisection steps (resolution %.3g%%). "+
+		"Rates count frames with their FCS; Gbit/s = frames/s × size × 8. Latency is one-way, generator to sink, on the shared CLOCK_MONOTONIC.\n\n",
+		r.Start.UTC().Format(time.RFC3339), r.Kernel, r.CPUs, r.Seconds, o.Flows, o.Mix, o.Trial,
+		100*o.LossTolerance, o.Sweep, o.Iterations, 100*o.Resolution)
+
+	b.WriteString("| frame | device | max forwarded | | offered at max | loss at max | throughput | | throughput ÷ bridge | max ÷ bridge | latency p50 / p99 at throughput |\n")
+	b.WriteString("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, size := range o.Sizes {
+		bridge, hasBridge := r.Result(DeviceBridge, size)
+		for _, dev := range o.Devices {
+			res, ok := r.Result(dev, size)
+			if !ok {
+				continue
+			}
+			tp := fmt.Sprintf("%.4f Mpps", res.ThroughputPPS/1e6)
+			if res.GeneratorBound {
+				tp = "≥ " + tp
+			}
+			ratioTP, ratioMax := "", ""
+			if hasBridge && bridge.ThroughputPPS > 0 {
+				ratioTP = fmt.Sprintf("%.2f", res.ThroughputPPS/bridge.ThroughputPPS)
+			}
+			if hasBridge && bridge.MaxForwardedPPS > 0 {
+				ratioMax = fmt.Sprintf("%.2f", res.MaxForwardedPPS/bridge.MaxForwardedPPS)
+			}
+			lat := "–"
+			if res.ThroughputPPS > 0 {
+				lat = fmt.Sprintf("%v / %v", roundDur(res.ThroughputLatency.P50), roundDur(res.ThroughputLatency.P99))
+			}
+			fmt.Fprintf(&b, "| %d B | %s | %.4f Mpps | %.3f Gbit/s | %.4f Mpps | %.3f%% | %s | %.3f Gbit/s | %s | %s | %s |\n",
+				size, dev, res.MaxForwardedPPS/1e6, gbps(res.MaxForwardedPPS, size), res.MaxOfferedPPS/1e6, 100*res.MaxLossRatio,
+				tp, gbps(res.ThroughputPPS, size), ratioTP, ratioMax, lat)
+		}
+	}
+	b.WriteString("\n## Plots\n\n")
+	for _, size := range o.Sizes {
+		fmt.Fprintf(&b, "![%d B: forwarded vs offered](rate-%d.png)\n![%d B: latency vs offered](latency-%d.png)\n\n", size, size, size, size)
+	}
+	b.WriteString("## Trials\n\n| device | frame | kind | target | offered | forwarded | loss | CE | reordered | p50 | p99 | max latency |\n")
+	b.WriteString("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, t := range r.Trials {
+		target := "unpaced"
+		if t.TargetPPS > 0 {
+			target = fmt.Sprintf("%.4f Mpps", t.TargetPPS/1e6)
+		}
+		fmt.Fprintf(&b, "| %s | %d B | %s | %s | %.4f Mpps | %.4f Mpps | %.3f%% | %d | %d | %v | %v | %v |\n",
+			t.Device, t.Size, t.Kind, target, t.OfferedPPS/1e6, t.ForwardedPPS/1e6, 100*t.LossRatio, t.CE, t.Reordered,
+			roundDur(t.Latency.P50), roundDur(t.Latency.P99), roundDur(t.Latency.Max))
+	}
+	return b.String()
+}
+
+func roundDur(ns int64) time.Duration {
+	d := time.Duration(ns)
+	switch {
+	case d >= time.Millisecond:
+		return d.Round(10 * time.Microsecond)
+	case d >= time.Microsecond:
+		return d.Round(100 * time.Nanosecond)
+	}
+	return d
+}
+
+// trialsOf returns dev's trials at size, by offered rate.
+func (r *SwitchReport) trialsOf(dev Device, size int) []Trial {
+	var ts []Trial
+	for _, t := range r.Trials {
+		if t.Device == dev && t.Size == size {
+			ts = append(ts, t)
+		}
+	}
+	slices.SortFunc(ts, func(a, b Trial) int {
+		switch {
+		case a.OfferedPPS < b.OfferedPPS:
+			return -1
+		case a.OfferedPPS > b.OfferedPPS:
+			return 1
+		}
+		return 0
+	})
+	return ts
+}
+
+func (r *SwitchReport) plotRates(size int, path string) error {
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("%d-byte frames: forwarded vs offered", size)
+	p.X.Label.Text = "offered (Mpps)"
+	p.Y.Label.Text = "forwarded (Mpps)"
+	p.Legend.Top, p.Legend.Left = true, true
+	top := 0.0
+	for i, dev := range r.Options.Devices {
+		ts := r.trialsOf(dev, size)
+		xy := make(plotter.XYs, len(ts))
+		for k, t := range ts {
+			xy[k].X, xy[k].Y = t.OfferedPPS/1e6, t.ForwardedPPS/1e6
+			top = max(top, xy[k].X)
+		}
+		if len(xy) == 0 {
+			continue
+		}
+		l, s, err := plotter.NewLinePoints(xy)
+		if err != nil {
+			return err
+		}
+		l.Color, s.Color, s.Shape = plotutil.Color(i), plotutil.Color(i), plotutil.Shape(i)
+		p.Add(l, s)
+		p.Legend.Add(string(dev), l, s)
+	}
+	ideal, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}, {X: top, Y: top}})
+	if err != nil {
+		return err
+	}
+	ideal.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
+	p.Add(ideal)
+	p.Legend.Add("no loss", ideal)
+	p.Add(plotter.NewGrid())
+	return p.Save(6*vg.Inch, 4*vg.Inch, path)
+}
+
+func (r *SwitchReport) plotLatency(size int, path string) error {
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("%d-byte frames: one-way latency vs offered load", size)
+	p.X.Label.Text = "offered (Mpps)"
+	p.Y.Label.Text = "latency (µs)"
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Legend.Top, p.Legend.Left = true, true
+	for i, dev := range r.Options.Devices {
+		ts := r.trialsOf(dev, size)
+		var p50, p99 plotter.XYs
+		for _, t := range ts {
+			if t.Latency.Count == 0 {
+				continue
+			}
+			p50 = append(p50, plotter.XY{X: t.OfferedPPS / 1e6, Y: max(float64(t.Latency.P50)/1e3, 0.1)})
+			p99 = append(p99, plotter.XY{X: t.OfferedPPS / 1e6, Y: max(float64(t.Latency.P99)/1e3, 0.1)})
+		}
+		if len(p50) == 0 {
+			continue
+		}
+		for k, xy := range []plotter.XYs{p50, p99} {
+			l, s, err := plotter.NewLinePoints(xy)
+			if err != nil {
+				return err
+			}
+			l.Color, s.Color, s.Shape = plotutil.Color(i), plotutil.Color(i), plotutil.Shape(i)
+			name := string(dev) + " p50"
+			if k == 1 {
+				l.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
+				name = string(dev) + " p99"
+			}
+			p.Add(l, s)
+			p.Legend.Add(name, l, s)
+		}
+	}
+	p.Add(plotter.NewGrid())
+	return p.Save(6*vg.Inch, 4*vg.Inch, path)
+}
