@@ -257,6 +257,10 @@ func (s *Switch) Close() error {
 	return errors.Join(errs...)
 }
 
+// Clock returns the clock the switch runs on, the one every event time and
+// marker decision uses.
+func (s *Switch) Clock() timestamp.Clock { return s.clock }
+
 // Buffer returns the switch's buffer, for reading occupancy.
 func (s *Switch) Buffer() *buffer.MMU { return s.mmu }
 

@@ -47,9 +47,10 @@ type Event struct {
 	Desc  *packet.Desc
 	Frame []byte
 
-	Drop    DropReason // for EventDrop
-	Marker  string     // the marker that set CE (egress) or dropped the packet; "" if none
-	Sojourn int64      // ns in the queue, for egress events and dequeue-side drops; -1 if not queued
+	Drop    DropReason    // for EventDrop
+	Marker  string        // the marker that set CE (egress) or dropped the packet; "" if none
+	Stage   marking.Stage // the stage Marker runs at
+	Sojourn int64         // ns in the queue, for egress events and dequeue-side drops; -1 if not queued
 
 	// Value and Threshold are what Marker compared (bytes or ns).
 	Value, Threshold int64
@@ -117,6 +118,9 @@ func (w *worker) tapEvent(p *port, kind EventKind, d *packet.Desc, now int64, r 
 	}
 	if marker != 0 {
 		ev.Marker = p.markerName(marker)
+		if p.enq == nil || int(marker) > p.enq.Len() {
+			ev.Stage = marking.Dequeue
+		}
 		ev.Value, ev.Threshold = d.MarkValue, d.MarkThreshold
 	}
 	t.Record(ev)

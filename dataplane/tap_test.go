@@ -102,3 +102,51 @@ func TestTapSeesMarksAndDrops(t *testing.T) {
 		t.Errorf("tap got %d events after it was removed", len(out.evs)-n)
 	}
 }
+
+// TestMarksCountedOncePerPacket puts a cut-off marker on both stages and
+// sends some packets that arrive CE already: the switch counts a mark only
+// where it turned ECT into CE, once per packet, and taps name the stage.
+func TestMarksCountedOncePerPacket(t *testing.T) {
+	const rate = 100_000_000
+	cfg := basicConfig(3, 1, rate, 1<<20)
+	cfg.Forwarding.Patches = []Patch{{From: 0, To: 2}, {From: 1, To: 2}}
+	cut := func(stage marking.Stage) MarkerSpec {
+		return MarkerSpec{Name: "k-" + stage.String(), New: func(q int) (marking.Marker, error) {
+			return marking.NewRED(marking.CutOff(marking.MeasureQueue, marking.Bytes(5_000)), stage, q)
+		}}
+	}
+	cfg.Ports[2].Enqueue = []MarkerSpec{cut(marking.Enqueue)}
+	cfg.Ports[2].Dequeue = []MarkerSpec{cut(marking.Dequeue)}
+	r := newRig(t, cfg, memport.Link{Rate: rate})
+	var out recorder
+	r.sw.SetTap(2, &out)
+	ect := frame(t, 0, 2, packettest.Options{Size: 1000, ECN: packet.ECT0})
+	ce := frame(t, 1, 2, packettest.Options{Size: 1000, ECN: packet.CE})
+	for i := 0; i < 200; i++ {
+		r.send(0, ect)
+		r.send(1, ce)
+	}
+	r.drain(1000)
+	q := r.sw.Stats().Ports[2].Queues[0]
+	var fromECT, enq, deq int
+	for _, e := range out.evs {
+		if e.Kind != EventEgress || e.Marker == "" {
+			continue
+		}
+		fromECT++
+		switch {
+		case e.Marker == "k-enqueue" && e.Stage == marking.Enqueue:
+			enq++
+		case e.Marker == "k-dequeue" && e.Stage == marking.Dequeue:
+			deq++
+		default:
+			t.Fatalf("marker %q reported at stage %v", e.Marker, e.Stage)
+		}
+	}
+	if q.MarkedEnq+q.MarkedDeq != uint64(fromECT) || fromECT == 0 || fromECT > 200 {
+		t.Fatalf("marks: enqueue %d + dequeue %d, tap saw %d switch-made marks; want equal, in (0, 200] (only ECT packets)", q.MarkedEnq, q.MarkedDeq, fromECT)
+	}
+	if uint64(enq) != q.MarkedEnq || uint64(deq) != q.MarkedDeq {
+		t.Fatalf("tap stages %d/%d disagree with counters %d/%d", enq, deq, q.MarkedEnq, q.MarkedDeq)
+	}
+}

@@ -265,7 +265,7 @@ func (w *worker) enqueue(p *port, d *packet.Desc, now int64) {
 			w.markerDrop(p, d, p.enq, marking.Enqueue, v, DropEnqueueMarker, now)
 			return
 		case marking.Mark:
-			if packet.SetCE(d) {
+			if d.ECN.IsECT() && packet.SetCE(d) { // a packet that arrived CE was marked upstream
 				p.qc[q].markedEnq.Add(1)
 				w.noteMark(p, d, p.enq, marking.Enqueue, v)
 			}
@@ -330,7 +330,7 @@ func (w *worker) serve(p *port, now int64) int {
 				w.markerDrop(p, d, p.deq, marking.Dequeue, v, DropDequeueMarker, now)
 				continue
 			case marking.Mark:
-				if packet.SetCE(d) {
+				if d.ECN.IsECT() && packet.SetCE(d) { // not if already CE, here or upstream
 					p.qc[q].markedDeq.Add(1)
 					w.noteMark(p, d, p.deq, marking.Dequeue, v)
 				}
