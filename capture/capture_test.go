@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/gopacket/layers"
+	"github.com/google/gopacket/pcapgo"
+
 	"github.com/ecnswitch/ecnswitch/buffer"
 	"github.com/ecnswitch/ecnswitch/dataplane"
 	"github.com/ecnswitch/ecnswitch/marking"
@@ -450,7 +453,9 @@ func TestRotation(t *testing.T) {
 func header(s Spec, port string) []byte {
 	s = s.withDefaults()
 	if s.Format == PCAP {
-		return pcapHeader(uint32(s.SnapLen))
+		var b bytes.Buffer
+		pcapgo.NewWriterNanos(&b).WriteFileHeader(uint32(s.SnapLen), layers.LinkTypeEthernet)
+		return b.Bytes()
 	}
 	return newFileWriter(s, "", port, wall0, 0).ngHeader()
 }

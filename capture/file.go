@@ -5,6 +5,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/google/gopacket"
+	"github.com/google/gopacket/layers"
+	"github.com/google/gopacket/pcapgo"
 	"os"
 	"runtime"
 	"strconv"
@@ -18,8 +21,7 @@ import (
 // Block, one Interface Description Block, then an Enhanced Packet Block per
 // packet (draft-ietf-opsawg-pcapng §4.1, §4.2, §4.3).
 const (
-	pcapMagicNanos = 0xa1b23c4d
-	linkEthernet   = 1 // LINKTYPE_ETHERNET
+	linkEthernet = 1 // LINKTYPE_ETHERNET
 
 	ngBlockSHB   = 0x0a0d0d0a
 	ngBlockIDB   = 0x00000001
@@ -69,6 +71,8 @@ type fileWriter struct {
 	packets int   // in the open file
 	closed  int64 // bytes of the files already closed
 
+	pcap *pcapgo.Writer // the open file's writer, for the pcap format
+
 	text []byte   // comment scratch
 	blk  []byte   // EPB options scratch
 	hdr  [28]byte // record header scratch; a field, so that it never escapes to the heap
@@ -105,7 +109,8 @@ func (w *fileWriter) open(seq int) error {
 		w.kept = w.kept[1:]
 	}
 	if w.spec.Format == PCAP {
-		_, err = w.cw.Write(pcapHeader(uint32(w.spec.SnapLen)))
+		w.pcap = pcapgo.NewWriterNanos(&w.cw)
+		err = w.pcap.WriteFileHeader(uint32(w.spec.SnapLen), layers.LinkTypeEthernet)
 	} else {
 		_, err = w.cw.Write(w.ngHeader())
 	}
@@ -113,18 +118,6 @@ func (w *fileWriter) open(seq int) error {
 		return fmt.Errorf("write %s: %w", name, err)
 	}
 	return nil
-}
-
-// pcapHeader returns a pcap file header.
-func pcapHeader(snaplen uint32) []byte {
-	le := binary.LittleEndian
-	b := le.AppendUint32(nil, pcapMagicNanos)
-	b = le.AppendUint16(b, 2) // version 2.4
-	b = le.AppendUint16(b, 4)
-	b = le.AppendUint32(b, 0) // thiszone: timestamps are UTC
-	b = le.AppendUint32(b, 0) // sigfigs
-	b = le.AppendUint32(b, snaplen)
-	return le.AppendUint32(b, linkEthernet)
 }
 
 // ngHeader returns the Section Header and Interface Description blocks.
@@ -228,15 +221,8 @@ func (w *fileWriter) write(r *record, data []byte) error {
 	ts := w.wall0 + (r.time - w.mono0)
 	w.packets++
 	if w.spec.Format == PCAP {
-		h := w.hdr[:16]
-		le := binary.LittleEndian
-		le.PutUint32(h[0:], uint32(ts/1e9))
-		le.PutUint32(h[4:], uint32(ts%1e9))
-		le.PutUint32(h[8:], uint32(len(data)))
-		le.PutUint32(h[12:], uint32(r.length))
-		w.cw.Write(h)
-		_, err := w.cw.Write(data)
-		return err
+		ci := gopacket.CaptureInfo{Timestamp: time.Unix(0, ts), CaptureLength: len(data), Length: int(r.length)}
+		return w.pcap.WritePacket(ci, data)
 	}
 	return w.writeEPB(ts, r, data, uint32(size))
 }

@@ -1,14 +1,17 @@
 package capture
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"os"
 	"testing"
 	"time"
 
 	"github.com/google/gopacket"
 	"github.com/google/gopacket/layers"
+	"github.com/google/gopacket/pcapgo"
 
 	"github.com/ecnswitch/ecnswitch/buffer"
 	"github.com/ecnswitch/ecnswitch/dataplane"
@@ -139,32 +142,71 @@ func (p pkt) ecn(tb testing.TB) packet.ECN {
 	return packet.ECN(ip.TOS & 3)
 }
 
-// readPcap reads a nanosecond pcap file written by this package, checking
-// its header.
+// readPcap reads a nanosecond pcap file with gopacket's pcapgo reader,
+// checking the header it reports.
 func readPcap(tb testing.TB, path string, snaplen int) []pkt {
 	tb.Helper()
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	le := binary.LittleEndian
-	if len(b) < 24 || le.Uint32(b) != 0xa1b23c4d || le.Uint16(b[4:]) != 2 || le.Uint16(b[6:]) != 4 ||
-		le.Uint32(b[16:]) != uint32(snaplen) || le.Uint32(b[20:]) != 1 {
-		tb.Fatalf("%s: bad pcap header % x", path, b[:min(24, len(b))])
+	defer f.Close()
+	var magic [4]byte
+	if _, err := io.ReadFull(f, magic[:]); err != nil || binary.LittleEndian.Uint32(magic[:]) != 0xa1b23c4d {
+		tb.Fatalf("%s: magic % x, want the nanosecond pcap magic a1b23c4d (%v)", path, magic, err)
+	}
+	f.Seek(0, io.SeekStart)
+	// pcapgo v1.1.19's Reader.Resolution reports the two resolutions the
+	// wrong way round, hence the magic check above; its timestamps are right.
+	r, err := pcapgo.NewReader(f)
+	if err != nil {
+		tb.Fatalf("%s: %v", path, err)
+	}
+	if r.LinkType() != layers.LinkTypeEthernet || r.Snaplen() != uint32(snaplen) {
+		tb.Fatalf("%s: link type %v, snaplen %d", path, r.LinkType(), r.Snaplen())
 	}
 	var out []pkt
-	for off := 24; off < len(b); {
-		if len(b) < off+16 {
-			tb.Fatalf("%s: truncated record header at %d", path, off)
+	for {
+		data, ci, err := r.ReadPacketData()
+		if err == io.EOF {
+			return out
 		}
-		sec, ns, incl, orig := le.Uint32(b[off:]), le.Uint32(b[off+4:]), int(le.Uint32(b[off+8:])), int(le.Uint32(b[off+12:]))
-		if ns >= 1e9 || incl > orig || incl > snaplen || len(b) < off+16+incl {
-			tb.Fatalf("%s: bad record at %d: ns %d incl %d orig %d", path, off, ns, incl, orig)
+		if err != nil {
+			tb.Fatalf("%s: record %d: %v", path, len(out), err)
 		}
-		out = append(out, pkt{ts: time.Unix(int64(sec), int64(ns)), data: b[off+16 : off+16+incl], length: orig})
-		off += 16 + incl
+		out = append(out, pkt{ts: ci.Timestamp, data: data, length: ci.Length})
 	}
-	return out
+}
+
+// crossCheckPcapng reads path with gopacket's NgReader and checks that it
+// finds the same packets, timestamps and lengths as our own parser, which
+// also returns the comments NgReader does not expose.
+func crossCheckPcapng(tb testing.TB, path string, want []pkt) {
+	tb.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	r, err := pcapgo.NewNgReader(f, pcapgo.DefaultNgReaderOptions)
+	if err != nil {
+		tb.Fatalf("%s: gopacket's NgReader: %v", path, err)
+	}
+	for i := 0; ; i++ {
+		data, ci, err := r.ReadPacketData()
+		if err == io.EOF {
+			if i != len(want) {
+				tb.Fatalf("%s: NgReader found %d packets, our parser %d", path, i, len(want))
+			}
+			return
+		}
+		if err != nil {
+			tb.Fatalf("%s: NgReader, packet %d: %v", path, i, err)
+		}
+		if i >= len(want) || !bytes.Equal(data, want[i].data) || !ci.Timestamp.Equal(want[i].ts) || ci.Length != want[i].length {
+			tb.Fatalf("%s: packet %d differs between NgReader and our parser", path, i)
+		}
+	}
 }
 
 // readPcapng reads a pcapng file: it checks every block's framing, the
@@ -226,6 +268,7 @@ func readPcapng(tb testing.TB, path string, snaplen int) []pkt {
 	if !sawSHB {
 		tb.Fatalf("%s: no section header", path)
 	}
+	crossCheckPcapng(tb, path, out)
 	return out
 }
 
