@@ -32,6 +32,8 @@ type Config struct {
 	Forwarding dataplane.Forwarding // port names resolved to indexes
 	Classifier dataplane.Classifier
 	Ports      []Port
+
+	Capture Capture
 }
 
 // Telemetry configures the telemetry HTTP server.

@@ -231,7 +231,7 @@ func describeType(t string) string {
 var schemaTypes = []any{
 	fileYAML{}, afxdpYAML{}, telemetryYAML{}, poolYAML{}, forwardingYAML{}, patchYAML{}, macYAML{},
 	prefixYAML{}, classifierYAML{}, portYAML{}, schedulerYAML{}, schedulerQueueYAML{}, bufferYAML{},
-	bufferQueueYAML{}, markersYAML{}, delayYAML{}, delayParamsYAML{},
+	bufferQueueYAML{}, markersYAML{}, delayYAML{}, delayParamsYAML{}, captureYAML{}, captureSpecYAML{},
 }
 
 // allowedKeys returns the keys of the schema struct yaml.v3 calls typeName.

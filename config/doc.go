@@ -26,6 +26,8 @@
 //	ports:        [{name, interface, afxdp, queues, mtu, scheduler, rate, bucket,
 //	               overhead, pool, buffer, markers: {enqueue, dequeue}, non_ect,
 //	               delay, worker}]
+//	capture:      dir, captures: [{port (by name), direction, filter, queue, dscp,
+//	               format, path (inside dir), snaplen, max_bytes, max_files, ring}]
 //
 // # Units
 //

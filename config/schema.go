@@ -22,6 +22,7 @@ type fileYAML struct {
 	Classifier   classifierYAML `yaml:"classifier"`
 	PortDefaults portYAML       `yaml:"port_defaults"`
 	Ports        []portYAML     `yaml:"ports"`
+	Capture      captureYAML    `yaml:"capture"`
 }
 
 type afxdpYAML struct {
@@ -44,6 +45,27 @@ type telemetryYAML struct {
 	Listen            *string   `yaml:"listen"`
 	QueueSamplePeriod *Duration `yaml:"queue_sample_period"`
 	QueueSamples      *int      `yaml:"queue_samples"`
+}
+
+type captureYAML struct {
+	Dir      *string           `yaml:"dir"`
+	Captures []captureSpecYAML `yaml:"captures"`
+}
+
+// captureSpecYAML is a capture.Spec as the file writes it: the port by
+// name, max_bytes as a size.
+type captureSpecYAML struct {
+	Port      string `yaml:"port"`
+	Direction string `yaml:"direction"`
+	Filter    string `yaml:"filter"`
+	Queue     *int   `yaml:"queue"`
+	DSCP      *int   `yaml:"dscp"`
+	Format    string `yaml:"format"`
+	Path      string `yaml:"path"`
+	SnapLen   *int   `yaml:"snaplen"`
+	MaxBytes  *Size  `yaml:"max_bytes"`
+	MaxFiles  *int   `yaml:"max_files"`
+	Ring      *int   `yaml:"ring"`
 }
 
 type poolYAML struct {

@@ -238,6 +238,7 @@ func (c *checker) config(f *fileYAML) *Config {
 	}
 	cfg.Forwarding = c.forwarding(f.Forwarding, names)
 	c.telemetryMemory(cfg)
+	cfg.Capture = c.capture(cfg, f.Capture)
 	return cfg
 }
 
