@@ -1,0 +1,669 @@
+package demo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
+
+	"github.com/ecnswitch/ecnswitch/buffer"
+	"github.com/ecnswitch/ecnswitch/dataplane"
+	"github.com/ecnswitch/ecnswitch/marking"
+	"github.com/ecnswitch/ecnswitch/ports"
+	"github.com/ecnswitch/ecnswitch/ports/afxdp"
+	"github.com/ecnswitch/ecnswitch/scheduler"
+	"github.com/ecnswitch/ecnswitch/testbed"
+	"github.com/ecnswitch/ecnswitch/testbed/bulk"
+	"github.com/ecnswitch/ecnswitch/timestamp"
+)
+
+// Names of the marking schemes, as Options.Schemes takes them.
+const (
+	PerPort  = "per-port"  // per-port ECN, standard threshold (001 §2.2.3)
+	PerQueue = "per-queue" // per-queue ECN, standard threshold (001 §2.2.1)
+	MQECN    = "mq-ecn"    // MQ-ECN (001 §3.3)
+)
+
+// Schemes returns the names of every scheme, in the order Run runs them by
+// default.
+func Schemes() []string { return []string{PerPort, PerQueue, MQECN} }
+
+// titles are the schemes' names as the table prints them.
+var titles = map[string]string{
+	PerPort:  "per-port ECN",
+	PerQueue: "per-queue ECN",
+	MQECN:    "MQ-ECN",
+}
+
+// Defaults of Options, the MQ-ECN testbed's settings (001 §4.2, §5.1;
+// notes/prior-art.md §3).
+const (
+	DefaultDuration = 10 * time.Second
+	DefaultWarmup   = time.Second
+	DefaultRate     = 995_000_000 // 99.5% of 1 Gbit/s (001 §4.2)
+	DefaultBucket   = 16 << 10    // bytes; see Options.Bucket
+	DefaultBuffer   = 96 << 10    // bytes per port, shared by its queues (001 §5.1)
+	DefaultK        = 32 << 10    // bytes, the standard threshold at 1 Gbit/s (001 §5.1)
+	DefaultBeta     = 0.75        // MQ-ECN's round-time EWMA weight (001 §5)
+	DefaultCC       = "cubic"
+)
+
+// Hosts is the number of testbed hosts: h1 sends queue 1's flows, h2–h4
+// queue 2's, h5 receives.
+const Hosts = 5
+
+// DSCPs that select the two queues (class selectors CS1 and CS2).
+const (
+	DSCPQueue1 = 8
+	DSCPQueue2 = 16
+)
+
+// Options configure Run. The zero value of every field selects its default.
+type Options struct {
+	// Duration is how long each scheme is measured, after Warmup; at least
+	// 100 ms. Default DefaultDuration.
+	Duration time.Duration
+	// Warmup runs the flows before measuring, so that slow start is over;
+	// default DefaultWarmup, negative for none.
+	Warmup time.Duration
+	// Schemes lists the schemes to run, by name (see Schemes), in order.
+	// Default: all of them.
+	Schemes []string
+
+	// Rate is the egress ports' shaped rate C in bit/s. Default DefaultRate.
+	Rate int64
+	// Bucket is the shaper's token bucket in bytes. Default DefaultBucket,
+	// 16 KB: 130 µs at 995 Mbit/s. The prototype's 2.5 KB (001 §4.2) suits
+	// a qdisc woken by timers; ecnswitch's worker serves the port once per
+	// poll pass, and a pass here takes tens of µs (a TX system call per
+	// batch, whose copy-mode transmit also runs the receiving host's TCP
+	// in softirq), so a 20 µs bucket forfeits the credit of every longer
+	// pass: measured on this 2-core machine, 2.5 KB carried 40–65% of
+	// C·1448/1538 where 16 KB carried 85–95%. The bucket adds no long-run
+	// rate: over any interval T the port sends at most Bucket + one frame
+	// more than C·T/8.
+	Bucket int64
+	// Buffer is each port's buffer in bytes, shared by its two queues.
+	// Default DefaultBuffer.
+	Buffer int64
+	// K is the standard marking threshold in bytes. Default DefaultK.
+	K int64
+	// Delay is added to every packet at every egress port before it is
+	// queued (dataplane.Delay), to emulate a longer base RTT than the
+	// testbed's; 0 adds none. A flow's RTT grows by twice Delay.
+	Delay time.Duration
+	// Flows is the number of flows in queue 1 and in queue 2, each 1 to 64.
+	// Default 1 and 4.
+	Flows [2]int
+	// CongestionControl is the senders' TCP congestion control, set per
+	// socket; "reno" and "cubic" react to ECN marks, bbr (the usual system
+	// default here) ignores them. Default DefaultCC.
+	CongestionControl string
+
+	// Out receives progress lines while Run runs; nil prints nothing.
+	Out io.Writer
+	// Logger receives lifecycle events of the testbed, ports and switch.
+	// Default zap.NewNop().
+	Logger *zap.Logger
+
+	// Subnet, ID and StateDir are passed to testbed.Up (see
+	// testbed.Options); zero values select its defaults.
+	Subnet   netip.Prefix
+	ID       string
+	StateDir string
+}
+
+// Validate reports the first invalid option, naming it, its value and the
+// allowed range.
+func (o Options) Validate() error {
+	_, err := o.withDefaults()
+	return err
+}
+
+func (o Options) withDefaults() (Options, error) {
+	if o.Duration == 0 {
+		o.Duration = DefaultDuration
+	}
+	if o.Warmup == 0 {
+		o.Warmup = DefaultWarmup
+	}
+	if o.Warmup < 0 {
+		o.Warmup = 0
+	}
+	if len(o.Schemes) == 0 {
+		o.Schemes = Schemes()
+	}
+	if o.Rate == 0 {
+		o.Rate = DefaultRate
+	}
+	if o.Bucket == 0 {
+		o.Bucket = DefaultBucket
+	}
+	if o.Buffer == 0 {
+		o.Buffer = DefaultBuffer
+	}
+	if o.K == 0 {
+		o.K = DefaultK
+	}
+	if o.Flows == [2]int{} {
+		o.Flows = [2]int{1, 4}
+	}
+	if o.CongestionControl == "" {
+		o.CongestionControl = DefaultCC
+	}
+	if o.Out == nil {
+		o.Out = io.Discard
+	}
+	if o.Logger == nil {
+		o.Logger = zap.NewNop()
+	}
+	switch {
+	case o.Duration < 100*time.Millisecond:
+		return o, fmt.Errorf("demo: duration %v: want at least 100ms", o.Duration)
+	case o.Rate < 1e6 || o.Rate > 100e9:
+		return o, fmt.Errorf("demo: rate %d bit/s outside [1e6, 1e11]", o.Rate)
+	case o.Bucket < 1 || o.Bucket > 64<<20:
+		return o, fmt.Errorf("demo: bucket %d bytes outside [1, %d]", o.Bucket, 64<<20)
+	case o.Buffer < 4096 || o.Buffer > 1<<30:
+		return o, fmt.Errorf("demo: buffer %d bytes outside [4096, %d]", o.Buffer, 1<<30)
+	case o.K < 1 || o.K > o.Buffer:
+		return o, fmt.Errorf("demo: k %d bytes outside [1, buffer = %d]", o.K, o.Buffer)
+	case o.Delay < 0 || o.Delay > time.Second:
+		return o, fmt.Errorf("demo: delay %v outside [0, 1s]", o.Delay)
+	}
+	for q, n := range o.Flows {
+		if n < 1 || n > 64 {
+			return o, fmt.Errorf("demo: flows[%d] %d outside [1, 64]", q, n)
+		}
+	}
+	for i, s := range o.Schemes {
+		if _, ok := titles[s]; !ok {
+			return o, fmt.Errorf("demo: schemes[%d] %q: want one of %s", i, s, strings.Join(Schemes(), ", "))
+		}
+	}
+	return o, nil
+}
+
+// Result is what Run measured.
+type Result struct {
+	Rate     int64         // C, bit/s
+	K        int64         // standard threshold, bytes
+	Buffer   int64         // port buffer, bytes
+	Bucket   int64         // shaper bucket, bytes
+	Delay    time.Duration // added per egress port
+	Flows    [2]int
+	Warmup   time.Duration
+	Duration time.Duration // requested measurement time per scheme
+	CC       string        // senders' congestion control
+	Schemes  []SchemeResult
+}
+
+// SchemeResult is one scheme's run.
+type SchemeResult struct {
+	Scheme  string        // name, e.g. PerPort
+	Title   string        // as the table prints it
+	Elapsed time.Duration // measured window
+	// Busy is the bottleneck port's wire rate over C in the window: its
+	// frames plus 24 bytes each (FCS, preamble and SFD, gap) over C·T. Well
+	// below 1, the port was not the bottleneck all the time.
+	Busy   float64
+	Queues [2]QueueResult
+}
+
+// QueueResult is one queue of the bottleneck port (h5's) over the
+// measured window.
+type QueueResult struct {
+	Flows   int
+	Goodput float64 // bit/s of TCP payload read by the receiver
+	Share   float64 // of the two queues' goodput, 0..1
+	Marks   uint64  // CE marks the switch set
+	Drops   uint64  // packets the switch dropped (buffer or marker)
+	// MeanDelay is the mean queueing delay (enqueue to dequeue) of the
+	// window's packets; P99Delay is the 99th percentile over the whole run,
+	// warm-up included (the switch's histogram is cumulative), to within its
+	// 25% bucket width.
+	MeanDelay, P99Delay time.Duration
+	// MinRTT and SRTT are the flows' lowest and mean smoothed RTT as their
+	// senders' TCP saw them (TCP_INFO) at the end of the window; Retrans
+	// counts their retransmitted segments.
+	MinRTT, SRTT time.Duration
+	Retrans      uint64
+}
+
+// Goodput returns the scheme's total goodput in bit/s.
+func (s SchemeResult) Goodput() float64 { return s.Queues[0].Goodput + s.Queues[1].Goodput }
+
+// Run brings up the testbed, runs each scheme in turn, tears everything
+// down and returns what it measured. On a cancelled ctx or an error it
+// returns the schemes finished so far with the error; the teardown happens
+// either way, and its failures are joined to the error.
+func Run(ctx context.Context, o Options) (res *Result, err error) {
+	o, err = o.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	res = &Result{
+		Rate: o.Rate, K: o.K, Buffer: o.Buffer, Bucket: o.Bucket, Delay: o.Delay, Flows: o.Flows,
+		Warmup: o.Warmup, Duration: o.Duration, CC: o.CongestionControl,
+	}
+	say := func(format string, args ...any) { fmt.Fprintf(o.Out, format+"\n", args...) }
+
+	say("ecnswitch demo: the MQ-ECN static-flow experiment (001 §2.2.3, §5.1.1) on real kernel TCP")
+	tb, err := testbed.Up(testbed.Options{
+		Hosts: Hosts, ID: o.ID, Subnet: o.Subnet, StateDir: o.StateDir, Logger: o.Logger,
+	})
+	if err != nil {
+		return res, fmt.Errorf("demo: %w", err)
+	}
+	defer func() {
+		say("tearing down the testbed")
+		if derr := tb.Down(); derr != nil {
+			err = errors.Join(err, fmt.Errorf("demo: %w", derr))
+		}
+	}()
+	hosts := tb.Hosts()
+	say("testbed %s: hosts h1–h5 in %s, switch ports %s…%s", tb.ID(), tb.Subnet(), hosts[0].SwitchIf, hosts[Hosts-1].SwitchIf)
+	say("every port: shaped to %s, DWRR with 2 equal-quantum queues, %d KB buffer, K = %d KB; %s TCP with ECN",
+		strings.TrimSpace(mbit(float64(o.Rate))), o.Buffer>>10, o.K>>10, o.CongestionControl)
+	say("flows: %d from h1 (DSCP %d → queue 1), %d from h2–h4 (DSCP %d → queue 2), all to h5",
+		o.Flows[0], DSCPQueue1, o.Flows[1], DSCPQueue2)
+
+	for i, name := range o.Schemes {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		tag := fmt.Sprintf("[%d/%d] %s", i+1, len(o.Schemes), titles[name])
+		sr, err := runScheme(ctx, o, hosts, name, func(format string, args ...any) { say(tag+": "+format, args...) })
+		if err != nil {
+			if ctx.Err() != nil {
+				return res, ctx.Err()
+			}
+			return res, fmt.Errorf("demo: %s: %w", name, err)
+		}
+		res.Schemes = append(res.Schemes, sr)
+	}
+	return res, nil
+}
+
+// bottleneck is the index of the receiver h5's port.
+const bottleneck = Hosts - 1
+
+// senders returns the hosts that send queue q's flows.
+func senders(hosts []testbed.Host, q int) []testbed.Host {
+	if q == 0 {
+		return hosts[0:1]
+	}
+	return hosts[1:4]
+}
+
+// switchConfig is the switch of scheme name over hosts' ports.
+func switchConfig(o Options, hosts []testbed.Host, name string) (dataplane.Config, error) {
+	// The standard threshold as λ·C·RTT with λ = 1 and the RTT that makes it
+	// K at C: MQ-ECN takes it in this form (001 §3.3), and the RED markers
+	// resolve the same Threshold to the same bytes.
+	rtt := (o.K*8e9 + o.Rate - 1) / o.Rate
+	std := marking.Standard(rtt, 1)
+	if got := std.Bytes(o.Rate, 0); got != o.K {
+		return dataplane.Config{}, fmt.Errorf("k %d B is not λ·C·RTT for whole-ns RTTs at C = %d bit/s (RTT %d ns gives %d B)", o.K, o.Rate, rtt, got)
+	}
+	var spec dataplane.MarkerSpec
+	switch name {
+	case PerPort:
+		spec = dataplane.MarkerSpec{Name: "port-standard", New: func(nq int) (marking.Marker, error) {
+			return marking.NewRED(marking.CutOff(marking.MeasurePort, std), marking.Enqueue, nq)
+		}}
+	case PerQueue:
+		spec = dataplane.MarkerSpec{Name: "queue-standard", New: func(nq int) (marking.Marker, error) {
+			return marking.NewRED(marking.CutOff(marking.MeasureQueue, std), marking.Enqueue, nq)
+		}}
+	case MQECN:
+		spec = dataplane.MarkerSpec{Name: "mq-ecn", New: func(nq int) (marking.Marker, error) {
+			return marking.NewMQECN(marking.MQECNConfig{RTT: rtt, Lambda: 1}, marking.Enqueue, nq)
+		}}
+	}
+	cfg := dataplane.Config{
+		Workers: 1,   // two cores: one for the worker, one for the hosts' TCP
+		Spin:    256, // poll 256 idle passes, then wait on the ports
+		Classifier: dataplane.Classifier{DSCP: map[uint8]int{
+			DSCPQueue1: 0,
+			DSCPQueue2: 1,
+		}},
+	}
+	for i, h := range hosts {
+		// One pool per port, so that each port has its own 96 KB that its
+		// queues share first come first served (001 §5.1): a static cap
+		// equal to the pool.
+		cfg.Pools = append(cfg.Pools, buffer.PoolConfig{Size: o.Buffer})
+		cfg.Ports = append(cfg.Ports, dataplane.PortConfig{
+			Name: h.SwitchIf,
+			Scheduler: scheduler.Config{
+				Kind:      scheduler.DWRR,
+				NumQueues: 2, // equal quanta: one charged MTU each
+				Overhead:  scheduler.OverheadEthernet,
+				LineRate:  o.Rate,
+				Beta:      DefaultBeta,
+			},
+			Shaper:  scheduler.ShaperConfig{Rate: o.Rate, Bucket: o.Bucket, Overhead: scheduler.OverheadEthernet},
+			Pool:    i,
+			Queues:  []buffer.QueueConfig{{Cap: o.Buffer}, {Cap: o.Buffer}},
+			Enqueue: []dataplane.MarkerSpec{spec},
+			Delay:   dataplane.Delay{Fixed: o.Delay},
+		})
+	}
+	return cfg, nil
+}
+
+// runScheme runs one scheme: switch up, flows up, warm-up, measurement,
+// flows down, switch down.
+func runScheme(ctx context.Context, o Options, hosts []testbed.Host, name string, say func(string, ...any)) (res SchemeResult, err error) {
+	res = SchemeResult{Scheme: name, Title: titles[name]}
+	cfg, err := switchConfig(o, hosts, name)
+	if err != nil {
+		return res, err
+	}
+	devs := make([]ports.Port, 0, len(hosts))
+	for _, h := range hosts {
+		p, err := afxdp.Open(h.SwitchIf, afxdp.Options{Logger: o.Logger})
+		if err != nil {
+			for _, d := range devs {
+				d.Close()
+			}
+			return res, err
+		}
+		devs = append(devs, p)
+	}
+	sw, err := dataplane.New(cfg, devs, timestamp.NewMonotonic(), o.Logger)
+	if err != nil {
+		for _, d := range devs {
+			d.Close()
+		}
+		return res, err
+	}
+	swCtx, stopSwitch := context.WithCancel(context.Background())
+	swDone := make(chan error, 1)
+	go func() { swDone <- sw.Run(swCtx) }()
+	defer func() {
+		stopSwitch()
+		err = errors.Join(err, <-swDone, sw.Close())
+	}()
+	say("switch up on %d AF_XDP ports", len(devs))
+
+	// One listener per queue on h5, so each flow's bytes count for its queue.
+	recv := hosts[bottleneck]
+	var rcv [2]*bulk.Receiver
+	var dst [2]netip.AddrPort
+	for q := range rcv {
+		ln, err := recv.ListenTCP(0)
+		if err != nil {
+			return res, err
+		}
+		rcv[q] = bulk.Serve(ln)
+		defer func() {
+			if cerr := rcv[q].Close(); cerr != nil && err == nil {
+				err = fmt.Errorf("receiver of queue %d: %w", q+1, cerr)
+			}
+		}()
+		dst[q] = netip.AddrPortFrom(recv.IPv4, uint16(ln.Addr().(*net.TCPAddr).Port))
+	}
+
+	// Connect every flow before any of them sends, so that no SYN meets a
+	// queue another flow has built: a marker drops Not-ECT packets it would
+	// mark (RED, RFC 3168 §7), and a lost SYN costs a 1 s timeout.
+	type sender struct {
+		q     int
+		conns []net.Conn
+	}
+	var ss []*sender
+	var all [2][]net.Conn
+	closeAll := func() {
+		for _, s := range ss {
+			for _, c := range s.conns {
+				c.Close()
+			}
+		}
+	}
+	for q := range 2 {
+		dscp := uint8(DSCPQueue1)
+		if q == 1 {
+			dscp = DSCPQueue2
+		}
+		hs := senders(hosts, q)
+		byHost := make([]*sender, len(hs))
+		for i := range byHost {
+			byHost[i] = &sender{q: q}
+		}
+		for f := 0; f < o.Flows[q]; f++ {
+			h := hs[f%len(hs)]
+			c, err := dial(ctx, h, dst[q], dscp, o.CongestionControl)
+			if err != nil {
+				closeAll()
+				return res, err
+			}
+			byHost[f%len(hs)].conns = append(byHost[f%len(hs)].conns, c)
+			all[q] = append(all[q], c)
+		}
+		for _, s := range byHost {
+			if len(s.conns) > 0 {
+				ss = append(ss, s)
+			}
+		}
+	}
+
+	flowCtx, stopFlows := context.WithCancel(ctx)
+	type sent struct {
+		res bulk.Result
+		err error
+	}
+	results := make(chan sent, len(ss))
+	pending := len(ss)
+	defer func() { // on an early return: stop the senders and wait for them
+		stopFlows()
+		for ; pending > 0; pending-- {
+			<-results
+		}
+	}()
+	for _, s := range ss {
+		next := 0
+		go func() {
+			r, err := bulk.Sender{
+				Dial: func(context.Context) (net.Conn, error) {
+					c := s.conns[next]
+					next++
+					return c, nil
+				},
+				Flows: len(s.conns),
+			}.Run(flowCtx)
+			results <- sent{r, err}
+		}()
+	}
+	say("%d flows up", o.Flows[0]+o.Flows[1])
+
+	// Warm up, then measure, printing the last second's goodput as we go.
+	start := time.Now()
+	var lastBytes [2]int64
+	lastT := start
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	report := func(phase string) {
+		now := time.Now()
+		dt := now.Sub(lastT).Seconds()
+		var g [2]float64
+		for q := range rcv {
+			b := rcv[q].Bytes()
+			g[q] = float64(b-lastBytes[q]) * 8 / dt
+			lastBytes[q] = b
+		}
+		lastT = now
+		say("%5.1fs %-7s queue 1 %s  queue 2 %s", now.Sub(start).Seconds(), phase, mbit(g[0]), mbit(g[1]))
+	}
+	wait := func(d time.Duration, phase string) error {
+		end := time.Now().Add(d)
+		timer := time.NewTimer(d)
+		defer timer.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-timer.C:
+				return nil
+			case <-tick.C:
+				if time.Until(end) > 100*time.Millisecond {
+					report(phase)
+				}
+			}
+		}
+	}
+	if err := wait(o.Warmup, "warm-up"); err != nil {
+		return res, err
+	}
+	var b0 [2]int64
+	for q := range rcv {
+		b0[q] = rcv[q].Bytes()
+	}
+	s0, t0 := sw.Stats().Ports[bottleneck], time.Now()
+	if err := wait(o.Duration, ""); err != nil {
+		return res, err
+	}
+	var b1 [2]int64
+	for q := range rcv {
+		b1[q] = rcv[q].Bytes()
+	}
+	s1, t1 := sw.Stats().Ports[bottleneck], time.Now()
+	for q := range all {
+		res.Queues[q].MinRTT, res.Queues[q].SRTT, res.Queues[q].Retrans = tcpInfo(all[q])
+	}
+
+	stopFlows()
+	var errs []error
+	for ; pending > 0; pending-- {
+		if r := <-results; r.err != nil {
+			errs = append(errs, r.err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return res, err
+	}
+	// Let the receivers read what the senders' sockets still held, so that
+	// nothing of this scheme is in flight when the next one starts.
+	drained := time.Now().Add(10 * time.Second)
+	for !flowsDone(rcv[:]) {
+		if time.Now().After(drained) {
+			return res, errors.New("flows did not finish within 10 s of their senders closing them")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	res.Elapsed = t1.Sub(t0)
+	wire := float64(s1.TxBytes-s0.TxBytes) + 24*float64(s1.TxPackets-s0.TxPackets)
+	res.Busy = wire * 8 / (float64(o.Rate) * res.Elapsed.Seconds())
+	total := float64(b1[0] - b0[0] + b1[1] - b0[1])
+	for q := range res.Queues {
+		qr := &res.Queues[q]
+		qr.Flows = o.Flows[q]
+		qr.Goodput = float64(b1[q]-b0[q]) * 8 / res.Elapsed.Seconds()
+		if total > 0 {
+			qr.Share = float64(b1[q]-b0[q]) / total
+		}
+		a, b := s0.Queues[q], s1.Queues[q]
+		qr.Marks = b.MarkedEnq + b.MarkedDeq - a.MarkedEnq - a.MarkedDeq
+		for r, n := range b.Drops {
+			qr.Drops += n - a.Drops[r]
+		}
+		if n := b.Sojourn.Count - a.Sojourn.Count; n > 0 {
+			sum := float64(b.Sojourn.Mean)*float64(b.Sojourn.Count) - float64(a.Sojourn.Mean)*float64(a.Sojourn.Count)
+			qr.MeanDelay = time.Duration(max(sum, 0) / float64(n))
+		}
+		qr.P99Delay = time.Duration(b.Sojourn.P99)
+	}
+	say("done: queue 1 %s (%.1f%%), queue 2 %s (%.1f%%), %d + %d CE marks, port busy %.1f%%",
+		mbit(res.Queues[0].Goodput), 100*res.Queues[0].Share, mbit(res.Queues[1].Goodput), 100*res.Queues[1].Share,
+		res.Queues[0].Marks, res.Queues[1].Marks, 100*res.Busy)
+	return res, nil
+}
+
+// dial connects a flow from h to dst with DSCP dscp and congestion control
+// cc. A namespace may only make an algorithm of
+// net.ipv4.tcp_allowed_congestion_control its default, so the choice is
+// made per socket (TCP_CONGESTION, which root may set to any algorithm the
+// kernel has).
+func dial(ctx context.Context, h testbed.Host, dst netip.AddrPort, dscp uint8, cc string) (net.Conn, error) {
+	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	c, err := h.DialTCP(dctx, dst, dscp)
+	if err != nil {
+		return nil, err
+	}
+	err = control(c, func(fd int) error { return unix.SetsockoptString(fd, unix.IPPROTO_TCP, unix.TCP_CONGESTION, cc) })
+	if err != nil {
+		c.Close()
+		return nil, fmt.Errorf("host %s: congestion control %q: %w", h.Name, cc, err)
+	}
+	return c, nil
+}
+
+// control runs f on c's file descriptor.
+func control(c net.Conn, f func(fd int) error) error {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return fmt.Errorf("%T has no file descriptor", c)
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var ferr error
+	if err := rc.Control(func(fd uintptr) { ferr = f(int(fd)) }); err != nil {
+		return err
+	}
+	return ferr
+}
+
+// tcpInfo returns the lowest minimum RTT, the mean smoothed RTT and the
+// total retransmitted segments of the connections (TCP_INFO).
+func tcpInfo(cs []net.Conn) (minRTT, srtt time.Duration, retrans uint64) {
+	var sum time.Duration
+	n := 0
+	for _, c := range cs {
+		var ti *unix.TCPInfo
+		if control(c, func(fd int) error {
+			var err error
+			ti, err = unix.GetsockoptTCPInfo(fd, unix.IPPROTO_TCP, unix.TCP_INFO)
+			return err
+		}) != nil {
+			continue
+		}
+		m := time.Duration(ti.Min_rtt) * time.Microsecond
+		if n == 0 || m < minRTT {
+			minRTT = m
+		}
+		sum += time.Duration(ti.Rtt) * time.Microsecond
+		retrans += uint64(ti.Total_retrans)
+		n++
+	}
+	if n > 0 {
+		srtt = sum / time.Duration(n)
+	}
+	return minRTT, srtt, retrans
+}
+
+// flowsDone reports whether every flow the receivers accepted has ended.
+func flowsDone(rs []*bulk.Receiver) bool {
+	for _, r := range rs {
+		if slices.ContainsFunc(r.Flows(), func(f bulk.Flow) bool { return !f.Done }) {
+			return false
+		}
+	}
+	return true
+}
+
+// mbit formats a rate in bit/s as Mbit/s.
+func mbit(bps float64) string { return fmt.Sprintf("%6.1f Mbit/s", bps/1e6) }
