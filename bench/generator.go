@@ -22,8 +22,8 @@ const (
 	DefaultSrcPort = 10000
 	DefaultDstPort = 9 // discard (RFC 863)
 	DefaultBurst   = 10 * time.Millisecond
-	DefaultGap     = 20 * time.Microsecond
-	DefaultSpin    = 50 * time.Microsecond
+	DefaultGap     = 100 * time.Microsecond
+	DefaultSpin    = 20 * time.Microsecond
 	MaxFlows       = 1 << 16 // flow ids are 16 bits on the wire
 )
 
@@ -73,11 +73,16 @@ type GeneratorConfig struct {
 	Burst time.Duration
 	// Gap is the shortest time between two sends: frames due within Gap
 	// of now go out now, in one batch, so at rates above 1/Gap frames are
-	// paced in batches. Default DefaultGap.
+	// paced in batches and the generator wakes at most 1/Gap times a
+	// second (a sleep here overshoots by ~30–50 µs, so shorter gaps would
+	// mean spinning, and on two cores a spinning generator starves the
+	// switch it measures). Frames leave at most Gap early; a rate holds
+	// within Gap/window over any window. Default DefaultGap.
 	Gap time.Duration
 	// Spin is how long before a send is due Run stops sleeping and spins
-	// on the clock; sleeping alone wakes tens of µs late. Negative never
-	// spins. Default DefaultSpin.
+	// on the clock, for frames paced one by one (rates below 1/Gap);
+	// sleeping alone wakes tens of µs late. Negative never spins. Default
+	// DefaultSpin.
 	Spin time.Duration
 	// Batch is the most frames per Transmit. Default ports.BatchSize.
 	Batch int

@@ -183,6 +183,12 @@ func (s *Sink) flow(id uint16) *flowState {
 // the port did not time itself. It returns the number of frames received.
 func (s *Sink) Poll(now int64) (int, error) {
 	n, err := s.port.Receive(s.batch)
+	s.account(n, now)
+	return n, err
+}
+
+// account counts the first n frames of the batch.
+func (s *Sink) account(n int, now int64) {
 	var bytes uint64
 	for _, d := range s.batch[:n] {
 		rx := d.RxTime
@@ -196,7 +202,6 @@ func (s *Sink) Poll(now int64) (int, error) {
 		s.totals.bytes.Add(bytes)
 		s.totals.packets.Add(uint64(n))
 	}
-	return n, err
 }
 
 // count accounts one received frame.
@@ -299,8 +304,11 @@ func (s *Sink) Run(ctx context.Context) error {
 			return nil
 		default:
 		}
+		// The clock is read after Receive returns, so no frame is stamped
+		// as received before it was.
+		n, err := s.port.Receive(s.batch)
 		now := s.clock.Now()
-		n, err := s.Poll(now)
+		s.account(n, now)
 		if err != nil {
 			return fmt.Errorf("bench: sink: receive on %s: %w", s.port.Name(), err)
 		}

@@ -226,7 +226,17 @@ type Trial struct {
 	CE           uint64  `json:"ce"`
 	Latency      Latency `json:"latency"`
 	GeneratorLag int64   `json:"generator_late_ns"` // schedule the generator gave up (it could not keep the rate)
-	Pass         bool    `json:"pass"`              // LossRatio ≤ LossTolerance
+	// Short says the generator offered less than TargetPPS·(1−Resolution):
+	// it could not keep the rate, so the trial says nothing about higher ones.
+	Short bool `json:"short"`
+	// DeviceDropped counts the frames the device reported dropping during
+	// the trial (ecnswitch: its drop counters and its sockets' kernel
+	// drops; the bridge: the dropped counters of its two ports), and
+	// SinkDropped those the sink's socket dropped (RX ring full, no fill
+	// frame): loss the sink itself caused, not the device.
+	DeviceDropped uint64 `json:"device_dropped"`
+	SinkDropped   uint64 `json:"sink_dropped"`
+	Pass          bool   `json:"pass"` // LossRatio ≤ LossTolerance
 }
 
 // Result sums up one device at one frame size.
@@ -291,6 +301,7 @@ type rig struct {
 	sink  *NetnsPort
 	run   uint16
 	rep   *SwitchReport
+	drops func() uint64 // the device's drop counter, while it is up
 }
 
 // RunSwitch brings up a two-host testbed (generator in h1 → device → sink
@@ -330,7 +341,7 @@ func RunSwitch(ctx context.Context, o SwitchOptions) (rep *SwitchReport, err err
 		return nil, fmt.Errorf("bench: switch: generator port: %w", err)
 	}
 	defer func() { err = errors.Join(err, r.gen.Close()) }()
-	if r.sink, err = OpenPort(r.hosts[1].Netns, r.hosts[1].HostIf, r.portOptions()); err != nil {
+	if r.sink, err = OpenPort(r.hosts[1].Netns, r.hosts[1].HostIf, r.sinkPortOptions()); err != nil {
 		return nil, fmt.Errorf("bench: switch: sink port: %w", err)
 	}
 	defer func() { err = errors.Join(err, r.sink.Close()) }()
@@ -358,7 +369,8 @@ func mixString(dscp []Share[uint8], ecn []Share[packet.ECN]) string {
 // device brings dev up between the hosts, measures every size, and takes
 // it down again.
 func (r *rig) device(ctx context.Context, dev Device) (err error) {
-	down, err := r.up(dev)
+	down, drops, err := r.up(dev)
+	r.drops = drops
 	if err != nil {
 		return fmt.Errorf("bench: switch: %s: %w", dev, err)
 	}
@@ -377,8 +389,9 @@ func (r *rig) device(ctx context.Context, dev Device) (err error) {
 	return nil
 }
 
-// up starts dev and returns the function that stops it.
-func (r *rig) up(dev Device) (func() error, error) {
+// up starts dev and returns the function that stops it and the one that
+// reads its drop counter.
+func (r *rig) up(dev Device) (down func() error, drops func() uint64, err error) {
 	names := []string{r.hosts[0].SwitchIf, r.hosts[1].SwitchIf}
 	switch dev {
 	case DeviceBridge:
@@ -390,16 +403,27 @@ func (r *rig) up(dev Device) (func() error, error) {
 	}
 }
 
-// portOptions are the AF_XDP options of every port: the defaults, native
-// attach (veth has it; generic mode would let the peer's GSO aggregates
-// through, notes/afxdp.md pitfall 4).
+// portOptions are the AF_XDP options of the switch's and the generator's
+// ports: the defaults, native attach (veth has it; generic mode would let
+// the peer's GSO aggregates through, notes/afxdp.md pitfall 4).
 func (r *rig) portOptions() afxdp.Options {
 	return afxdp.Options{Attach: afxdp.AttachNative, Logger: r.o.Logger.Named("port")}
 }
 
+// sinkPortOptions give the sink's socket 8192-entry RX and fill rings, so
+// that a sink thread descheduled for a few ms (two cores, shared) does not
+// drop what the device delivered. It never transmits.
+func (r *rig) sinkPortOptions() afxdp.Options {
+	o := r.portOptions()
+	o.Frames, o.FillRingSize, o.RxRingSize = 16384, 8192, 8192
+	o.TxRingSize, o.CompletionRingSize = 64, 64
+	return o
+}
+
 // upSwitch runs ecnswitch with cfg over AF_XDP ports on the switch ends.
-func (r *rig) upSwitch(cfg dataplane.Config) (func() error, error) {
+func (r *rig) upSwitch(cfg dataplane.Config) (func() error, func() uint64, error) {
 	var devs []ports.Port
+	var xsks []*afxdp.Port
 	closeAll := func() error {
 		var errs []error
 		for _, p := range devs {
@@ -410,30 +434,43 @@ func (r *rig) upSwitch(cfg dataplane.Config) (func() error, error) {
 	for _, pc := range cfg.Ports {
 		p, err := afxdp.Open(pc.Name, r.portOptions())
 		if err != nil {
-			return nil, errors.Join(err, closeAll())
+			return nil, nil, errors.Join(err, closeAll())
 		}
-		devs = append(devs, p)
+		devs, xsks = append(devs, p), append(xsks, p)
 	}
 	sw, err := dataplane.New(cfg, devs, r.clock, r.o.Logger.Named("switch"))
 	if err != nil {
-		return nil, errors.Join(err, closeAll())
+		return nil, nil, errors.Join(err, closeAll())
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- sw.Run(ctx) }()
+	drops := func() uint64 {
+		var n uint64
+		for _, p := range sw.Stats().Ports {
+			for _, v := range p.Drops {
+				n += v
+			}
+		}
+		for _, p := range xsks {
+			n += p.Stats().RxDropped
+		}
+		return n
+	}
 	return func() error {
 		cancel()
 		return errors.Join(<-done, sw.Close())
-	}, nil
+	}, drops, nil
 }
 
 // upBridge enslaves the switch ends to a new Linux bridge (STP off, so
 // its ports forward at once; no IPv6, so it sends nothing of its own) and
-// returns the function that deletes it.
-func upBridge(name string, members []string) (func() error, error) {
+// returns the function that deletes it and the one that sums the dropped
+// counters of its ports.
+func upBridge(name string, members []string) (func() error, func() uint64, error) {
 	br := &netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: name}}
 	if err := netlink.LinkAdd(br); err != nil {
-		return nil, fmt.Errorf("add bridge %s: %w", name, err)
+		return nil, nil, fmt.Errorf("add bridge %s: %w", name, err)
 	}
 	del := func() error {
 		if err := netlink.LinkDel(br); err != nil {
@@ -448,13 +485,23 @@ func upBridge(name string, members []string) (func() error, error) {
 			err = netlink.LinkSetMaster(l, br)
 		}
 		if err != nil {
-			return nil, errors.Join(fmt.Errorf("add %s to bridge %s: %w", m, name, err), del())
+			return nil, nil, errors.Join(fmt.Errorf("add %s to bridge %s: %w", m, name, err), del())
 		}
 	}
 	if err := netlink.LinkSetUp(br); err != nil {
-		return nil, errors.Join(fmt.Errorf("set bridge %s up: %w", name, err), del())
+		return nil, nil, errors.Join(fmt.Errorf("set bridge %s up: %w", name, err), del())
 	}
-	return del, nil
+	drops := func() uint64 {
+		var n uint64
+		for _, m := range append([]string{name}, members...) {
+			if l, err := netlink.LinkByName(m); err == nil && l.Attrs().Statistics != nil {
+				st := l.Attrs().Statistics
+				n += st.RxDropped + st.TxDropped
+			}
+		}
+		return n
+	}
+	return del, drops, nil
 }
 
 // measure runs the trials of one device and size.
@@ -474,10 +521,10 @@ func (r *rig) measure(ctx context.Context, dev Device, size int) (Result, error)
 }
 
 // search finds the maximum forwarding rate and the RFC 2544 throughput
-// with trials run by run: the unpaced trial; if it lost frames, the sweep,
-// then bisection between the highest passing rate and the lowest failing
-// one above it, for at most o.Iterations steps or until the bracket is
-// narrower than o.Resolution.
+// with trials run by run: the unpaced trial, the sweep (always, for the
+// plots), and, if the unpaced trial lost frames, bisection between the
+// highest passing rate and the lowest failing one above it, for at most
+// o.Iterations steps or until the bracket is narrower than o.Resolution.
 func search(o SwitchOptions, run func(kind string, pps float64) (Trial, error)) (Result, error) {
 	var res Result
 	var trials []Trial
@@ -494,10 +541,6 @@ func search(o SwitchOptions, run func(kind string, pps float64) (Trial, error)) 
 		return res, err
 	}
 	res.MaxOfferedPPS, res.MaxForwardedPPS, res.MaxLossRatio = max.OfferedPPS, max.ForwardedPPS, max.LossRatio
-	if max.Pass {
-		res.ThroughputPPS, res.GeneratorBound, res.ThroughputLatency = max.OfferedPPS, true, max.Latency
-		return res, nil
-	}
 	fail := max.OfferedPPS
 	for _, f := range o.Sweep {
 		t, err := do("sweep", f*max.OfferedPPS)
@@ -508,6 +551,10 @@ func search(o SwitchOptions, run func(kind string, pps float64) (Trial, error)) 
 			fail = min(fail, t.TargetPPS)
 		}
 	}
+	if max.Pass {
+		res.ThroughputPPS, res.GeneratorBound, res.ThroughputLatency = max.OfferedPPS, true, max.Latency
+		return res, nil
+	}
 	// The highest passing rate below the lowest failing one: noise can make
 	// a lower load fail where a higher one passed.
 	var best Trial
@@ -516,19 +563,21 @@ func search(o SwitchOptions, run func(kind string, pps float64) (Trial, error)) 
 			best = t
 		}
 	}
-	for i := 0; i < o.Iterations && (fail-best.TargetPPS)/fail > o.Resolution; i++ {
+	res.GeneratorBound = best.Short
+	for i := 0; !best.Short && i < o.Iterations && (fail-best.TargetPPS)/fail > o.Resolution; i++ {
 		t, err := do("search", (best.TargetPPS+fail)/2)
 		if err != nil {
 			return res, err
 		}
-		if t.Pass {
-			best = t
-		} else {
+		if !t.Pass {
 			fail = t.TargetPPS
+			continue
 		}
+		best = t // if Short, it passed but the generator could not offer more: the loop ends
+		res.GeneratorBound = t.Short
 	}
 	if best.Pass {
-		res.ThroughputPPS, res.ThroughputLatency = best.TargetPPS, best.Latency
+		res.ThroughputPPS, res.ThroughputLatency = best.OfferedPPS, best.Latency
 	}
 	return res, nil
 }
@@ -553,6 +602,7 @@ func (r *rig) trial(ctx context.Context, dev Device, size int, kind string, pps 
 	if err != nil {
 		return Trial{}, err
 	}
+	dev0, sink0 := r.drops(), r.sink.Stats().RxDropped
 	sctx, stop := context.WithCancel(ctx)
 	defer stop()
 	sinkDone := make(chan error, 1)
@@ -583,6 +633,7 @@ func (r *rig) trial(ctx context.Context, dev Device, size int, kind string, pps 
 		Sent: st.Sent, Received: rep.Unique(),
 		Reordered: rep.Reordered, Duplicated: rep.Duplicated, CE: rep.CE,
 		Latency: rep.Latency, GeneratorLag: st.Late,
+		DeviceDropped: r.drops() - dev0, SinkDropped: r.sink.Stats().RxDropped - sink0,
 	}
 	if t.Received < t.Sent {
 		t.Lost = t.Sent - t.Received
@@ -592,6 +643,7 @@ func (r *rig) trial(ctx context.Context, dev Device, size int, kind string, pps 
 	}
 	secs := r.o.Trial.Seconds()
 	t.OfferedPPS, t.ForwardedPPS = float64(t.Sent)/secs, float64(t.Received)/secs
+	t.Short = pps > 0 && t.OfferedPPS < pps*(1-r.o.Resolution)
 	t.Pass = t.Sent > 0 && t.LossRatio <= r.o.LossTolerance
 	return t, nil
 }

@@ -15,6 +15,7 @@ import (
 // trials lose a frame (noise).
 type modelDevice struct {
 	capacity, genMax float64
+	paceMax          float64 // most the generator keeps up paced; 0 no limit
 	tolerance        float64
 	fails            func(pps float64) bool
 	trials           []float64
@@ -24,6 +25,8 @@ func (m *modelDevice) run(kind string, pps float64) (Trial, error) {
 	offered := pps
 	if kind == "max" {
 		offered = m.genMax
+	} else if m.paceMax > 0 {
+		offered = min(offered, m.paceMax)
 	}
 	m.trials = append(m.trials, offered)
 	fwd := min(offered, m.capacity)
@@ -32,7 +35,7 @@ func (m *modelDevice) run(kind string, pps float64) (Trial, error) {
 		loss = max(loss, 1e-6)
 	}
 	return Trial{Kind: kind, TargetPPS: pps, OfferedPPS: offered, ForwardedPPS: fwd, LossRatio: loss,
-		Sent: 1000, Pass: loss <= m.tolerance, Latency: Latency{P50: int64(offered)}}, nil
+		Sent: 1000, Pass: loss <= m.tolerance, Short: offered < pps*0.99, Latency: Latency{P50: int64(offered)}}, nil
 }
 
 func TestSearchFindsThroughput(t *testing.T) {
@@ -82,8 +85,22 @@ func TestSearchGeneratorBound(t *testing.T) {
 	o.setDefaults()
 	m := &modelDevice{capacity: 2e6, genMax: 1e6}
 	res, _ := search(o, m.run)
-	if !res.GeneratorBound || res.ThroughputPPS != 1e6 || res.Trials != 1 {
-		t.Errorf("%+v: want throughput = the generator's 1 Mpps after one trial", res)
+	if !res.GeneratorBound || res.ThroughputPPS != 1e6 || res.Trials != 1+len(o.Sweep) {
+		t.Errorf("%+v: want throughput = the generator's 1 Mpps after the unpaced trial and the sweep", res)
+	}
+}
+
+// TestSearchStopsWhereTheGeneratorFallsShort: paced, the generator keeps
+// up only to 0.72 Mpps; the sweep's 0.75 and 0.9 trials offer 0.72 and
+// pass. The throughput is what was offered, 0.72 Mpps, marked as a lower
+// bound, and no search trial tries rates the generator cannot offer.
+func TestSearchStopsWhereTheGeneratorFallsShort(t *testing.T) {
+	o := SwitchOptions{}
+	o.setDefaults()
+	m := &modelDevice{capacity: 0.9e6, genMax: 1e6, paceMax: 0.72e6}
+	res, _ := search(o, m.run)
+	if res.ThroughputPPS != 0.72e6 || !res.GeneratorBound || res.Trials != 1+len(o.Sweep) {
+		t.Errorf("%+v: want ≥ 0.72 Mpps after the sweep alone", res)
 	}
 }
 

@@ -100,15 +100,22 @@ func (r *SwitchReport) Markdown(command string) string {
 	for _, size := range o.Sizes {
 		fmt.Fprintf(&b, "![%d B: forwarded vs offered](rate-%d.png)\n![%d B: latency vs offered](latency-%d.png)\n\n", size, size, size, size)
 	}
-	b.WriteString("## Trials\n\n| device | frame | kind | target | offered | forwarded | loss | CE | reordered | p50 | p99 | max latency |\n")
-	b.WriteString("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("## Trials\n\nOffered rates marked * fell short of the target: the generator could not keep up. " +
+		"Loss is split where counters show it: dropped by the device (ecnswitch's drop counters and its sockets' kernel drops; " +
+		"the bridge's port counters) and dropped by the sink's socket (the measurement, not the device).\n\n")
+	b.WriteString("| device | frame | kind | target | offered | forwarded | loss | device drops | sink drops | CE | reordered | p50 | p99 | max latency |\n")
+	b.WriteString("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, t := range r.Trials {
-		target := "unpaced"
+		target, short := "unpaced", ""
 		if t.TargetPPS > 0 {
 			target = fmt.Sprintf("%.4f Mpps", t.TargetPPS/1e6)
 		}
-		fmt.Fprintf(&b, "| %s | %d B | %s | %s | %.4f Mpps | %.4f Mpps | %.3f%% | %d | %d | %v | %v | %v |\n",
-			t.Device, t.Size, t.Kind, target, t.OfferedPPS/1e6, t.ForwardedPPS/1e6, 100*t.LossRatio, t.CE, t.Reordered,
+		if t.Short {
+			short = "*"
+		}
+		fmt.Fprintf(&b, "| %s | %d B | %s | %s | %.4f Mpps%s | %.4f Mpps | %.3f%% | %d | %d | %d | %d | %v | %v | %v |\n",
+			t.Device, t.Size, t.Kind, target, t.OfferedPPS/1e6, short, t.ForwardedPPS/1e6, 100*t.LossRatio,
+			t.DeviceDropped, t.SinkDropped, t.CE, t.Reordered,
 			roundDur(t.Latency.P50), roundDur(t.Latency.P99), roundDur(t.Latency.Max))
 	}
 	return b.String()
@@ -188,6 +195,7 @@ func (r *SwitchReport) plotLatency(size int, path string) error {
 	p.Y.Label.Text = "latency (µs)"
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.X.Min = 0
 	p.Legend.Top, p.Legend.Left = true, true
 	for i, dev := range r.Options.Devices {
 		ts := r.trialsOf(dev, size)

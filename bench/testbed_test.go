@@ -26,7 +26,7 @@ func TestGeneratorRateThroughTestbed(t *testing.T) {
 	if r.clock, err = NewSystemClock(); err != nil {
 		t.Fatal(err)
 	}
-	down, err := r.upSwitch(PatchConfig([]string{r.hosts[0].SwitchIf, r.hosts[1].SwitchIf}))
+	down, _, err := r.upSwitch(PatchConfig([]string{r.hosts[0].SwitchIf, r.hosts[1].SwitchIf}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func TestGeneratorRateThroughTestbed(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { gen.Close() })
-	sinkPort, err := OpenPort(r.hosts[1].Netns, r.hosts[1].HostIf, r.portOptions())
+	sinkPort, err := OpenPort(r.hosts[1].Netns, r.hosts[1].HostIf, r.sinkPortOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

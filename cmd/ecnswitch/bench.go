@@ -1,0 +1,458 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/ecnswitch/ecnswitch/bench"
+	"github.com/ecnswitch/ecnswitch/ports/afxdp"
+	"github.com/ecnswitch/ecnswitch/testbed"
+)
+
+// benchUsage is the help of `ecnswitch bench`.
+const benchUsage = `usage: ecnswitch bench gen    --iface IF [--netns NS] [--rate R] [--size S] [--dscp M] [--ecn M] [--flows N] [--duration D | --count N]
+       ecnswitch bench sink   --iface IF [--netns NS] [--json FILE] [--duration D]
+       ecnswitch bench switch [--out DIR] [--sizes 64,512,1500] [--devices ecnswitch,patch,bridge] [--trial 1s]
+
+gen and sink are an AF_XDP traffic generator and sink (root): UDP frames with a
+flow id, sequence number and TX timestamp, counted per flow at the sink (lost,
+reordered, duplicated, CE) with one-way latency. Run both on one machine (in
+testbed hosts with --netns): they share CLOCK_MONOTONIC. switch runs the RFC 2544
+benchmark of ecnswitch against a Linux bridge on a testbed of its own.
+
+'ecnswitch bench COMMAND -h' lists a command's flags.`
+
+// runBench runs `ecnswitch bench gen|sink|switch [flags]`, printing to
+// stdout and stderr. It returns flag.ErrHelp after printing help that was
+// asked for, and an error wrapping errBenchUsage for bad flags (exit code
+// 2); any other error means the command ran and failed.
+func runBench(args []string) error {
+	if len(args) == 0 {
+		fmt.Fprintln(os.Stderr, benchUsage)
+		return fmt.Errorf("%w: no bench command", errBenchUsage)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	switch args[0] {
+	case "gen":
+		return benchGen(ctx, args[1:], os.Stdout, os.Stderr)
+	case "sink":
+		return benchSink(ctx, args[1:], os.Stdout, os.Stderr)
+	case "switch":
+		return benchSwitch(ctx, args[1:], os.Stdout, os.Stderr)
+	case "-h", "--help", "help":
+		fmt.Fprintln(os.Stderr, benchUsage)
+		return flag.ErrHelp
+	}
+	fmt.Fprintln(os.Stderr, benchUsage)
+	return fmt.Errorf("%w: unknown bench command %q", errBenchUsage, args[0])
+}
+
+// errBenchUsage marks errors in a bench command's flags or arguments.
+var errBenchUsage = errors.New("usage")
+
+// benchFlags returns the flag set of `ecnswitch bench name`, printing its
+// usage to stderr.
+func benchFlags(name, help string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("ecnswitch bench "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: ecnswitch bench %s [flags]\n\n%s\n\nflags:\n", name, help)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseBench parses flags; positional arguments are an error.
+func parseBench(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("%w: %v", errBenchUsage, err)
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return fmt.Errorf("%w: %s: unexpected arguments: %s", errBenchUsage, fs.Name(), strings.Join(fs.Args(), " "))
+	}
+	return nil
+}
+
+// usageErr reports a bad flag value.
+func usageErr(fs *flag.FlagSet, format string, a ...any) error {
+	return fmt.Errorf("%w: %s: %s", errBenchUsage, fs.Name(), fmt.Sprintf(format, a...))
+}
+
+// benchLogger is a console logger at level (debug, info, warn, error).
+func benchLogger(level string, w io.Writer) (*zap.Logger, error) {
+	var lvl zapcore.Level
+	if err := lvl.UnmarshalText([]byte(level)); err != nil || lvl < zapcore.DebugLevel || lvl > zapcore.ErrorLevel {
+		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
+	}
+	enc := zap.NewDevelopmentEncoderConfig()
+	enc.EncodeTime = zapcore.ISO8601TimeEncoder
+	enc.EncodeLevel = zapcore.CapitalLevelEncoder
+	return zap.New(zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.Lock(zapcore.AddSync(w)), lvl)), nil
+}
+
+// portFlags are the flags that open the AF_XDP port of gen and sink.
+type portFlags struct {
+	iface, netns, attach, level *string
+}
+
+func addPortFlags(fs *flag.FlagSet) portFlags {
+	return portFlags{
+		iface:  fs.String("iface", "", "interface to drive over AF_XDP (required)"),
+		netns:  fs.String("netns", "", "named network namespace the interface is in (as ip netns lists it; a testbed host's)"),
+		attach: fs.String("attach", "native", "XDP attach mode: native, generic or auto"),
+		level:  fs.String("log-level", "warn", "log level: debug, info, warn, error"),
+	}
+}
+
+// open opens the port the flags name.
+func (pf portFlags) open(fs *flag.FlagSet, stderr io.Writer) (*bench.NetnsPort, error) {
+	if *pf.iface == "" {
+		fs.Usage()
+		return nil, usageErr(fs, "--iface is required")
+	}
+	log, err := benchLogger(*pf.level, stderr)
+	if err != nil {
+		return nil, usageErr(fs, "%v", err)
+	}
+	opts := afxdp.Options{Logger: log.Named("port")}
+	switch *pf.attach {
+	case "native":
+		opts.Attach = afxdp.AttachNative
+	case "generic":
+		opts.Attach = afxdp.AttachGeneric
+	case "auto":
+	default:
+		return nil, usageErr(fs, "--attach %q: want native, generic or auto", *pf.attach)
+	}
+	return bench.OpenPort(*pf.netns, *pf.iface, opts)
+}
+
+// interfaceMAC returns ifname's MAC address, looked up inside netns.
+func interfaceMAC(netns, ifname string) (net.HardwareAddr, error) {
+	var mac net.HardwareAddr
+	look := func() error {
+		ifi, err := net.InterfaceByName(ifname)
+		if err != nil {
+			return err
+		}
+		mac = ifi.HardwareAddr
+		return nil
+	}
+	if netns == "" {
+		return mac, look()
+	}
+	return mac, testbed.Host{Netns: netns}.Do(look)
+}
+
+func benchGen(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := benchFlags("gen", "Send UDP frames over AF_XDP at a target rate until --duration or --count (or SIGINT).\n"+
+		"Every frame carries its flow id, sequence number and TX time (CLOCK_MONOTONIC) for `ecnswitch bench sink`.\n"+
+		"Sizes and bit rates count the Ethernet frame with its FCS (RFC 2544); --l1 adds preamble and gap.\nNeeds root.", stderr)
+	pf := addPortFlags(fs)
+	rate := fs.String("rate", "10Mbit", "target rate: 100Mbit, 1.5Gbit, 500kpps, 1Mpps, or max")
+	size := fs.String("size", "64", "frame sizes with FCS: 64, 64,512,1500 (alternating), 64:7,594:4,1518:1 (weighted), or imix")
+	dscp := fs.String("dscp", "0", "DSCP mix by frames: 0, or 0:50,8:50")
+	ecn := fs.String("ecn", "ect0", "ECN mix by frames: notect, ect0, ect1, ce, or ect0:90,notect:10")
+	flows := fs.Int("flows", 0, "flows (UDP source ports --sport..); default one per DSCP×ECN class")
+	duration := fs.Duration("duration", 10*time.Second, "how long to send; 0 with --count 0 sends until SIGINT")
+	count := fs.Uint64("count", 0, "frames to send (0: no limit)")
+	srcMAC := fs.String("src-mac", "", "source MAC (default: the interface's)")
+	dstMAC := fs.String("dst-mac", "ff:ff:ff:ff:ff:ff", "destination MAC: the sink host's, or broadcast (flooded)")
+	srcIP := fs.String("src-ip", "198.18.0.1", "source IPv4 address")
+	dstIP := fs.String("dst-ip", "198.18.0.2", "destination IPv4 address")
+	sport := fs.Uint("sport", bench.DefaultSrcPort, "UDP source port of flow 0 (flow i uses sport+i)")
+	dport := fs.Uint("dport", bench.DefaultDstPort, "UDP destination port")
+	l1 := fs.Bool("l1", false, "count preamble and inter-frame gap (20 bytes per frame) in bit rates")
+	burst := fs.Duration("burst", bench.DefaultBurst, "most schedule to catch up at once after a stall")
+	run := fs.Uint("run", 0, "run id written into every frame; the sink counts only its own (--run)")
+	jsonOut := fs.String("json", "", "write the generator's counters as JSON to FILE")
+	if err := parseBench(fs, args); err != nil {
+		return err
+	}
+
+	cfg := bench.GeneratorConfig{Flows: *flows, Duration: *duration, Count: *count, Burst: *burst, Run: uint16(*run)}
+	var err error
+	if cfg.Rate, err = bench.ParseRate(*rate); err != nil {
+		return usageErr(fs, "--rate: %v", err)
+	}
+	if cfg.Sizes, err = bench.ParseSizes(*size); err != nil {
+		return usageErr(fs, "--size: %v", err)
+	}
+	if cfg.DSCP, err = bench.ParseDSCP(*dscp); err != nil {
+		return usageErr(fs, "--dscp: %v", err)
+	}
+	if cfg.ECN, err = bench.ParseECN(*ecn); err != nil {
+		return usageErr(fs, "--ecn: %v", err)
+	}
+	if *sport == 0 || *sport > 65535 || *dport == 0 || *dport > 65535 {
+		return usageErr(fs, "--sport %d, --dport %d: want 1 to 65535", *sport, *dport)
+	}
+	if *run > 65535 {
+		return usageErr(fs, "--run %d: want 0 to 65535", *run)
+	}
+	cfg.SrcPort, cfg.DstPort = uint16(*sport), uint16(*dport)
+	if *l1 {
+		cfg.Overhead = bench.L1Overhead
+	}
+	if cfg.DstMAC, err = net.ParseMAC(*dstMAC); err != nil {
+		return usageErr(fs, "--dst-mac: %v", err)
+	}
+	if *srcMAC != "" {
+		if cfg.SrcMAC, err = net.ParseMAC(*srcMAC); err != nil {
+			return usageErr(fs, "--src-mac: %v", err)
+		}
+	}
+	if cfg.SrcIP, err = netip.ParseAddr(*srcIP); err != nil {
+		return usageErr(fs, "--src-ip: %v", err)
+	}
+	if cfg.DstIP, err = netip.ParseAddr(*dstIP); err != nil {
+		return usageErr(fs, "--dst-ip: %v", err)
+	}
+	if *duration == 0 && *count == 0 {
+		cfg.Duration = 0
+	}
+	if cfg.SrcMAC == nil && *pf.iface != "" {
+		if cfg.SrcMAC, err = interfaceMAC(*pf.netns, *pf.iface); err != nil {
+			return fmt.Errorf("bench gen: MAC of %s: %w", *pf.iface, err)
+		}
+	}
+
+	port, err := pf.open(fs, stderr)
+	if err != nil {
+		return err
+	}
+	defer port.Close()
+	g, err := bench.NewGenerator(cfg, port, nil)
+	if err != nil {
+		return usageErr(fs, "%v", err)
+	}
+	c := g.Config()
+	fmt.Fprintf(stderr, "sending %s of %s frames, %d flows, %s, on %s\n", c.Rate, *size, c.Flows, classesString(g.Classes()), *pf.iface)
+
+	done := make(chan error, 1)
+	go func() { done <- g.Run(ctx) }()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	start, last := time.Now(), g.Stats()
+	for {
+		select {
+		case err := <-done:
+			st := g.Stats()
+			secs := st.Elapsed().Seconds()
+			fmt.Fprintf(stdout, "sent %d frames (%d bytes) in %.3f s: %s\n", st.Sent, st.Bytes, secs, rates(st.Sent, st.Bytes, c.Overhead, secs))
+			if st.Late > 0 {
+				fmt.Fprintf(stdout, "fell behind the schedule by %v in all (stalls beyond --burst): the rate was not kept\n", time.Duration(st.Late))
+			}
+			if *jsonOut != "" {
+				if werr := writeJSON(*jsonOut, st); werr != nil {
+					err = errors.Join(err, werr)
+				}
+			}
+			return err
+		case <-tick.C:
+			st := g.Stats()
+			fmt.Fprintf(stderr, "%6.1fs  tx %s\n", time.Since(start).Seconds(), rates(st.Sent-last.Sent, st.Bytes-last.Bytes, c.Overhead, 1))
+			last = st
+		}
+	}
+}
+
+// classesString describes a generator's classes: "DSCP 0 ECT(0) 50% (8 flows), ...".
+func classesString(cs []bench.Class) string {
+	var parts []string
+	for _, c := range cs {
+		parts = append(parts, fmt.Sprintf("DSCP %d %v %.3g%% (%d flows)", c.DSCP, c.ECN, 100*c.Share, len(c.Flows)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// rates formats frames and bytes over secs as pps and bit/s.
+func rates(frames, bytes uint64, overhead int, secs float64) string {
+	if secs <= 0 {
+		return "-"
+	}
+	pps := float64(frames) / secs
+	bps := float64(bytes+frames*uint64(overhead)) * 8 / secs
+	return fmt.Sprintf("%s pps, %s bit/s", si(pps), si(bps))
+}
+
+func si(v float64) string {
+	for _, p := range []struct {
+		f float64
+		s string
+	}{{1e9, "G"}, {1e6, "M"}, {1e3, "k"}} {
+		if v >= p.f {
+			return strconv.FormatFloat(v/p.f, 'f', 3, 64) + " " + p.s
+		}
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64) + " "
+}
+
+// writeJSON writes v as indented JSON to path.
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+func benchSink(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := benchFlags("sink", "Receive `ecnswitch bench gen` frames over AF_XDP and count them per flow: received, lost,\n"+
+		"reordered, duplicated, CE-marked, and one-way latency (an HDR histogram). Start it before the generator.\n"+
+		"Prints a progress line every second and a report at the end (SIGINT, or --duration).\nNeeds root.", stderr)
+	pf := addPortFlags(fs)
+	jsonOut := fs.String("json", "", "also write the report as JSON to FILE")
+	duration := fs.Duration("duration", 0, "stop after this long (0: at SIGINT)")
+	run := fs.Uint("run", 0, "the generator's --run to count; other runs' frames are counted as stale")
+	window := fs.Int("window", bench.DefaultWindow, "sequence numbers per flow remembered for duplicate detection (a power of two)")
+	l1 := fs.Bool("l1", false, "count preamble and inter-frame gap (20 bytes per frame) in bit rates")
+	quiet := fs.Bool("quiet", false, "no progress lines")
+	if err := parseBench(fs, args); err != nil {
+		return err
+	}
+	if *run > 65535 {
+		return usageErr(fs, "--run %d: want 0 to 65535", *run)
+	}
+	cfg := bench.SinkConfig{Run: uint16(*run), Window: *window}
+	if *l1 {
+		cfg.Overhead = bench.L1Overhead
+	}
+	if !*quiet {
+		cfg.Progress = func(p bench.Progress) { fmt.Fprintln(stderr, p) }
+	}
+	port, err := pf.open(fs, stderr)
+	if err != nil {
+		return err
+	}
+	defer port.Close()
+	s, err := bench.NewSink(cfg, port, nil)
+	if err != nil {
+		return usageErr(fs, "%v", err)
+	}
+	if *duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, *duration)
+		defer cancel()
+	}
+	fmt.Fprintf(stderr, "receiving on %s; SIGINT ends and reports\n", *pf.iface)
+	err = s.Run(ctx)
+	rep := s.Report()
+	if werr := rep.WriteText(stdout); werr != nil {
+		err = errors.Join(err, werr)
+	}
+	if *jsonOut != "" {
+		f, ferr := os.Create(*jsonOut)
+		if ferr == nil {
+			ferr = errors.Join(rep.WriteJSON(f), f.Close())
+		}
+		err = errors.Join(err, ferr)
+	}
+	return err
+}
+
+func benchSwitch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := benchFlags("switch", "Bring up a testbed (generator host → device → sink host) and, for each frame size and device,\n"+
+		"measure the maximum forwarding rate (generator unpaced) and the RFC 2544 throughput (the highest\n"+
+		"offered rate with no loss: a sweep of loads, then a bounded binary search). Devices: ecnswitch with\n"+
+		"its full pipeline (classifier, 8 DWRR queues, RED), ecnswitch as a bare port-to-port patch, and a\n"+
+		"Linux bridge over the same veths with ecnswitch stopped. Writes DIR/report.md, results.json and\n"+
+		"PNG plots. Trials per device and size: 1 + sweep points + at most --iterations, each --trial long.\nNeeds root.", stderr)
+	out := fs.String("out", "bench-report", "directory for report.md, results.json and the plots")
+	sizes := fs.String("sizes", "64,512,1500", "frame sizes with FCS")
+	devices := fs.String("devices", "ecnswitch,patch,bridge", "devices to compare, in order")
+	trial := fs.Duration("trial", time.Second, "how long each trial sends (RFC 2544 uses 60s)")
+	drain := fs.Duration("drain", 2*time.Second, "longest wait after a trial for frames in flight")
+	sweep := fs.String("sweep", "0.1,0.25,0.5,0.75,0.9", "offered loads tried, as fractions of the generator's unpaced rate")
+	iterations := fs.Int("iterations", 5, "most binary-search steps for the zero-loss rate")
+	resolution := fs.Float64("resolution", 0.01, "stop searching once the bracket is this narrow (fraction of its top)")
+	tolerance := fs.Float64("loss-tolerance", 0, "loss ratio a trial may have and still pass (RFC 2544: 0)")
+	flows := fs.Int("flows", 16, "flows")
+	dscp := fs.String("dscp", "0:50,8:50", "DSCP mix")
+	ecn := fs.String("ecn", "ect0", "ECN mix")
+	subnet := fs.String("subnet", testbed.DefaultSubnet, "the testbed hosts' IPv4 subnet, inside 198.18.0.0/15")
+	level := fs.String("log-level", "warn", "log level: debug, info, warn, error")
+	if err := parseBench(fs, args); err != nil {
+		return err
+	}
+	o := bench.SwitchOptions{Trial: *trial, Drain: *drain, Iterations: *iterations, Resolution: *resolution,
+		LossTolerance: *tolerance, Flows: *flows, Progress: stderr}
+	for _, s := range strings.Split(*sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil {
+			return usageErr(fs, "--sizes %q: %q is not an integer", *sizes, s)
+		}
+		o.Sizes = append(o.Sizes, n)
+	}
+	o.Sweep = []float64{}
+	for _, s := range strings.Split(*sweep, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return usageErr(fs, "--sweep %q: %q is not a number", *sweep, s)
+		}
+		o.Sweep = append(o.Sweep, f)
+	}
+	var err error
+	if o.Devices, err = bench.ParseDevices(*devices); err != nil {
+		return usageErr(fs, "--devices: %v", err)
+	}
+	if o.DSCP, err = bench.ParseDSCP(*dscp); err != nil {
+		return usageErr(fs, "--dscp: %v", err)
+	}
+	if o.ECN, err = bench.ParseECN(*ecn); err != nil {
+		return usageErr(fs, "--ecn: %v", err)
+	}
+	if o.Testbed.Subnet, err = netip.ParsePrefix(*subnet); err != nil {
+		return usageErr(fs, "--subnet: %v", err)
+	}
+	if o.Logger, err = benchLogger(*level, stderr); err != nil {
+		return usageErr(fs, "%v", err)
+	}
+	rep, err := bench.RunSwitch(ctx, o)
+	if rep != nil && len(rep.Results) > 0 {
+		cmd := "ecnswitch bench switch " + strings.Join(args, " ")
+		if werr := rep.Write(*out, strings.TrimSpace(cmd)); werr != nil {
+			err = errors.Join(err, werr)
+		} else {
+			fmt.Fprintf(stdout, "%s\nreport: %s/report.md\n", tableOnly(rep.Markdown("")), *out)
+		}
+	}
+	return err
+}
+
+// tableOnly returns the results table of a report's markdown.
+func tableOnly(md string) string {
+	var rows []string
+	for _, l := range strings.Split(md, "\n") {
+		if strings.HasPrefix(l, "## Plots") {
+			break
+		}
+		if strings.HasPrefix(l, "|") {
+			rows = append(rows, l)
+		}
+	}
+	return strings.Join(rows, "\n")
+}
