@@ -87,8 +87,9 @@ func (r *Result) WriteTable(w io.Writer) error {
 		}
 	}
 	if len(idle) > 0 {
-		fmt.Fprintf(&b, "Note: the bottleneck port was busy only part of the time (%s): this machine did not keep up\n"+
-			"with C, so the shares reflect CPU contention as well as marking (a lower --rate helps).\n", strings.Join(idle, ", "))
+		fmt.Fprintf(&b, "Note: the bottleneck port was busy only part of the time (%s):\n"+
+			"this machine did not keep up with C, so the shares reflect CPU contention as well as marking\n"+
+			"(a lower --rate helps).\n", strings.Join(idle, ", "))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -80,10 +80,11 @@ func demoCmd(e *env, args []string) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	context.AfterFunc(ctx, func() {
+	unwatch := context.AfterFunc(ctx, func() {
 		fmt.Fprintln(e.stdout, "interrupted: stopping the flows and tearing the testbed down (again to kill at once)")
 		stop() // a second signal kills the process
 	})
+	defer unwatch() // before stop, which would otherwise look like a signal
 	res, err := demo.Run(ctx, o)
 	if res != nil && len(res.Schemes) > 0 {
 		if werr := res.WriteTable(e.stdout); werr != nil && err == nil {
