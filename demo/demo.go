@@ -87,8 +87,9 @@ type Options struct {
 	// poll pass, and a pass here takes tens of µs (a TX system call per
 	// batch, whose copy-mode transmit also runs the receiving host's TCP
 	// in softirq), so a 20 µs bucket forfeits the credit of every longer
-	// pass: measured on this 2-core machine, 2.5 KB carried 40–65% of
-	// C·1448/1538 where 16 KB carried 85–95%. The bucket adds no long-run
+	// pass: measured back to back on this 2-core machine, shared with other
+	// work, 2.5 KB carried 40–60% of C·1448/1538 where 16 KB carried
+	// 65–95%. The bucket adds no long-run
 	// rate: over any interval T the port sends at most Bucket + one frame
 	// more than C·T/8.
 	Bucket int64
