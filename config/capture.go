@@ -27,8 +27,8 @@ type Capture struct {
 	// API. A relative Dir is relative to the daemon's working directory.
 	Dir string
 	// Captures start with the switch, in order. Their Port is a port name
-	// of the config, Path is relative to Dir, and the defaults are filled
-	// in.
+	// of the config, Path is relative to Dir, and every default is filled
+	// in (CaptureDefaults).
 	Captures []capture.Spec
 }
 
@@ -135,11 +135,16 @@ func (c *checker) captureSpec(cfg *Config, key string, y captureSpecYAML) (captu
 
 // CaptureDefaults fills in what a capture.Spec leaves out the way the
 // capture package does — direction egress (drops for filter dropped),
-// filter all, format pcapng — and, when Path is empty, names the file
-// after what it captures: PORT-DIRECTION-FILTER.FORMAT, e.g.
-// s0-egress-marked.pcapng. Snap length and ring stay 0 (the capture
-// package's defaults).
+// filter all, format pcapng, capture.DefaultSnapLen, capture.DefaultRing —
+// and, when Path is empty, names the file after what it captures:
+// PORT-DIRECTION-FILTER.FORMAT, e.g. s0-egress-marked.pcapng.
 func CaptureDefaults(s capture.Spec) capture.Spec {
+	if s.SnapLen == 0 {
+		s.SnapLen = capture.DefaultSnapLen
+	}
+	if s.Ring == 0 {
+		s.Ring = capture.DefaultRing
+	}
 	if s.Filter == "" {
 		s.Filter = capture.All
 	}

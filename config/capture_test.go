@@ -35,11 +35,11 @@ ports: [{name: s0}, {name: s1, queues: 4}]
 `)
 	q3, dscp46 := 3, 46
 	want := []capture.Spec{
-		{Port: "s1", Direction: capture.Egress, Filter: capture.Marked, Format: capture.PCAPNG, Path: "s1-egress-marked.pcapng"},
-		{Port: "s1", Direction: capture.Drops, Filter: capture.Dropped, Format: capture.PCAP, Path: "s1-drops-dropped.pcap"},
+		{Port: "s1", Direction: capture.Egress, Filter: capture.Marked, Format: capture.PCAPNG, Path: "s1-egress-marked.pcapng", SnapLen: 256, Ring: 4096},
+		{Port: "s1", Direction: capture.Drops, Filter: capture.Dropped, Format: capture.PCAP, Path: "s1-drops-dropped.pcap", SnapLen: 256, Ring: 4096},
 		{Port: "s0", Direction: capture.Ingress, Filter: capture.All, DSCP: &dscp46, Format: capture.PCAPNG, Path: "exp1/ef.pcapng",
 			SnapLen: 128, MaxBytes: 1 << 20, MaxFiles: 3, Ring: 1024},
-		{Port: "s1", Direction: capture.Egress, Filter: capture.All, Queue: &q3, Format: capture.PCAPNG, Path: "q3.pcapng"},
+		{Port: "s1", Direction: capture.Egress, Filter: capture.All, Queue: &q3, Format: capture.PCAPNG, Path: "q3.pcapng", SnapLen: 256, Ring: 4096},
 	}
 	if c.Capture.Dir != "/var/lib/ecnswitch/captures" {
 		t.Errorf("dir %q, want it cleaned to /var/lib/ecnswitch/captures", c.Capture.Dir)
@@ -154,7 +154,7 @@ func TestCaptureDefaults(t *testing.T) {
 		{capture.Spec{Port: "s0", Direction: capture.Ingress, Format: capture.PCAP}, "s0-ingress-all.pcap"},
 		{capture.Spec{Port: "s0", Path: "mine.pcap"}, "mine.pcap"},
 	} {
-		if got := CaptureDefaults(tc.in); got.Path != tc.want || got.Validate() != nil {
+		if got := CaptureDefaults(tc.in); got.Path != tc.want || got.SnapLen != capture.DefaultSnapLen || got.Ring != capture.DefaultRing || got.Validate() != nil {
 			t.Errorf("CaptureDefaults(%+v) = %+v (valid: %v), want path %s", tc.in, got, got.Validate(), tc.want)
 		}
 	}

@@ -1,19 +1,25 @@
 // Command ecnswitch is the userspace ECN switch: it runs the switch on
 // AF_XDP ports from a YAML config, validates configs, shows a running
-// switch's counters, and builds the network-namespace testbed.
+// switch's counters, captures what it marked or dropped, builds the
+// network-namespace testbed, and load-tests.
 //
 //	ecnswitch run -c config.yaml        run the switch until SIGINT/SIGTERM (root)
 //	ecnswitch validate -c config.yaml   check a config and summarize it
 //	ecnswitch stats [--addr] [--json]   live per-port and per-queue counters of a running switch
+//	ecnswitch capture start --port P    capture a port of a running switch to pcapng (--filter marked: its CE marks)
+//	ecnswitch capture stop ID           stop a capture and print its final counters
+//	ecnswitch capture status            list the running captures
 //	ecnswitch testbed up -n N           create N hosts in network namespaces, and a config for them (root)
 //	ecnswitch testbed down              remove them
 //	ecnswitch demo                      the MQ-ECN static-flow demo
+//	ecnswitch bench gen|sink|switch     AF_XDP load generator and sink, and the RFC 2544 switch benchmark (root)
 //
 // Every subcommand takes --log-level (debug, info, warn, error).
 // examples/ecnswitch.yaml documents every config key.
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -45,8 +51,10 @@ func commands() []command {
 		{"run", "-c FILE", "run the switch on the config's ports until SIGINT/SIGTERM", runCmd},
 		{"validate", "-c FILE", "check a config and print a summary", validateCmd},
 		{"stats", "[--addr HOST:PORT] [--json] [--interval D]", "show a running switch's counters, refreshed like top", statsCmd},
+		{"capture", "start --port P [flags] | stop ID | status [--addr HOST:PORT] [--json]", "capture a running switch's packets (e.g. --filter marked) to pcapng or pcap", captureCmd},
 		{"testbed", "up -n N [--state FILE] | down [--state FILE]", "create or remove hosts in network namespaces", testbedCmd},
 		{"demo", "", "run the MQ-ECN static-flow demo on a testbed", demoCmd},
+		{"bench", "gen | sink | switch [flags]", "AF_XDP traffic generator and sink, and the RFC 2544 benchmark against a Linux bridge", benchCmd},
 	}
 }
 
@@ -112,6 +120,22 @@ func parse(fs *flag.FlagSet, args []string, maxArgs int) (code int, ok bool) {
 		return exitUsage, false
 	}
 	return exitOK, true
+}
+
+// benchCmd runs `ecnswitch bench` (bench.go), which writes to the
+// process's stdout and stderr.
+func benchCmd(e *env, args []string) int {
+	err := runBench(args)
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, flag.ErrHelp):
+		return exitOK
+	case errors.Is(err, errBenchUsage):
+		fmt.Fprintf(e.stderr, "ecnswitch bench: %v\n", err)
+		return exitUsage
+	}
+	return e.fail("bench", err)
 }
 
 // fail prints an error the way every command does and returns exitFail.

@@ -45,7 +45,8 @@ func TestValidateExample(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, errs)
 	}
 	for _, want := range []string{"ecnswitch.yaml: ok", "pools      shared 2MB", "http://127.0.0.1:9090",
-		"p3  ens1f2  995Mbit", "enqueue: mqecn rtt=100us lambda=1", "dequeue: tcn threshold=150us", "delay: queue 1 70µs + U[0, 10µs)"} {
+		"p3  ens1f2  995Mbit", "enqueue: mqecn rtt=100us lambda=1", "dequeue: tcn threshold=150us", "delay: queue 1 70µs + U[0, 10µs)",
+		"capture    dir captures, 1 at start (ecnswitch capture start|stop|status)\n             p3 egress marked, pcapng, snaplen 256, rotate at 100MB, keep 10 → p3-egress-marked.pcapng\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
 		}
@@ -87,7 +88,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"testbed"}, exitUsage, "testbed up -n N"},
 		{[]string{"testbed", "up"}, exitUsage, "-n N (at least 1 host) is required"},
 		{[]string{"testbed", "up", "-n", "2", "--state", "/tmp/x.json"}, exitUsage, "want DIR/testbed-ID.json"},
-		{[]string{"demo"}, exitFail, ""},
+		{[]string{"demo", "--bogus"}, exitUsage, "flag provided but not defined: -bogus"}, // a bare demo runs the whole experiment as root
 	} {
 		code, out, errs := cli(t, tc.args...)
 		if code != tc.code || !strings.Contains(out+errs, tc.want) {

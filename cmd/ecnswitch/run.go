@@ -7,12 +7,14 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"syscall"
 	"time"
 
 	"go.uber.org/zap"
 
+	"github.com/ecnswitch/ecnswitch/capture"
 	"github.com/ecnswitch/ecnswitch/config"
 	"github.com/ecnswitch/ecnswitch/dataplane"
 	"github.com/ecnswitch/ecnswitch/ports"
@@ -51,10 +53,14 @@ func runCmd(e *env, args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	st, err := serve(ctx, cfg, log, stop)
+	st, caps, err := serve(ctx, cfg, log, stop)
 	if st != nil {
 		fmt.Fprintln(e.stdout, "final counters:")
 		renderStats(e.stdout, st, nil)
+	}
+	if len(caps) > 0 {
+		fmt.Fprintln(e.stdout, "\ncaptures:")
+		renderCaptures(e.stdout, caps)
 	}
 	if err != nil {
 		return e.fail("run", err)
@@ -86,28 +92,33 @@ func preflight(cfg *config.Config) error {
 }
 
 // serve opens the ports, runs the switch until ctx is done and tears
-// everything down. It returns the final counters once the switch ran.
-func serve(ctx context.Context, cfg *config.Config, log *zap.Logger, stopSignals func()) (*telemetry.StatsResponse, error) {
+// everything down. It returns the final counters once the switch ran, and
+// the final status of every capture that was running at the end.
+func serve(ctx context.Context, cfg *config.Config, log *zap.Logger, stopSignals func()) (*telemetry.StatsResponse, []capture.Status, error) {
 	if len(cfg.CPUs) > 0 {
 		if err := pinCPUs(cfg.CPUs); err != nil {
-			return nil, fmt.Errorf("cpus: %w", err)
+			return nil, nil, fmt.Errorf("cpus: %w", err)
 		}
 		log.Info("pinned to CPUs", zap.Ints("cpus", cfg.CPUs))
 	}
+	capDir, err := filepath.Abs(cfg.Capture.Dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("capture.dir: %w", err)
+	}
 	devs, err := openPorts(cfg, log)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	dc, err := cfg.Dataplane()
 	if err != nil {
 		closeAll(devs, log)
-		return nil, err
+		return nil, nil, err
 	}
 	clock := timestamp.NewMonotonic()
 	sw, err := dataplane.New(dc, devs, clock, log.Named("dataplane"))
 	if err != nil {
 		closeAll(devs, log)
-		return nil, err
+		return nil, nil, err
 	}
 	defer func() {
 		if err := sw.Close(); err != nil {
@@ -117,25 +128,49 @@ func serve(ctx context.Context, cfg *config.Config, log *zap.Logger, stopSignals
 		}
 	}()
 
-	var tel *telemetry.Server
+	// Captures stop before the ports close (defers run last first), so
+	// their files hold everything the workers handed them.
+	caps := capture.New(sw, sw.Clock(), capture.Options{Dir: capDir, Log: log.Named("capture")})
+	var capStatus []capture.Status
+	capsOpen := true
+	closeCaptures := func() {
+		if capsOpen {
+			capsOpen = false
+			capStatus = caps.Close()
+		}
+	}
+	defer closeCaptures()
+	if err := startCaptures(caps, capDir, cfg.Capture.Captures); err != nil {
+		closeCaptures()
+		return nil, capStatus, err
+	}
+
+	stopTelemetry := func() {}
+	defer func() { stopTelemetry() }()
 	if cfg.Telemetry.Enabled {
+		var tel *telemetry.Server
 		tel, err = telemetry.New(sw, telemetry.Options{
 			Listen: cfg.Telemetry.Listen, SamplePeriod: cfg.Telemetry.QueueSamplePeriod, Samples: cfg.Telemetry.QueueSamples,
 			PoolNames: cfg.PoolNames(), Clock: clock, Logger: log,
 		})
 		if err == nil {
+			tel.Handle("/capture/", captureAPI(caps, capDir, log))
+			warnExposedAPI(cfg.Telemetry.Listen, log)
 			err = tel.Start()
 		}
 		if err != nil {
-			return nil, err
+			return nil, capStatus, err
 		}
-		defer func() {
+		stopTelemetry = func() {
+			stopTelemetry = func() {}
 			sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			defer cancel()
 			if err := tel.Shutdown(sctx); err != nil {
 				log.Warn("telemetry shutdown", zap.Error(err))
 			}
-		}()
+		}
+	} else {
+		log.Info("telemetry disabled: no capture API, so 'ecnswitch capture' cannot reach this switch")
 	}
 
 	watchCtx, cancelWatch := context.WithCancel(ctx)
@@ -160,7 +195,10 @@ func serve(ctx context.Context, cfg *config.Config, log *zap.Logger, stopSignals
 		rerr = <-runErr
 	}
 	st := telemetry.StatsResponse{TimeNS: clock.Now(), Stats: sw.Stats(), PoolNames: cfg.PoolNames()}
-	return &st, rerr
+	// The API first, so that no capture starts after the Manager closed.
+	stopTelemetry()
+	closeCaptures()
+	return &st, capStatus, rerr
 }
 
 // openPorts opens an AF_XDP port per configured port, closing those

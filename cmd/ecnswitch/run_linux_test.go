@@ -5,15 +5,21 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/netip"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/gopacket/pcapgo"
 	"github.com/vishvananda/netlink"
 
+	"github.com/ecnswitch/ecnswitch/capture"
 	"github.com/ecnswitch/ecnswitch/config"
 	"github.com/ecnswitch/ecnswitch/telemetry"
 	"github.com/ecnswitch/ecnswitch/testbed"
@@ -78,6 +84,8 @@ func TestServeOnTestbed(t *testing.T) {
 	tb := testbedtest.New(t, 2)
 	hosts := tb.Hosts()
 	y := strings.Replace(string(testbedConfig(tb.ID(), tb.StatePath(), hosts)), "listen: "+config.DefaultListen, "listen: 127.0.0.1:0", 1)
+	capDir := filepath.Join(t.TempDir(), "caps")
+	y += "capture:\n  dir: " + capDir + "\n  captures: [{port: h2, path: run/h2.pcap, format: pcap}]\n"
 	cfg, err := config.Parse([]byte(y))
 	if err != nil {
 		t.Fatal(err)
@@ -91,13 +99,14 @@ func TestServeOnTestbed(t *testing.T) {
 	defer cancel()
 	runCtx, stop := context.WithCancel(ctx)
 	type result struct {
-		st  *telemetry.StatsResponse
-		err error
+		st   *telemetry.StatsResponse
+		caps []capture.Status
+		err  error
 	}
 	done := make(chan result, 1)
 	go func() {
-		st, err := serve(runCtx, cfg, log, func() {})
-		done <- result{st, err}
+		st, caps, err := serve(runCtx, cfg, log, func() {})
+		done <- result{st, caps, err}
 	}()
 	waitLog := func(want string) {
 		t.Helper()
@@ -108,6 +117,19 @@ func TestServeOnTestbed(t *testing.T) {
 		}
 	}
 	waitLog("ecnswitch running")
+
+	// The capture API shares the telemetry address: the configured capture
+	// runs, and the CLI starts and stops another.
+	addr := regexp.MustCompile(`telemetry listening\t\{"addr": "([^"]+)"`).FindStringSubmatch(logs.String())
+	if addr == nil {
+		t.Fatalf("no telemetry address in the log:\n%s", logs.String())
+	}
+	if code, out, errs := cli(t, "capture", "status", "--addr", addr[1]); code != exitOK || !strings.Contains(out, "egress all") || !strings.Contains(out, filepath.Join(capDir, "run/h2.pcap")) {
+		t.Fatalf("capture status: exit %d\n%s%s", code, out, errs)
+	}
+	if code, out, errs := cli(t, "capture", "start", "--port", "h1", "--direction", "ingress", "--path", "h1.pcapng", "--addr", addr[1]); code != exitOK || !strings.Contains(out, "capture 2 started on port h1") {
+		t.Fatalf("capture start: exit %d\n%s%s", code, out, errs)
+	}
 
 	const n = 2 << 20
 	if got := transfer(t, ctx, hosts[0], hosts[1], 5001, n); got != n {
@@ -138,6 +160,12 @@ func TestServeOnTestbed(t *testing.T) {
 		t.Fatalf("after the link returned, h2 received %d of %d bytes", got, n)
 	}
 
+	code, out, errs := cli(t, "capture", "stop", "2", "--addr", addr[1], "--json")
+	var h1 capture.Status
+	if code != exitOK || json.Unmarshal([]byte(out), &h1) != nil {
+		t.Fatalf("capture stop: exit %d\n%s%s", code, out, errs)
+	}
+
 	stop()
 	res := <-done
 	if res.err != nil {
@@ -145,6 +173,24 @@ func TestServeOnTestbed(t *testing.T) {
 	}
 	if st := res.st; st == nil || st.Ports[0].RxBytes < 2*n || st.Ports[1].TxBytes < 2*n {
 		t.Errorf("final counters do not show the transfers: %+v", res.st)
+	}
+	// Every packet port h2 sent is in the configured capture (or counted as
+	// skipped); egress also sees frames the device refused while h2's link
+	// was down (tx_error drops). h1's ingress capture saw the senders' frames.
+	if len(res.caps) != 1 || res.caps[0].ID != 1 || res.caps[0].Running {
+		t.Fatalf("final captures: %+v", res.caps)
+	}
+	h2, tx := res.caps[0], res.st.Ports[1].TxPackets
+	t.Logf("h2 egress capture: %d written, %d skipped; h2 sent %d. h1 ingress capture: %d written; h1 received %d",
+		h2.Written, h2.SkippedRingFull, tx, h1.Written, res.st.Ports[0].RxPackets)
+	if seen := h2.Written + h2.SkippedRingFull; seen < tx || seen > tx+res.st.Ports[1].Drops["tx_error"] {
+		t.Errorf("h2 egress capture saw %d packets (%d written), the port sent %d (%d tx_error drops)", seen, h2.Written, tx, res.st.Ports[1].Drops["tx_error"])
+	}
+	if n, size := countPcap(t, h2.File); n != h2.Written || size != h2.Bytes {
+		t.Errorf("%s holds %d packets in %d bytes; the capture counted %d in %d", h2.File, n, size, h2.Written, h2.Bytes)
+	}
+	if h1.Written == 0 || h1.Written+h1.SkippedRingFull > res.st.Ports[0].RxPackets || h1.File != filepath.Join(capDir, "h1.pcapng") {
+		t.Errorf("h1 ingress capture: %+v; port h1 received %d", h1, res.st.Ports[0].RxPackets)
 	}
 	for _, h := range hosts {
 		l, err := netlink.LinkByName(h.SwitchIf)
@@ -158,4 +204,34 @@ func TestServeOnTestbed(t *testing.T) {
 	if !strings.Contains(logs.String(), "ports closed, XDP programs detached") {
 		t.Errorf("no teardown in the log:\n%s", logs.String())
 	}
+}
+
+// countPcap reads a pcap file with gopacket's pcapgo and returns its
+// packets and its size.
+func countPcap(t *testing.T, path string) (packets, size uint64) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := pcapgo.NewReader(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	for {
+		_, _, err := r.ReadPacketData()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("%s after %d packets: %v", path, packets, err)
+		}
+		packets++
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return packets, uint64(fi.Size())
 }

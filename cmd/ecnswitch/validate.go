@@ -90,6 +90,14 @@ func summarize(w io.Writer, c *config.Config) {
 	} else {
 		fmt.Fprintln(w, "telemetry  off")
 	}
+	api := "ecnswitch capture start|stop|status"
+	if !c.Telemetry.Enabled {
+		api = "no run-time API: telemetry is off"
+	}
+	fmt.Fprintf(w, "capture    dir %s, %d at start (%s)\n", c.Capture.Dir, len(c.Capture.Captures), api)
+	for _, s := range c.Capture.Captures {
+		fmt.Fprintf(w, "             %s %s → %s\n", s.Port, describeSpec(s), s.Path)
+	}
 	fw := c.Forwarding
 	learning := "learning off"
 	if !fw.NoLearning {

@@ -1,0 +1,340 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/ecnswitch/ecnswitch/capture"
+	"github.com/ecnswitch/ecnswitch/config"
+)
+
+// captureTimeout bounds one call to the capture API; stop waits for the
+// writer to empty its ring and close the file, which takes milliseconds.
+const captureTimeout = 30 * time.Second
+
+const captureUsage = `usage: ecnswitch capture start --port P [flags]   start capturing on a port of the running switch
+       ecnswitch capture stop ID [--addr A]       stop capture ID and print its final counters
+       ecnswitch capture status [--addr A]        list the running captures
+
+The switch must run with telemetry on (the capture API shares telemetry.listen);
+files are written by the switch, inside its capture.dir.
+'ecnswitch capture start -h' lists start's flags.`
+
+func captureCmd(e *env, args []string) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "start":
+			return captureStart(e, args[1:])
+		case "stop":
+			return captureStop(e, args[1:])
+		case "status":
+			return captureStatus(e, args[1:])
+		}
+	}
+	fmt.Fprintln(e.stderr, captureUsage)
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+		return exitOK
+	}
+	return exitUsage
+}
+
+// optInt is an integer flag that may be left unset.
+type optInt struct{ v *int }
+
+func (o *optInt) String() string {
+	if o.v == nil {
+		return ""
+	}
+	return strconv.Itoa(*o.v)
+}
+
+func (o *optInt) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return errors.New("not an integer")
+	}
+	o.v = &n
+	return nil
+}
+
+// captureFlags adds the flags every capture subcommand has.
+func captureFlags(fs *flag.FlagSet) (addr *string, asJSON *bool) {
+	addr = fs.String("addr", config.DefaultListen, "the switch's telemetry address (telemetry.listen), host:port or a URL")
+	asJSON = fs.Bool("json", false, "print the API's JSON instead of a table")
+	return addr, asJSON
+}
+
+// flagOf names the flag of a capture.Spec key, for local validation errors.
+var flagOf = strings.NewReplacer("max_bytes", "max-bytes", "max_files", "max-files")
+
+func captureStart(e *env, args []string) int {
+	fs, _ := e.flagSet("capture start", "--port P [flags]",
+		"Start a capture on a port of the running switch. The switch writes the file, inside\n"+
+			"its capture.dir (default ./captures where it was started); pcapng carries a comment\n"+
+			"per packet naming the marker, value and threshold, or the drop reason.")
+	addr, asJSON := captureFlags(fs)
+	port := fs.String("port", "", "port name (or index) of the switch (required)")
+	direction := fs.String("direction", "", "ingress | egress | drops (default: egress; drops with --filter dropped)")
+	filter := fs.String("filter", "all", "all | marked (egress packets the switch set CE on) | dropped")
+	var queue, dscp optInt
+	fs.Var(&queue, "queue", "only this egress queue (default: any)")
+	fs.Var(&dscp, "dscp", "only IP packets with this DSCP, 0-63 (default: any)")
+	format := fs.String("format", "pcapng", "pcapng | pcap")
+	path := fs.String("path", "", "file name inside the switch's capture.dir (default: PORT-DIRECTION-FILTER-YYYYMMDD-HHMMSS.FORMAT)")
+	snaplen := fs.Int("snaplen", capture.DefaultSnapLen, "bytes kept of each frame")
+	maxBytes := fs.String("max-bytes", "0", "rotate to a new file before one passes this size (100MB, 1GiB); 0 never rotates")
+	maxFiles := fs.Int("max-files", 0, "keep only the newest N files (needs --max-bytes); 0 keeps all")
+	ring := fs.Int("ring", capture.DefaultRing, "ring slots between the port's worker and the writer, a power of two")
+	if code, ok := parse(fs, args, 0); !ok {
+		return code
+	}
+	if *port == "" {
+		fmt.Fprintln(e.stderr, "ecnswitch capture start: --port is required")
+		fs.Usage()
+		return exitUsage
+	}
+	mb, err := config.ParseSize(*maxBytes)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "ecnswitch capture start: --max-bytes: %v\n", err)
+		return exitUsage
+	}
+	s := capture.Spec{
+		Port: *port, Direction: capture.Direction(*direction), Filter: capture.Filter(*filter),
+		Queue: queue.v, DSCP: dscp.v, Format: capture.Format(*format), Path: *path,
+		SnapLen: *snaplen, MaxBytes: mb, MaxFiles: *maxFiles, Ring: *ring,
+	}
+	if s.Path == "" {
+		s = config.CaptureDefaults(s)
+		ext := filepath.Ext(s.Path)
+		s.Path = strings.TrimSuffix(s.Path, ext) + time.Now().Format("-20060102-150405") + ext
+	}
+	if err := s.Validate(); err != nil {
+		fmt.Fprintf(e.stderr, "ecnswitch capture start: --%s\n", flagOf.Replace(err.Error()))
+		return exitUsage
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), captureTimeout)
+	defer cancel()
+	st, err := captureClient(*addr).Start(ctx, s)
+	if err != nil {
+		return e.fail("capture start", apiError(*addr, err))
+	}
+	if *asJSON {
+		return printJSON(e, st)
+	}
+	fmt.Fprintf(e.stdout, "capture %d started on port %s: %s\nfile     %s\n", st.ID, st.Spec.Port, describeSpec(st.Spec), st.File)
+	stop := fmt.Sprintf("ecnswitch capture stop %d", st.ID)
+	if *addr != config.DefaultListen {
+		stop += " --addr " + *addr
+	}
+	fmt.Fprintf(e.stdout, "stop it: %s\n", stop)
+	return exitOK
+}
+
+func captureStop(e *env, args []string) int {
+	fs, _ := e.flagSet("capture stop", "ID [--addr A] [--json]",
+		"Stop a capture of the running switch: the switch writes what it still holds, closes\n"+
+			"the file and returns the final counters.")
+	addr, asJSON := captureFlags(fs)
+	pos, code, ok := parseInterspersed(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		fmt.Fprintln(e.stderr, "ecnswitch capture stop: want one capture ID (ecnswitch capture status lists them)")
+		fs.Usage()
+		return exitUsage
+	}
+	id, err := strconv.Atoi(pos[0])
+	if err != nil || id < 1 {
+		fmt.Fprintf(e.stderr, "ecnswitch capture stop: ID %q is not a capture ID (a number from capture start or status)\n", pos[0])
+		return exitUsage
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), captureTimeout)
+	defer cancel()
+	st, err := captureClient(*addr).Stop(ctx, id)
+	if err != nil {
+		return e.fail("capture stop", apiError(*addr, err))
+	}
+	if *asJSON {
+		return printJSON(e, st)
+	}
+	renderCaptures(e.stdout, []capture.Status{st})
+	return exitOK
+}
+
+func captureStatus(e *env, args []string) int {
+	fs, _ := e.flagSet("capture status", "[--addr A] [--json]", "List the running captures of the running switch with their counters.")
+	addr, asJSON := captureFlags(fs)
+	if code, ok := parse(fs, args, 0); !ok {
+		return code
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), captureTimeout)
+	defer cancel()
+	sts, err := captureClient(*addr).Status(ctx)
+	if err != nil {
+		return e.fail("capture status", apiError(*addr, err))
+	}
+	if *asJSON {
+		return printJSON(e, sts)
+	}
+	if len(sts) == 0 {
+		fmt.Fprintln(e.stdout, "no captures running")
+		return exitOK
+	}
+	renderCaptures(e.stdout, sts)
+	return exitOK
+}
+
+// parseInterspersed parses flags that may come before or after positional
+// arguments (stop 3 --addr A, or stop --addr A 3) and returns the
+// positional arguments.
+func parseInterspersed(fs *flag.FlagSet, args []string) (pos []string, code int, ok bool) {
+	for {
+		if err := fs.Parse(args); err != nil {
+			if err == flag.ErrHelp {
+				return nil, exitOK, false
+			}
+			return nil, exitUsage, false
+		}
+		if fs.NArg() == 0 {
+			return pos, exitOK, true
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
+func captureClient(addr string) capture.Client {
+	return capture.Client{Addr: addr, HTTP: &http.Client{Timeout: captureTimeout}}
+}
+
+// apiError explains the two ways of reaching no capture API: nothing
+// listens at addr, or something without the API does.
+func apiError(addr string, err error) error {
+	var op *net.OpError
+	if errors.As(err, &op) {
+		return fmt.Errorf("no switch answers at %s (is 'ecnswitch run' going, with telemetry on and telemetry.listen at this address?): %w", addr, op)
+	}
+	if errors.Is(err, capture.ErrNotFound) && strings.Contains(err.Error(), "404 page not found") {
+		return fmt.Errorf("%s serves no capture API (not ecnswitch, or one built without capture): %w", addr, err)
+	}
+	return err
+}
+
+func printJSON(e *env, v any) int {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return e.fail("capture", err)
+	}
+	fmt.Fprintf(e.stdout, "%s\n", b)
+	return exitOK
+}
+
+// describeSpec says what a capture selects: "egress marked, queue 1, dscp
+// 46, pcapng, snaplen 256".
+func describeSpec(s capture.Spec) string {
+	parts := []string{string(s.Direction) + " " + string(s.Filter)}
+	if s.Queue != nil {
+		parts = append(parts, fmt.Sprintf("queue %d", *s.Queue))
+	}
+	if s.DSCP != nil {
+		parts = append(parts, fmt.Sprintf("dscp %d", *s.DSCP))
+	}
+	parts = append(parts, string(s.Format), fmt.Sprintf("snaplen %d", s.SnapLen))
+	if s.MaxBytes > 0 {
+		r := "rotate at " + config.FormatSize(s.MaxBytes)
+		if s.MaxFiles > 0 {
+			r += fmt.Sprintf(", keep %d", s.MaxFiles)
+		}
+		parts = append(parts, r)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// renderCaptures prints captures as a table: what each selects, its
+// counters (written + skipped because the ring was full + lost to a write
+// error = every packet it selected) and its file.
+func renderCaptures(w io.Writer, sts []capture.Status) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "ID\tPORT\tSELECTS\tSTATE\tWRITTEN\tRING FULL\tLOST\tFILTERED OUT\tFILES\tBYTES\t")
+	for _, st := range sts {
+		state := "stopped"
+		if st.Running {
+			state = "running"
+		}
+		sel := string(st.Spec.Direction) + " " + string(st.Spec.Filter)
+		if st.Spec.Queue != nil {
+			sel += fmt.Sprintf(" q%d", *st.Spec.Queue)
+		}
+		if st.Spec.DSCP != nil {
+			sel += fmt.Sprintf(" dscp%d", *st.Spec.DSCP)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t\n", st.ID, st.Spec.Port, sel, state,
+			st.Written, st.SkippedRingFull, st.LostWriteError, st.FilteredOut, st.Files, config.FormatSize(int64(st.Bytes)))
+	}
+	tw.Flush()
+	for _, st := range sts {
+		fmt.Fprintf(w, "  %d: %s\n", st.ID, st.File)
+		if st.Error != "" {
+			fmt.Fprintf(w, "  %d: write error: %s\n", st.ID, st.Error)
+		}
+	}
+}
+
+// startCaptures starts the captures the config lists, creating dir and
+// the sub-directories their paths name (the config keeps them inside dir).
+func startCaptures(m *capture.Manager, dir string, specs []capture.Spec) error {
+	for i, s := range specs {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, s.Path)), 0o755); err != nil {
+			return fmt.Errorf("capture.captures[%d]: %w", i, err)
+		}
+		if _, err := m.Start(s); err != nil {
+			return fmt.Errorf("capture.captures[%d]: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// captureAPI is the Manager's handler as the daemon mounts it at
+// /capture/: a start creates the capture directory first, so that the
+// directory appears only once something is captured.
+func captureAPI(m *capture.Manager, dir string, log *zap.Logger) http.Handler {
+	h := m.Handler()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.URL.Path == "/capture/start" {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				log.Warn("capture directory", zap.Error(err)) // Start reports the failure to the client
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// warnExposedAPI warns when the telemetry server, and so the capture API,
+// listens beyond the loopback interface.
+func warnExposedAPI(listen string, log *zap.Logger) {
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil || host == "localhost" {
+		return
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return
+	}
+	log.Warn("telemetry listens beyond loopback: anyone who reaches it can start captures (files stay inside capture.dir)",
+		zap.String("listen", listen))
+}
