@@ -117,7 +117,7 @@ type SwitchOptions struct {
 	Sweep []float64
 	// Iterations bounds the binary search for the RFC 2544 throughput
 	// (§26.1) between the highest zero-loss and the lowest lossy rate
-	// found so far. Default 5.
+	// found so far. Default 5; negative searches none (the sweep decides).
 	Iterations int
 	// Resolution ends the search early once the bracket is this narrow,
 	// relative to its top. Default 0.01.
@@ -197,8 +197,8 @@ func (o *SwitchOptions) setDefaults() error {
 		return fmt.Errorf("trial: %v: want 10ms to 1h", o.Trial)
 	case o.Drain < 0:
 		return fmt.Errorf("drain: %v: want ≥ 0", o.Drain)
-	case o.Iterations < 0 || o.Iterations > 64:
-		return fmt.Errorf("iterations: %d: want 0 to 64", o.Iterations)
+	case o.Iterations > 64:
+		return fmt.Errorf("iterations: %d: want at most 64 (negative for none)", o.Iterations)
 	case !(o.Resolution > 0 && o.Resolution < 1):
 		return fmt.Errorf("resolution: %v: want a fraction in (0, 1)", o.Resolution)
 	case !(o.LossTolerance >= 0 && o.LossTolerance < 1):
@@ -230,12 +230,14 @@ type Trial struct {
 	// it could not keep the rate, so the trial says nothing about higher ones.
 	Short bool `json:"short"`
 	// DeviceDropped counts the frames the device reported dropping during
-	// the trial (ecnswitch: its drop counters and its sockets' kernel
-	// drops; the bridge: the dropped counters of its two ports), and
-	// SinkDropped those the sink's socket dropped (RX ring full, no fill
-	// frame): loss the sink itself caused, not the device.
-	DeviceDropped uint64 `json:"device_dropped"`
-	SinkDropped   uint64 `json:"sink_dropped"`
+	// the trial, DeviceDrops the same by reason (ecnswitch: its drop
+	// reasons, and xsk_rx for its sockets' kernel drops; the bridge: the
+	// dropped counters of the bridge and its ports). SinkDropped counts
+	// those the sink's socket dropped (RX ring full, no fill frame): loss
+	// the measurement caused, not the device.
+	DeviceDropped uint64            `json:"device_dropped"`
+	DeviceDrops   map[string]uint64 `json:"device_drops,omitempty"`
+	SinkDropped   uint64            `json:"sink_dropped"`
 	Pass          bool   `json:"pass"` // LossRatio ≤ LossTolerance
 }
 
@@ -301,7 +303,7 @@ type rig struct {
 	sink  *NetnsPort
 	run   uint16
 	rep   *SwitchReport
-	drops func() uint64 // the device's drop counter, while it is up
+	drops func() map[string]uint64 // the device's drop counters by reason, while it is up
 }
 
 // RunSwitch brings up a two-host testbed (generator in h1 → device → sink
@@ -391,7 +393,7 @@ func (r *rig) device(ctx context.Context, dev Device) (err error) {
 
 // up starts dev and returns the function that stops it and the one that
 // reads its drop counter.
-func (r *rig) up(dev Device) (down func() error, drops func() uint64, err error) {
+func (r *rig) up(dev Device) (down func() error, drops func() map[string]uint64, err error) {
 	names := []string{r.hosts[0].SwitchIf, r.hosts[1].SwitchIf}
 	switch dev {
 	case DeviceBridge:
@@ -421,7 +423,7 @@ func (r *rig) sinkPortOptions() afxdp.Options {
 }
 
 // upSwitch runs ecnswitch with cfg over AF_XDP ports on the switch ends.
-func (r *rig) upSwitch(cfg dataplane.Config) (func() error, func() uint64, error) {
+func (r *rig) upSwitch(cfg dataplane.Config) (func() error, func() map[string]uint64, error) {
 	var devs []ports.Port
 	var xsks []*afxdp.Port
 	closeAll := func() error {
@@ -445,17 +447,17 @@ func (r *rig) upSwitch(cfg dataplane.Config) (func() error, func() uint64, error
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- sw.Run(ctx) }()
-	drops := func() uint64 {
-		var n uint64
+	drops := func() map[string]uint64 {
+		m := map[string]uint64{}
 		for _, p := range sw.Stats().Ports {
-			for _, v := range p.Drops {
-				n += v
+			for k, v := range p.Drops {
+				m[k] += v
 			}
 		}
 		for _, p := range xsks {
-			n += p.Stats().RxDropped
+			m["xsk_rx"] += p.Stats().RxDropped
 		}
-		return n
+		return m
 	}
 	return func() error {
 		cancel()
@@ -467,7 +469,7 @@ func (r *rig) upSwitch(cfg dataplane.Config) (func() error, func() uint64, error
 // its ports forward at once; no IPv6, so it sends nothing of its own) and
 // returns the function that deletes it and the one that sums the dropped
 // counters of its ports.
-func upBridge(name string, members []string) (func() error, func() uint64, error) {
+func upBridge(name string, members []string) (func() error, func() map[string]uint64, error) {
 	br := &netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: name}}
 	if err := netlink.LinkAdd(br); err != nil {
 		return nil, nil, fmt.Errorf("add bridge %s: %w", name, err)
@@ -491,15 +493,16 @@ func upBridge(name string, members []string) (func() error, func() uint64, error
 	if err := netlink.LinkSetUp(br); err != nil {
 		return nil, nil, errors.Join(fmt.Errorf("set bridge %s up: %w", name, err), del())
 	}
-	drops := func() uint64 {
-		var n uint64
+	drops := func() map[string]uint64 {
+		d := map[string]uint64{}
 		for _, m := range append([]string{name}, members...) {
 			if l, err := netlink.LinkByName(m); err == nil && l.Attrs().Statistics != nil {
 				st := l.Attrs().Statistics
-				n += st.RxDropped + st.TxDropped
+				d[m+"_rx"] += st.RxDropped
+				d[m+"_tx"] += st.TxDropped
 			}
 		}
-		return n
+		return d
 	}
 	return del, drops, nil
 }
@@ -633,7 +636,16 @@ func (r *rig) trial(ctx context.Context, dev Device, size int, kind string, pps 
 		Sent: st.Sent, Received: rep.Unique(),
 		Reordered: rep.Reordered, Duplicated: rep.Duplicated, CE: rep.CE,
 		Latency: rep.Latency, GeneratorLag: st.Late,
-		DeviceDropped: r.drops() - dev0, SinkDropped: r.sink.Stats().RxDropped - sink0,
+		SinkDropped: r.sink.Stats().RxDropped - sink0,
+	}
+	for k, v := range r.drops() {
+		if d := v - dev0[k]; d > 0 {
+			if t.DeviceDrops == nil {
+				t.DeviceDrops = map[string]uint64{}
+			}
+			t.DeviceDrops[k] = d
+			t.DeviceDropped += d
+		}
 	}
 	if t.Received < t.Sent {
 		t.Lost = t.Sent - t.Received

@@ -63,9 +63,16 @@ func (r *SwitchReport) Markdown(command string) string {
 		"**Max** is the unpaced trial: what the generator offered and what reached the sink. "+
 		"**Throughput** is the RFC 2544 throughput: the highest offered rate whose trial lost at most %.4g%% of its frames, "+
 		"found by a sweep at %v of the max offered rate and then up to %d bisection steps (resolution %.3g%%). "+
-		"Rates count frames with their FCS; Gbit/s = frames/s × size × 8. Latency is one-way, generator to sink, on the shared CLOCK_MONOTONIC.\n\n",
+		"Throughput marked ≥ is bound by the generator (it lost nothing at the most the generator offered), and ratios over it are bounds too. "+
+		"Rates count frames with their FCS; Gbit/s = frames/s × size × 8. Latency is one-way, generator to sink, on the shared CLOCK_MONOTONIC, "+
+		"and includes the time frames wait for the sink to read them.\n\n"+
+		"How to read it: with a Linux bridge, the generator's transmit system call itself carries each frame through both veths, "+
+		"the bridge and the sink's XDP hook, so the bridge seldom loses what the generator manages to send and is often generator-bound. "+
+		"With ecnswitch, the generator's call ends at the switch's AF_XDP socket and the switch's worker thread does the rest, so "+
+		"generator, switch worker and sink compete for the CPUs (%d here): loss then shows up as the switch's socket overflowing (xsk_rx in results.json) "+
+		"whenever its worker is descheduled.\n\n",
 		r.Start.UTC().Format(time.RFC3339), r.Kernel, r.CPUs, r.Seconds, o.Flows, o.Mix, o.Trial,
-		100*o.LossTolerance, o.Sweep, o.Iterations, 100*o.Resolution)
+		100*o.LossTolerance, o.Sweep, max(o.Iterations, 0), 100*o.Resolution, r.CPUs)
 
 	b.WriteString("| frame | device | max forwarded | | offered at max | loss at max | throughput | | throughput ÷ bridge | max ÷ bridge | latency p50 / p99 at throughput |\n")
 	b.WriteString("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
@@ -82,7 +89,18 @@ func (r *SwitchReport) Markdown(command string) string {
 			}
 			ratioTP, ratioMax := "", ""
 			if hasBridge && bridge.ThroughputPPS > 0 {
-				ratioTP = fmt.Sprintf("%.2f", res.ThroughputPPS/bridge.ThroughputPPS)
+				// A generator-bound throughput is a lower bound, so is a
+				// ratio over it the other way round.
+				bound := ""
+				switch {
+				case res.GeneratorBound && bridge.GeneratorBound && dev != DeviceBridge:
+					bound = "≈ "
+				case res.GeneratorBound && !bridge.GeneratorBound:
+					bound = "≥ "
+				case !res.GeneratorBound && bridge.GeneratorBound:
+					bound = "≤ "
+				}
+				ratioTP = fmt.Sprintf("%s%.2f", bound, res.ThroughputPPS/bridge.ThroughputPPS)
 			}
 			if hasBridge && bridge.MaxForwardedPPS > 0 {
 				ratioMax = fmt.Sprintf("%.2f", res.MaxForwardedPPS/bridge.MaxForwardedPPS)

@@ -384,7 +384,7 @@ func benchSwitch(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	trial := fs.Duration("trial", time.Second, "how long each trial sends (RFC 2544 uses 60s)")
 	drain := fs.Duration("drain", 2*time.Second, "longest wait after a trial for frames in flight")
 	sweep := fs.String("sweep", "0.1,0.25,0.5,0.75,0.9", "offered loads tried, as fractions of the generator's unpaced rate")
-	iterations := fs.Int("iterations", 5, "most binary-search steps for the zero-loss rate")
+	iterations := fs.Int("iterations", 5, "most binary-search steps for the zero-loss rate (negative: none)")
 	resolution := fs.Float64("resolution", 0.01, "stop searching once the bracket is this narrow (fraction of its top)")
 	tolerance := fs.Float64("loss-tolerance", 0, "loss ratio a trial may have and still pass (RFC 2544: 0)")
 	flows := fs.Int("flows", 16, "flows")
