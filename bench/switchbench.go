@@ -238,7 +238,7 @@ type Trial struct {
 	DeviceDropped uint64            `json:"device_dropped"`
 	DeviceDrops   map[string]uint64 `json:"device_drops,omitempty"`
 	SinkDropped   uint64            `json:"sink_dropped"`
-	Pass          bool   `json:"pass"` // LossRatio ≤ LossTolerance
+	Pass          bool              `json:"pass"` // LossRatio ≤ LossTolerance
 }
 
 // Result sums up one device at one frame size.
