@@ -121,6 +121,12 @@ func New(cfg Config, devs []ports.Port, clock timestamp.Clock, log *zap.Logger) 
 	for i, w := range s.owner {
 		s.workers[w].ports = append(s.workers[w].ports, s.ports[i])
 	}
+	for _, w := range s.workers {
+		for range w.ports {
+			w.rx = append(w.rx, make([]*packet.Desc, 0, cfg.Batch))
+		}
+		w.active = make([]int, 0, len(w.ports))
+	}
 	// Cross-worker rings: in[src] of worker dst carries packets src received
 	// for dst's ports; back[dst] of worker src returns their frames.
 	for _, dst := range s.workers {

@@ -25,9 +25,11 @@ type worker struct {
 	spin  int
 	cpu   int // CPU to pin the worker's thread to; -1 for none
 
-	arena []packet.Desc
-	free  []*packet.Desc // LIFO stack of unused arena slots
-	rx    []*packet.Desc // receive scratch
+	arena  []packet.Desc
+	free   []*packet.Desc   // LIFO stack of unused arena slots
+	rx     [][]*packet.Desc // receive scratch, one batch per owned port
+	active []int            // owned ports with packets this pass
+	first  int              // rotates which active port goes first
 
 	in   []*spsc.Ring[*packet.Desc] // by source worker: packets for our ports
 	out  []*spsc.Ring[*packet.Desc] // by destination worker
@@ -43,7 +45,6 @@ func newWorker(s *Switch, id int, cfg Config) *worker {
 		s: s, id: id, batch: cfg.Batch, spin: cfg.Spin, cpu: -1,
 		arena: make([]packet.Desc, cfg.Frames),
 		free:  make([]*packet.Desc, 0, cfg.Frames),
-		rx:    make([]*packet.Desc, cfg.Batch),
 		in:    make([]*spsc.Ring[*packet.Desc], cfg.Workers),
 		out:   make([]*spsc.Ring[*packet.Desc], cfg.Workers),
 		ret:   make([]*spsc.Ring[*packet.Desc], cfg.Workers),
@@ -115,8 +116,30 @@ func (w *worker) poll(now int64) int {
 			w.free = append(w.free, d)
 		}
 	}
-	for _, p := range w.ports {
-		n += w.receive(p, now)
+	// Receive a batch on every port, then process the batches interleaved,
+	// one packet per port at a time, starting with a different port each
+	// pass. Processing whole batches port by port would let every packet of
+	// a later port find the buffer the earlier ports just filled, and so be
+	// marked or dropped more often: unfair by polling order alone.
+	active := w.active[:0]
+	for i, p := range w.ports {
+		if n += w.receive(p, i, now); len(w.rx[i]) > 0 {
+			active = append(active, i)
+		}
+	}
+	if len(active) > 0 {
+		w.first++
+		start := w.first % len(active)
+		for k, more := 0, true; more; k++ {
+			more = false
+			for j := range active {
+				i := active[(start+j)%len(active)]
+				if k < len(w.rx[i]) {
+					w.ingress(w.ports[i], w.rx[i][k], now)
+					more = true
+				}
+			}
+		}
 	}
 	for _, r := range w.in {
 		if r == nil {
@@ -134,20 +157,21 @@ func (w *worker) poll(now int64) int {
 	return n
 }
 
-func (w *worker) receive(p *port, now int64) int {
+// receive fills w.rx[i] with a batch from p, the worker's i-th port, and
+// counts and taps it; the pipeline runs later.
+func (w *worker) receive(p *port, i int, now int64) int {
+	w.rx[i] = w.rx[i][:0]
 	k := min(w.batch, len(w.free))
 	if k == 0 {
 		return 0 // every frame is queued; leave the rest in the device
 	}
-	batch := w.rx[:k]
+	batch := w.rx[i][:k]
 	copy(batch, w.free[len(w.free)-k:])
 	w.free = w.free[:len(w.free)-k]
 	n, err := p.dev.Receive(batch)
 	w.free = append(w.free, batch[n:]...)
 	p.health(w.s, "receive", &p.rxErr, err)
-	if err != nil && n == 0 {
-		return 0
-	}
+	w.rx[i] = batch[:n]
 	var bytes uint64
 	for _, d := range batch[:n] {
 		bytes += uint64(d.Len)
@@ -157,7 +181,6 @@ func (w *worker) receive(p *port, now int64) int {
 		}
 		d.OutPort = noPort16
 		w.tapEvent(p, EventIngress, d, d.RxTime, 0, 0, -1)
-		w.ingress(p, d, now)
 	}
 	p.c.rxPackets.Add(uint64(n))
 	p.c.rxBytes.Add(bytes)
