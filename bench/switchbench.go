@@ -528,11 +528,20 @@ func (r *rig) measure(ctx context.Context, dev Device, size int) (Result, error)
 // plots), and, if the unpaced trial lost frames, bisection between the
 // highest passing rate and the lowest failing one above it, for at most
 // o.Iterations steps or until the bracket is narrower than o.Resolution.
+// A trial whose generator fell short of its target is run again once; if
+// it falls short again and passes, the generator's limit ends the search.
 func search(o SwitchOptions, run func(kind string, pps float64) (Trial, error)) (Result, error) {
 	var res Result
 	var trials []Trial
 	do := func(kind string, pps float64) (Trial, error) {
 		t, err := run(kind, pps)
+		if err == nil && t.Short {
+			// A stall (the generator descheduled) is more likely than a
+			// generator that cannot keep a rate it held a moment ago: try
+			// again once, and take a second shortfall as its limit.
+			res.Trials++
+			t, err = run(kind, pps)
+		}
 		if err == nil {
 			trials = append(trials, t)
 			res.Trials++

@@ -99,8 +99,32 @@ func TestSearchStopsWhereTheGeneratorFallsShort(t *testing.T) {
 	o.setDefaults()
 	m := &modelDevice{capacity: 0.9e6, genMax: 1e6, paceMax: 0.72e6}
 	res, _ := search(o, m.run)
-	if res.ThroughputPPS != 0.72e6 || !res.GeneratorBound || res.Trials != 1+len(o.Sweep) {
-		t.Errorf("%+v: want ≥ 0.72 Mpps after the sweep alone", res)
+	// The 0.75 and 0.9 sweep trials fall short, and so do their retries.
+	if res.ThroughputPPS != 0.72e6 || !res.GeneratorBound || res.Trials != 1+len(o.Sweep)+2 {
+		t.Errorf("%+v: want ≥ 0.72 Mpps after the sweep and its two retries", res)
+	}
+}
+
+// TestSearchRetriesAShortTrial: one stall of the generator (a trial that
+// falls short of its target once) is retried and does not end the search.
+func TestSearchRetriesAShortTrial(t *testing.T) {
+	o := SwitchOptions{}
+	o.setDefaults()
+	m := &modelDevice{capacity: 0.6e6, genMax: 1e6}
+	stalled := false
+	res, _ := search(o, func(kind string, pps float64) (Trial, error) {
+		tr, err := m.run(kind, pps)
+		if kind == "sweep" && pps == 0.25e6 && !stalled {
+			stalled = true
+			tr.OfferedPPS, tr.Short = 0.2e6, true
+		}
+		return tr, err
+	})
+	if res.GeneratorBound || res.ThroughputPPS > m.capacity || m.capacity-res.ThroughputPPS > 0.25*m.genMax/32 {
+		t.Errorf("%+v: want the throughput found as without the stall", res)
+	}
+	if want := 1 + len(o.Sweep) + 1 + o.Iterations; res.Trials != want {
+		t.Errorf("%d trials, want %d (one retry)", res.Trials, want)
 	}
 }
 
