@@ -86,3 +86,14 @@ func (h *histogram) summary() Summary {
 		P50: h.quantile(0.50), P99: h.quantile(0.99), Max: h.max.Load(),
 	}
 }
+
+// reset zeroes the histogram. Racing with add it may lose or half-count
+// the few values added meanwhile, which a measurement window can afford.
+func (h *histogram) reset() {
+	for i := range h.buckets {
+		h.buckets[i].Store(0)
+	}
+	h.count.Store(0)
+	h.sum.Store(0)
+	h.max.Store(0)
+}

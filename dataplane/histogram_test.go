@@ -49,3 +49,13 @@ func TestHistogramQuantiles(t *testing.T) {
 		}
 	}
 }
+
+func TestHistogramReset(t *testing.T) {
+	var h histogram
+	h.add(1_000_000)
+	h.reset()
+	h.add(10)
+	if s := h.summary(); s.Count != 1 || s.Max != 10 || s.P99 != 10 || s.Mean != 10 {
+		t.Fatalf("after reset and one value of 10: %+v", s)
+	}
+}

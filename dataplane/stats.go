@@ -104,6 +104,19 @@ func (s *Switch) Stats() Stats {
 	return st
 }
 
+// ResetSojourn restarts every queue's sojourn-time histogram, so that the
+// next Stats describe only what is dequeued from now on (a measurement
+// window after a warm-up, say). While the switch runs, the few packets
+// dequeued during the reset may be lost from or half-counted in the
+// histograms.
+func (s *Switch) ResetSojourn() {
+	for _, p := range s.ports {
+		for q := range p.sojourn {
+			p.sojourn[q].reset()
+		}
+	}
+}
+
 // Accounting is the switch-wide packet balance: every packet received, plus
 // every flooded copy, is transmitted, dropped, or still held — in a queue,
 // a delay line, a TX backlog or a ring between workers.

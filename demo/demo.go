@@ -228,10 +228,9 @@ type QueueResult struct {
 	Share   float64 // of the two queues' goodput, 0..1
 	Marks   uint64  // CE marks the switch set
 	Drops   uint64  // packets the switch dropped (buffer or marker)
-	// MeanDelay is the mean queueing delay (enqueue to dequeue) of the
-	// window's packets; P99Delay is the 99th percentile over the whole run,
-	// warm-up included (the switch's histogram is cumulative), to within its
-	// 25% bucket width.
+	// MeanDelay and P99Delay are the mean and 99th percentile of the
+	// queueing delay (enqueue to dequeue) of the window's packets, the
+	// percentile to within the switch histogram's 25% bucket width.
 	MeanDelay, P99Delay time.Duration
 	// MinRTT and SRTT are the flows' lowest and mean smoothed RTT as their
 	// senders' TCP saw them (TCP_INFO) at the end of the window; Retrans
@@ -530,6 +529,7 @@ func runScheme(ctx context.Context, o Options, hosts []testbed.Host, name string
 	for q := range rcv {
 		b0[q] = rcv[q].Bytes()
 	}
+	sw.ResetSojourn() // delays describe the window, not the warm-up
 	s0, t0 := sw.Stats().Ports[bottleneck], time.Now()
 	if err := wait(o.Duration, ""); err != nil {
 		return res, err
