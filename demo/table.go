@@ -79,7 +79,7 @@ func (r *Result) WriteTable(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	b.WriteString("\nDelay is the switch's enqueue-to-dequeue time of each packet (p99 over the whole run, within 25%).\n")
+	b.WriteString("\nDelay is the switch's enqueue-to-dequeue time of each packet (mean and p99 over the measured window, the p99 within 25%).\n")
 	var idle []string
 	for _, s := range r.Schemes {
 		if s.Busy < 0.9 {
