@@ -285,7 +285,7 @@ func renderCaptures(w io.Writer, sts []capture.Status) {
 			sel += fmt.Sprintf(" dscp%d", *st.Spec.DSCP)
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t\n", st.ID, st.Spec.Port, sel, state,
-			st.Written, st.SkippedRingFull, st.LostWriteError, st.FilteredOut, st.Files, config.FormatSize(int64(st.Bytes)))
+			st.Written, st.SkippedRingFull, st.LostWriteError, st.FilteredOut, st.Files, humanBytes(st.Bytes))
 	}
 	tw.Flush()
 	for _, st := range sts {
@@ -294,6 +294,19 @@ func renderCaptures(w io.Writer, sts []capture.Status) {
 			fmt.Fprintf(w, "  %d: write error: %s\n", st.ID, st.Error)
 		}
 	}
+}
+
+// humanBytes prints n bytes to three significant digits: 980B, 45.2kB, 1.05GB.
+func humanBytes(n uint64) string {
+	v, units := float64(n), []string{"B", "kB", "MB", "GB", "TB"}
+	i := 0
+	for ; v >= 999.5 && i < len(units)-1; i++ {
+		v /= 1000
+	}
+	if i == 0 {
+		return fmt.Sprintf("%dB", n)
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64) + units[i]
 }
 
 // startCaptures starts the captures the config lists, creating dir and

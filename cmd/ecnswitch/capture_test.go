@@ -362,6 +362,14 @@ func TestStartCaptures(t *testing.T) {
 	}
 }
 
+func TestHumanBytes(t *testing.T) {
+	for n, want := range map[uint64]string{0: "0B", 999: "999B", 1000: "1kB", 16344: "16.3kB", 42844216: "42.8MB", 999_600: "1MB", 1_050_000_000: "1.05GB"} {
+		if got := humanBytes(n); got != want {
+			t.Errorf("humanBytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
 func TestWarnExposedAPI(t *testing.T) {
 	for _, tc := range []struct {
 		listen string
