@@ -57,12 +57,12 @@
 //	drop port c queue 0: dropped (dynamic_threshold)
 //	ingress port a: received
 //
-// The package writes the files itself rather than through gopacket's
-// pcapgo: gopacket v1.1.19's NgWriter.WritePacket writes no options, so
-// the comments would need a hand-written block anyway, and pcapgo imports
-// golang.org/x/net/bpf, a module this one does not require. Tests read the
-// files back with their own strict readers, decode the frames with
-// gopacket's layers, and, when tshark is installed, with tshark.
+// pcap files are written through gopacket's pcapgo. pcapng blocks are
+// written by this package: gopacket v1.1.19's NgWriter.WritePacket writes
+// no options, and the per-packet comment is the point of the format here.
+// Tests read every file back with pcapgo's Reader or NgReader (and a strict
+// reader of their own for the comments), decode the frames with gopacket's
+// layers, and, when tshark is installed, check them with tshark.
 //
 // Value and threshold are in the marker's own unit: bytes or packets for
 // queue-length markers, ns for sojourn-time markers.
