@@ -2,7 +2,6 @@ package capture
 
 import (
 	"context"
-	"net"
 	"strconv"
 	"strings"
 	"testing"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/ecnswitch/ecnswitch/buffer"
 	"github.com/ecnswitch/ecnswitch/dataplane"
+	"github.com/ecnswitch/ecnswitch/dataplane/dataplanetest"
 	"github.com/ecnswitch/ecnswitch/marking"
 	"github.com/ecnswitch/ecnswitch/packet"
 	"github.com/ecnswitch/ecnswitch/packet/packettest"
@@ -17,42 +17,19 @@ import (
 	"github.com/ecnswitch/ecnswitch/timestamp"
 )
 
-// genPort receives copies of a template frame forever, like a NIC under
-// line-rate load (the pattern of dataplane's bench_test.go).
-type genPort struct{ frame []byte }
-
-func (g *genPort) Name() string { return "gen" }
-func (g *genPort) Receive(ds []*packet.Desc) (int, error) {
-	for _, d := range ds {
-		d.Len = copy(d.Buf, g.frame)
-		d.RxTime = 0
-	}
-	return len(ds), nil
-}
-func (g *genPort) Transmit(ds []*packet.Desc) (int, error) { return len(ds), nil }
-func (g *genPort) Close() error                            { return nil }
-
-// sinkPort takes every frame and counts it.
-type sinkPort struct{ n int }
-
-func (s *sinkPort) Name() string                            { return "sink" }
-func (s *sinkPort) Receive([]*packet.Desc) (int, error)     { return 0, nil }
-func (s *sinkPort) Transmit(ds []*packet.Desc) (int, error) { s.n += len(ds); return len(ds), nil }
-func (s *sinkPort) Close() error                            { return nil }
-
 // pipeline builds gen → switch (8 DWRR queues, an enqueue RED marker,
 // an L2 rule to the sink) → sink with frames of size bytes. kmin and kmax
 // are RED's thresholds in bytes.
-func pipeline(tb testing.TB, size int, clock timestamp.Clock, kmin, kmax int64) (*dataplane.Switch, *sinkPort) {
+func pipeline(tb testing.TB, size int, clock timestamp.Clock, kmin, kmax int64) (*dataplane.Switch, *dataplanetest.Sink) {
 	tb.Helper()
 	cfg := dataplane.Config{Pools: []buffer.PoolConfig{{Size: 4 << 20}}}
-	cfg.Ports = []dataplane.PortConfig{portConfig("gen", 8, 0), portConfig("sink", 8, 0)}
-	cfg.Forwarding.MACs = []dataplane.MACRule{{MAC: net.HardwareAddr(macs[1][:]), Port: 1}}
+	cfg.Ports = []dataplane.PortConfig{dataplanetest.PortConfig("gen", 8, 0), dataplanetest.PortConfig("sink", 8, 0)}
+	cfg.Forwarding.MACs = []dataplane.MACRule{{MAC: dataplanetest.HardwareAddr(1), Port: 1}}
 	cfg.Ports[1].Enqueue = []dataplane.MarkerSpec{{Name: "red", New: func(q int) (marking.Marker, error) {
 		return marking.NewRED(marking.REDConfig{Measure: marking.MeasureQueue, KMin: marking.Bytes(kmin), KMax: marking.Bytes(kmax), PMax: 0.1}, marking.Enqueue, q)
 	}}}
-	sink := &sinkPort{}
-	gen := &genPort{frame: frame(tb, 0, 1, packettest.Options{Size: size, ECN: packet.ECT0, DSCP: 8})}
+	sink := &dataplanetest.Sink{}
+	gen := &dataplanetest.Gen{Frame: dataplanetest.Frame(tb, 0, 1, packettest.Options{Size: size, ECN: packet.ECT0, DSCP: 8})}
 	sw, err := dataplane.New(cfg, []ports.Port{gen, sink}, clock, nil)
 	if err != nil {
 		tb.Fatal(err)
@@ -73,7 +50,7 @@ func TestRecordAllocatesNothing(t *testing.T) {
 	}
 	c := m.caps[1]
 	tap := &portTap{caps: []*capture{c}}
-	fr := frame(t, 0, 1, packettest.Options{Size: 1500, ECN: packet.CE})
+	fr := dataplanetest.Frame(t, 0, 1, packettest.Options{Size: 1500, ECN: packet.CE})
 	marked := &dataplane.Event{Kind: dataplane.EventEgress, Queue: 1, Frame: fr, Marker: "red", Value: 30_000, Threshold: 20_000, Sojourn: 5}
 	plain := &dataplane.Event{Kind: dataplane.EventEgress, Queue: 1, Frame: fr, Sojourn: 5}
 	ingress := &dataplane.Event{Kind: dataplane.EventIngress, Queue: -1, Frame: fr}
@@ -104,8 +81,8 @@ func TestRecordAllocatesNothing(t *testing.T) {
 		t.Errorf("%v allocations per Poll with a marked-only capture running", a)
 	}
 	final := m.Close()
-	if sink.n == 0 || final[0].Written == 0 {
-		t.Fatalf("sink got %d packets, the capture wrote %d", sink.n, final[0].Written)
+	if sink.N == 0 || final[0].Written == 0 {
+		t.Fatalf("sink got %d packets, the capture wrote %d", sink.N, final[0].Written)
 	}
 }
 
@@ -136,7 +113,7 @@ func BenchmarkCapture(b *testing.B) {
 				var tOff, tOn time.Duration
 				b.ReportAllocs()
 				b.ResetTimer()
-				for offSink.n < b.N || onSink.n < b.N {
+				for offSink.N < b.N || onSink.N < b.N {
 					t0 := time.Now()
 					for i := 0; i < slice; i++ {
 						off.Poll()
@@ -152,13 +129,13 @@ func BenchmarkCapture(b *testing.B) {
 				if sts := m.Close(); len(sts) > 0 {
 					st = sts[0]
 				}
-				mppsOff := float64(offSink.n) / float64(tOff.Nanoseconds()) * 1e3
-				mppsOn := float64(onSink.n) / float64(tOn.Nanoseconds()) * 1e3
+				mppsOff := float64(offSink.N) / float64(tOff.Nanoseconds()) * 1e3
+				mppsOn := float64(onSink.N) / float64(tOn.Nanoseconds()) * 1e3
 				b.ReportMetric(mppsOff, "Mpps-off")
 				b.ReportMetric(mppsOn, "Mpps-on")
 				b.ReportMetric(mppsOn/mppsOff, "ratio")
-				b.ReportMetric(float64(st.Written+st.SkippedRingFull)/float64(onSink.n), "captured/pkt")
-				b.ReportMetric(float64(st.SkippedRingFull)/float64(onSink.n), "skipped/pkt")
+				b.ReportMetric(float64(st.Written+st.SkippedRingFull)/float64(onSink.N), "captured/pkt")
+				b.ReportMetric(float64(st.SkippedRingFull)/float64(onSink.N), "skipped/pkt")
 				b.ReportMetric(0, "ns/op")
 			})
 		}
@@ -215,8 +192,8 @@ func TestStartStopWhileRunning(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if total == 0 || sink.n == 0 {
-		t.Fatalf("captured %d, forwarded %d", total, sink.n)
+	if total == 0 || sink.N == 0 {
+		t.Fatalf("captured %d, forwarded %d", total, sink.N)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ecnswitch/ecnswitch/buffer"
 	"github.com/ecnswitch/ecnswitch/dataplane"
+	"github.com/ecnswitch/ecnswitch/dataplane/dataplanetest"
 	"github.com/ecnswitch/ecnswitch/marking"
 	"github.com/ecnswitch/ecnswitch/packet"
 	"github.com/ecnswitch/ecnswitch/packet/packettest"
@@ -43,9 +44,9 @@ const (
 // pool, and one marker on c: DCTCP's cut-off at enqueue, or TCN at dequeue.
 // (One marker, not both: a packet both chains mark counts in MarkedEnq and
 // in MarkedDeq, so their sum would not be the number of packets marked.)
-func congestion(t *testing.T, marker string) *rig {
+func congestion(t *testing.T, marker string) *dataplanetest.Rig {
 	cfg := dataplane.Config{Pools: []buffer.PoolConfig{{Size: 60_000}}}
-	cfg.Ports = []dataplane.PortConfig{portConfig("a", 1, congRate), portConfig("b", 1, congRate), portConfig("c", 2, congRate)}
+	cfg.Ports = []dataplane.PortConfig{dataplanetest.PortConfig("a", 1, congRate), dataplanetest.PortConfig("b", 1, congRate), dataplanetest.PortConfig("c", 2, congRate)}
 	cfg.Forwarding.Patches = []dataplane.Patch{{From: 0, To: 2}, {From: 1, To: 2}}
 	switch marker {
 	case "dctcp":
@@ -59,7 +60,7 @@ func congestion(t *testing.T, marker string) *rig {
 	default:
 		t.Fatalf("no marker %q", marker)
 	}
-	return newRig(t, cfg, memport.Link{Rate: congRate})
+	return dataplanetest.New(t, cfg, memport.Link{Rate: congRate})
 }
 
 // sendCongestion sends congN frames from each of a and b at line rate into
@@ -67,22 +68,22 @@ func congestion(t *testing.T, marker string) *rig {
 // (queue 0) and DSCP 8 (queue 1); b sends Not-ECT to queue 0, ECT(1) to
 // queue 1, ECT(1) to queue 0, ECT(1) to queue 1, and again. Then it drains
 // the switch.
-func sendCongestion(t *testing.T, r *rig) {
+func sendCongestion(t *testing.T, r *dataplanetest.Rig) {
 	a := [][]byte{
-		frame(t, 0, 2, packettest.Options{Size: congSize, ECN: packet.ECT0}),
-		frame(t, 0, 2, packettest.Options{Size: congSize, ECN: packet.ECT0, DSCP: 8}),
+		dataplanetest.Frame(t, 0, 2, packettest.Options{Size: congSize, ECN: packet.ECT0}),
+		dataplanetest.Frame(t, 0, 2, packettest.Options{Size: congSize, ECN: packet.ECT0, DSCP: 8}),
 	}
 	b := [][]byte{
-		frame(t, 1, 2, packettest.Options{Size: congSize}),
-		frame(t, 1, 2, packettest.Options{Size: congSize, ECN: packet.ECT1, DSCP: 8}),
-		frame(t, 1, 2, packettest.Options{Size: congSize, ECN: packet.ECT1}),
-		frame(t, 1, 2, packettest.Options{Size: congSize, ECN: packet.ECT1, DSCP: 8}),
+		dataplanetest.Frame(t, 1, 2, packettest.Options{Size: congSize}),
+		dataplanetest.Frame(t, 1, 2, packettest.Options{Size: congSize, ECN: packet.ECT1, DSCP: 8}),
+		dataplanetest.Frame(t, 1, 2, packettest.Options{Size: congSize, ECN: packet.ECT1}),
+		dataplanetest.Frame(t, 1, 2, packettest.Options{Size: congSize, ECN: packet.ECT1, DSCP: 8}),
 	}
 	for i := 0; i < congN; i++ {
-		r.send(0, a[i%len(a)])
-		r.send(1, b[i%len(b)])
+		r.Send(0, a[i%len(a)])
+		r.Send(1, b[i%len(b)])
 	}
-	r.drain(congDT)
+	r.Drain(congDT)
 }
 
 func intp(v int) *int { return &v }
@@ -116,7 +117,7 @@ func TestMarkedCaptureHoldsExactlyTheMarkedPackets(t *testing.T) {
 func testMarkedCapture(t *testing.T, marker string) {
 	r := congestion(t, marker)
 	dir := t.TempDir()
-	m := New(r.sw, r.clk, Options{Dir: dir, Wall: fixedWall})
+	m := New(r.Switch, r.Clock, Options{Dir: dir, Wall: fixedWall})
 	specs := map[string]Spec{
 		"marked.pcapng":  {Port: "c", Filter: Marked, Path: "marked.pcapng"},
 		"marked.pcap":    {Port: "2", Filter: Marked, Format: PCAP, Path: "marked.pcap"},
@@ -134,7 +135,7 @@ func testMarkedCapture(t *testing.T, marker string) {
 		ids[name] = id
 	}
 	sendCongestion(t, r)
-	end := r.clk.Now()
+	end := r.Clock.Now()
 	final := map[string]Status{}
 	for name, id := range ids {
 		st, err := m.Stop(id)
@@ -150,7 +151,7 @@ func testMarkedCapture(t *testing.T, marker string) {
 		t.Fatalf("captures still running after Stop: %+v", m.Status())
 	}
 
-	stats := r.sw.Stats().Ports[2]
+	stats := r.Switch.Stats().Ports[2]
 	var marked, markedQ1 uint64
 	for q, qs := range stats.Queues {
 		marked += qs.MarkedEnq + qs.MarkedDeq
@@ -283,10 +284,10 @@ func testMarkedCapture(t *testing.T, marker string) {
 	// Ingress on b: every frame as received, cut to the snap length, stamped
 	// with its arrival time on the wire, one frame time apart.
 	in := read("ingress-b.pcap")
-	if len(in) != congN || r.sw.Stats().Ports[1].RxPackets != congN {
-		t.Fatalf("ingress capture holds %d packets; b received %d", len(in), r.sw.Stats().Ports[1].RxPackets)
+	if len(in) != congN || r.Switch.Stats().Ports[1].RxPackets != congN {
+		t.Fatalf("ingress capture holds %d packets; b received %d", len(in), r.Switch.Stats().Ports[1].RxPackets)
 	}
-	notECT := frame(t, 1, 2, packettest.Options{Size: congSize})
+	notECT := dataplanetest.Frame(t, 1, 2, packettest.Options{Size: congSize})
 	for i, p := range in {
 		if want := int64(i+1) * congSize * 8 * 1e9 / congRate; p.ts.Sub(wall0).Nanoseconds() != want {
 			t.Fatalf("ingress packet %d stamped %v after start, want %d ns", i, p.ts.Sub(wall0), want)
@@ -340,7 +341,7 @@ func tsharkCheck(t *testing.T, path string, total, ce int, comment string) {
 // up, and written + skipped is every marked packet.
 func TestRingFullSkipsAndCounts(t *testing.T) {
 	r := congestion(t, "dctcp")
-	m := New(r.sw, r.clk, Options{Dir: t.TempDir(), Wall: fixedWall})
+	m := New(r.Switch, r.Clock, Options{Dir: t.TempDir(), Wall: fixedWall})
 	hold := make(chan struct{})
 	m.hold = hold
 	id, err := m.Start(Spec{Port: "c", Filter: Marked, Ring: MinRing, Path: "stalled.pcapng"})
@@ -349,7 +350,7 @@ func TestRingFullSkipsAndCounts(t *testing.T) {
 	}
 	sendCongestion(t, r)
 	var marked uint64
-	for _, q := range r.sw.Stats().Ports[2].Queues {
+	for _, q := range r.Switch.Stats().Ports[2].Queues {
 		marked += q.MarkedEnq + q.MarkedDeq
 	}
 	st := m.Status()[0]
@@ -370,11 +371,11 @@ func TestRingFullSkipsAndCounts(t *testing.T) {
 }
 
 // line builds a two-port switch patched 0 → 1, unshaped.
-func line(t *testing.T) *rig {
+func line(t *testing.T) *dataplanetest.Rig {
 	cfg := dataplane.Config{Pools: []buffer.PoolConfig{{Size: 1 << 20}}}
-	cfg.Ports = []dataplane.PortConfig{portConfig("in", 1, 0), portConfig("out", 1, 0)}
+	cfg.Ports = []dataplane.PortConfig{dataplanetest.PortConfig("in", 1, 0), dataplanetest.PortConfig("out", 1, 0)}
 	cfg.Forwarding.Patches = []dataplane.Patch{{From: 0, To: 1}}
-	return newRig(t, cfg, memport.Link{})
+	return dataplanetest.New(t, cfg, memport.Link{})
 }
 
 // TestRotation checks rotation by size and count: files of exactly the
@@ -386,7 +387,7 @@ func TestRotation(t *testing.T) {
 		t.Run(string(f), func(t *testing.T) {
 			r := line(t)
 			dir := t.TempDir()
-			m := New(r.sw, r.clk, Options{Dir: dir, Wall: fixedWall})
+			m := New(r.Switch, r.Clock, Options{Dir: dir, Wall: fixedWall})
 			spec := Spec{Port: "out", Format: f, Path: "rot." + string(f), MaxFiles: keep, MaxBytes: MinMaxBytes}
 			if f == PCAP {
 				// Header, then perFile records of a 16-byte header and the frame.
@@ -401,8 +402,8 @@ func TestRotation(t *testing.T) {
 			}
 			if f == PCAPNG {
 				// pcapng blocks vary with the comment; measure one and restart.
-				r.send(0, frame(t, 0, 1, packettest.Options{Size: size, SrcPort: 1}))
-				r.drain(1000)
+				r.Send(0, dataplanetest.Frame(t, 0, 1, packettest.Options{Size: size, SrcPort: 1}))
+				r.Drain(1000)
 				st, _ := m.Stop(id)
 				hdr := int64(len(header(spec, "out")))
 				epb := int64(st.Bytes) - hdr
@@ -412,9 +413,9 @@ func TestRotation(t *testing.T) {
 				}
 			}
 			for i := 0; i < n; i++ {
-				r.send(0, frame(t, 0, 1, packettest.Options{Size: size, SrcPort: uint16(1000 + i)}))
+				r.Send(0, dataplanetest.Frame(t, 0, 1, packettest.Options{Size: size, SrcPort: uint16(1000 + i)}))
 			}
-			r.drain(1000)
+			r.Drain(1000)
 			st, err := m.Stop(id)
 			if err != nil {
 				t.Fatal(err)
@@ -466,15 +467,15 @@ func header(s Spec, port string) []byte {
 func TestTimestampsFollowTheSwitchClock(t *testing.T) {
 	for _, f := range []Format{PCAP, PCAPNG} {
 		r := line(t)
-		r.clk.Set(5_000_000)
-		m := New(r.sw, r.clk, Options{Dir: t.TempDir(), Wall: fixedWall})
+		r.Clock.Set(5_000_000)
+		m := New(r.Switch, r.Clock, Options{Dir: t.TempDir(), Wall: fixedWall})
 		id, err := m.Start(Spec{Port: "out", Format: f, Path: "ts"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		fr := frame(t, 0, 1, packettest.Options{})
-		r.send(0, fr)
-		r.step(1_234_567, 1_234_567) // received, queued and sent at this one poll
+		fr := dataplanetest.Frame(t, 0, 1, packettest.Options{})
+		r.Send(0, fr)
+		r.Step(1_234_567, 1_234_567) // received, queued and sent at this one poll
 		st, _ := m.Stop(id)
 		ps := readFile(t, f, st.File, DefaultSnapLen)
 		if len(ps) != 1 || !ps[0].ts.Equal(wall0.Add(1_234_567)) || !bytes.Equal(ps[0].data, fr) {
@@ -489,13 +490,13 @@ func TestTimestampsFollowTheSwitchClock(t *testing.T) {
 // TestDSCPFilter captures one DSCP behind VLAN tags and in IPv6.
 func TestDSCPFilter(t *testing.T) {
 	r := line(t)
-	m := New(r.sw, r.clk, Options{Dir: t.TempDir(), Wall: fixedWall})
+	m := New(r.Switch, r.Clock, Options{Dir: t.TempDir(), Wall: fixedWall})
 	id, err := m.Start(Spec{Port: "out", DSCP: intp(46), Format: PCAP, Path: "ef.pcap"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	o := func(dscp uint8, tags int) packettest.Options {
-		p := packettest.Options{SrcMAC: macs[0], DstMAC: macs[1], DSCP: dscp, ECN: packet.ECT0}
+		p := packettest.Options{SrcMAC: dataplanetest.MAC(0), DstMAC: dataplanetest.MAC(1), DSCP: dscp, ECN: packet.ECT0}
 		for i := 0; i < tags; i++ {
 			p.Tags = append(p.Tags, packettest.Tag{VLAN: 10})
 		}
@@ -503,8 +504,8 @@ func TestDSCPFilter(t *testing.T) {
 	}
 	want := [][]byte{packettest.UDP4(t, o(46, 0)), packettest.UDP6(t, o(46, 1)), packettest.TCP4(t, o(46, 2))}
 	// The last frame is selected, so that the filtered-out count is published.
-	r.send(0, want[0], packettest.UDP4(t, o(45, 0)), want[1], packettest.UDP6(t, o(47, 1)), packettest.TCP6(t, o(0, 2)), want[2])
-	r.drain(1000)
+	r.Send(0, want[0], packettest.UDP4(t, o(45, 0)), want[1], packettest.UDP6(t, o(47, 1)), packettest.TCP6(t, o(0, 2)), want[2])
+	r.Drain(1000)
 	st, _ := m.Stop(id)
 	ps := readPcap(t, st.File, DefaultSnapLen)
 	if len(ps) != len(want) || st.FilteredOut != 3 {
@@ -521,7 +522,7 @@ func TestDSCPFilter(t *testing.T) {
 func TestStartErrors(t *testing.T) {
 	r := line(t)
 	dir := t.TempDir()
-	m := New(r.sw, r.clk, Options{Dir: dir})
+	m := New(r.Switch, r.Clock, Options{Dir: dir})
 	if _, err := m.Start(Spec{Port: "out", Path: "x.pcapng"}); err != nil {
 		t.Fatal(err)
 	}

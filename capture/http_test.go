@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ecnswitch/ecnswitch/dataplane/dataplanetest"
 	"github.com/ecnswitch/ecnswitch/packet/packettest"
 )
 
@@ -15,7 +16,7 @@ import (
 // status, stop with the final counters, and the error codes.
 func TestHTTPAPI(t *testing.T) {
 	r := line(t)
-	m := New(r.sw, r.clk, Options{Dir: t.TempDir(), Wall: fixedWall})
+	m := New(r.Switch, r.Clock, Options{Dir: t.TempDir(), Wall: fixedWall})
 	srv := httptest.NewServer(m.Handler())
 	defer srv.Close()
 	ctx := context.Background()
@@ -29,9 +30,9 @@ func TestHTTPAPI(t *testing.T) {
 		t.Fatalf("start returned %+v", st)
 	}
 	for i := 0; i < 5; i++ {
-		r.send(0, frame(t, 0, 1, packettest.Options{}))
+		r.Send(0, dataplanetest.Frame(t, 0, 1, packettest.Options{}))
 	}
-	r.drain(1000)
+	r.Drain(1000)
 	list, err := c.Status(ctx)
 	if err != nil || len(list) != 1 || list[0].ID != 1 {
 		t.Fatalf("status = %+v, %v", list, err)

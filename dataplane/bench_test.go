@@ -1,9 +1,10 @@
-package dataplane
+package dataplane_test
 
 import (
-	"net"
 	"testing"
 
+	"github.com/ecnswitch/ecnswitch/dataplane"
+	"github.com/ecnswitch/ecnswitch/dataplane/dataplanetest"
 	"github.com/ecnswitch/ecnswitch/marking"
 	"github.com/ecnswitch/ecnswitch/packet"
 	"github.com/ecnswitch/ecnswitch/packet/packettest"
@@ -11,53 +12,19 @@ import (
 	"github.com/ecnswitch/ecnswitch/timestamp"
 )
 
-// genPort receives copies of a template frame forever, like a NIC under
-// line-rate load DMAing frames into the switch's arena.
-type genPort struct {
-	frame []byte
-	n     int
-}
-
-func (g *genPort) Name() string { return "gen" }
-func (g *genPort) Receive(ds []*packet.Desc) (int, error) {
-	for _, d := range ds {
-		d.Len = copy(d.Buf, g.frame)
-		d.RxTime = 0
-	}
-	g.n += len(ds)
-	return len(ds), nil
-}
-func (g *genPort) Transmit(ds []*packet.Desc) (int, error) { return len(ds), nil }
-func (g *genPort) Close() error                            { return nil }
-
-// sinkPort takes every frame and counts it, like a NIC's TX ring that the
-// hardware drains faster than the switch fills it.
-type sinkPort struct{ n, bytes int }
-
-func (s *sinkPort) Name() string                           { return "sink" }
-func (s *sinkPort) Receive(ds []*packet.Desc) (int, error) { return 0, nil }
-func (s *sinkPort) Transmit(ds []*packet.Desc) (int, error) {
-	for _, d := range ds {
-		s.bytes += d.Len
-	}
-	s.n += len(ds)
-	return len(ds), nil
-}
-func (s *sinkPort) Close() error { return nil }
-
 // pipeline builds gen → switch (8 DWRR queues, DCTCP-style RED on the
 // queue, L2 rule to the sink) → sink, with frames of size bytes.
-func pipeline(tb testing.TB, size int, clock timestamp.Clock) (*Switch, *genPort, *sinkPort) {
+func pipeline(tb testing.TB, size int, clock timestamp.Clock) (*dataplane.Switch, *dataplanetest.Gen, *dataplanetest.Sink) {
 	tb.Helper()
-	cfg := basicConfig(2, 8, 0, 4<<20)
-	cfg.Forwarding.MACs = []MACRule{{MAC: net.HardwareAddr(macs[1][:]), Port: 1}}
+	cfg := dataplanetest.Config(2, 8, 0, 4<<20)
+	cfg.Forwarding.MACs = []dataplane.MACRule{{MAC: dataplanetest.HardwareAddr(1), Port: 1}}
 	red := func(q int) (marking.Marker, error) {
 		return marking.NewRED(marking.REDConfig{Measure: marking.MeasureQueue, KMin: marking.Bytes(20_000), KMax: marking.Bytes(200_000), PMax: 0.1}, marking.Enqueue, q)
 	}
-	cfg.Ports[1].Enqueue = []MarkerSpec{{Name: "red", New: red}}
-	gen := &genPort{frame: frame(tb, 0, 1, packettest.Options{Size: size, ECN: packet.ECT0, DSCP: 8})}
-	sink := &sinkPort{}
-	sw, err := New(cfg, []ports.Port{gen, sink}, clock, nil)
+	cfg.Ports[1].Enqueue = []dataplane.MarkerSpec{{Name: "red", New: red}}
+	gen := &dataplanetest.Gen{Frame: dataplanetest.Frame(tb, 0, 1, packettest.Options{Size: size, ECN: packet.ECT0, DSCP: 8})}
+	sink := &dataplanetest.Sink{}
+	sw, err := dataplane.New(cfg, []ports.Port{gen, sink}, clock, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -72,7 +39,7 @@ func TestPipelineAllocatesNothing(t *testing.T) {
 	if allocs := testing.AllocsPerRun(200, func() { sw.Poll() }); allocs != 0 {
 		t.Fatalf("%v allocations per Poll of a %d-frame batch, want 0", allocs, ports.BatchSize)
 	}
-	if sink.n == 0 {
+	if sink.N == 0 {
 		t.Fatal("nothing reached the sink")
 	}
 	if a := sw.Account(); !a.Balanced() {
@@ -90,11 +57,11 @@ func BenchmarkPipeline(b *testing.B) {
 			sw, _, sink := pipeline(b, size, timestamp.NewMonotonic())
 			b.ReportAllocs()
 			b.ResetTimer()
-			for sink.n < b.N {
+			for sink.N < b.N {
 				sw.Poll()
 			}
 			b.StopTimer()
-			ns := float64(b.Elapsed().Nanoseconds()) / float64(sink.n)
+			ns := float64(b.Elapsed().Nanoseconds()) / float64(sink.N)
 			b.ReportMetric(ns, "ns/pkt")
 			b.ReportMetric(1e3/ns, "Mpps")
 			b.ReportMetric(0, "ns/op")

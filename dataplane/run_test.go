@@ -1,4 +1,4 @@
-package dataplane
+package dataplane_test
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ecnswitch/ecnswitch/dataplane"
+	"github.com/ecnswitch/ecnswitch/dataplane/dataplanetest"
 	"github.com/ecnswitch/ecnswitch/packet"
 	"github.com/ecnswitch/ecnswitch/packet/packettest"
 	"github.com/ecnswitch/ecnswitch/ports"
@@ -20,7 +22,7 @@ import (
 func TestRunTwoWorkers(t *testing.T) {
 	before := runtime.NumGoroutine()
 	clk := timestamp.NewMonotonic()
-	cfg := basicConfig(4, 2, 0, 4<<20)
+	cfg := dataplanetest.Config(4, 2, 0, 4<<20)
 	cfg.Workers = 2
 	cfg.Spin = 16 // reach the wait path often
 	cfg.CPUs = []int{0, 1}
@@ -28,7 +30,7 @@ func TestRunTwoWorkers(t *testing.T) {
 		cfg.Ports[i].Worker = i % 2
 	}
 	// 0 → 1 and 2 → 3: ports 0, 2 belong to worker 0 and 1, 3 to worker 1.
-	cfg.Forwarding.Patches = []Patch{{From: 0, To: 1}, {From: 2, To: 3}}
+	cfg.Forwarding.Patches = []dataplane.Patch{{From: 0, To: 1}, {From: 2, To: 3}}
 	hosts := make([]*memport.Port, 4)
 	devs := make([]ports.Port, 4)
 	for i := range devs {
@@ -38,7 +40,7 @@ func TestRunTwoWorkers(t *testing.T) {
 		}
 		devs[i], hosts[i] = a, b
 	}
-	sw, err := New(cfg, devs, clk, nil)
+	sw, err := dataplane.New(cfg, devs, clk, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,18 +1,20 @@
-package dataplane
+package dataplane_test
 
 import (
 	"testing"
 
+	"github.com/ecnswitch/ecnswitch/dataplane"
+	"github.com/ecnswitch/ecnswitch/dataplane/dataplanetest"
 	"github.com/ecnswitch/ecnswitch/marking"
 	"github.com/ecnswitch/ecnswitch/packet"
 	"github.com/ecnswitch/ecnswitch/packet/packettest"
 	"github.com/ecnswitch/ecnswitch/ports/memport"
 )
 
-// recorder is a Tap that keeps copies of every event.
-type recorder struct{ evs []Event }
+// recorder is a dataplane.Tap that keeps copies of every event.
+type recorder struct{ evs []dataplane.Event }
 
-func (r *recorder) Record(ev *Event) {
+func (r *recorder) Record(ev *dataplane.Event) {
 	e := *ev
 	e.Frame = append([]byte(nil), ev.Frame...)
 	e.Desc = nil
@@ -24,38 +26,38 @@ func (r *recorder) Record(ev *Event) {
 // and the marker's name and threshold, and exactly the counted drops.
 func TestTapSeesMarksAndDrops(t *testing.T) {
 	const rate, k = 100_000_000, 15_000
-	cfg := basicConfig(3, 1, rate, 60_000)
-	cfg.Forwarding.Patches = []Patch{{From: 0, To: 2}, {From: 1, To: 2}}
-	cfg.Ports[2].Enqueue = []MarkerSpec{{Name: "dctcp", New: func(q int) (marking.Marker, error) {
+	cfg := dataplanetest.Config(3, 1, rate, 60_000)
+	cfg.Forwarding.Patches = []dataplane.Patch{{From: 0, To: 2}, {From: 1, To: 2}}
+	cfg.Ports[2].Enqueue = []dataplane.MarkerSpec{{Name: "dctcp", New: func(q int) (marking.Marker, error) {
 		return marking.NewRED(marking.CutOff(marking.MeasureQueue, marking.Bytes(k)), marking.Enqueue, q)
 	}}}
-	r := newRig(t, cfg, memport.Link{Rate: rate})
+	r := dataplanetest.New(t, cfg, memport.Link{Rate: rate})
 	var in, out recorder
-	if err := r.sw.SetTap(0, &in); err != nil {
+	if err := r.Switch.SetTap(0, &in); err != nil {
 		t.Fatal(err)
 	}
-	r.sw.SetTap(2, &out)
-	if r.sw.SetTap(3, &out) == nil {
+	r.Switch.SetTap(2, &out)
+	if r.Switch.SetTap(3, &out) == nil {
 		t.Fatal("SetTap on port 3 of 3 succeeded")
 	}
-	ect := frame(t, 0, 2, packettest.Options{Size: 1000, ECN: packet.ECT0})
-	notECT := frame(t, 1, 2, packettest.Options{Size: 1000})
-	ect1 := frame(t, 1, 2, packettest.Options{Size: 1000, ECN: packet.ECT1})
+	ect := dataplanetest.Frame(t, 0, 2, packettest.Options{Size: 1000, ECN: packet.ECT0})
+	notECT := dataplanetest.Frame(t, 1, 2, packettest.Options{Size: 1000})
+	ect1 := dataplanetest.Frame(t, 1, 2, packettest.Options{Size: 1000, ECN: packet.ECT1})
 	for i := 0; i < 400; i++ {
-		r.send(0, ect)
+		r.Send(0, ect)
 		if i%2 == 0 {
-			r.send(1, notECT)
+			r.Send(1, notECT)
 		} else {
-			r.send(1, ect1)
+			r.Send(1, ect1)
 		}
 	}
-	r.drain(1000)
+	r.Drain(1000)
 
-	st := r.sw.Stats().Ports[2]
+	st := r.Switch.Stats().Ports[2]
 	var marked, dropped, egress int
 	for _, e := range out.evs {
 		switch e.Kind {
-		case EventEgress:
+		case dataplane.EventEgress:
 			egress++
 			d := packettest.Desc(t, e.Frame)
 			if (d.ECN == packet.CE) != (e.Marker == "dctcp") {
@@ -70,9 +72,9 @@ func TestTapSeesMarksAndDrops(t *testing.T) {
 			if e.Sojourn < 0 || e.Queue != 0 || e.Port != 2 {
 				t.Fatalf("egress event %+v: want queue 0, port 2, a sojourn", e)
 			}
-		case EventDrop:
+		case dataplane.EventDrop:
 			dropped++
-			if e.Drop == DropEnqueueMarker && e.Marker != "dctcp" {
+			if e.Drop == dataplane.DropEnqueueMarker && e.Marker != "dctcp" {
 				t.Fatalf("marker drop without the marker's name: %+v", e)
 			}
 		}
@@ -90,14 +92,14 @@ func TestTapSeesMarksAndDrops(t *testing.T) {
 	if uint64(egress) != st.TxPackets {
 		t.Errorf("tap saw %d egress packets, switch sent %d", egress, st.TxPackets)
 	}
-	if len(in.evs) != 400 || in.evs[0].Kind != EventIngress || in.evs[0].Queue != -1 {
+	if len(in.evs) != 400 || in.evs[0].Kind != dataplane.EventIngress || in.evs[0].Queue != -1 {
 		t.Errorf("ingress tap: %d events, first %+v; want 400 ingress events", len(in.evs), in.evs[0])
 	}
 	// Stopping the tap stops the events.
-	r.sw.SetTap(2, nil)
+	r.Switch.SetTap(2, nil)
 	n := len(out.evs)
-	r.send(0, ect)
-	r.drain(1000)
+	r.Send(0, ect)
+	r.Drain(1000)
 	if len(out.evs) != n {
 		t.Errorf("tap got %d events after it was removed", len(out.evs)-n)
 	}
@@ -108,29 +110,29 @@ func TestTapSeesMarksAndDrops(t *testing.T) {
 // where it turned ECT into CE, once per packet, and taps name the stage.
 func TestMarksCountedOncePerPacket(t *testing.T) {
 	const rate = 100_000_000
-	cfg := basicConfig(3, 1, rate, 1<<20)
-	cfg.Forwarding.Patches = []Patch{{From: 0, To: 2}, {From: 1, To: 2}}
-	cut := func(stage marking.Stage) MarkerSpec {
-		return MarkerSpec{Name: "k-" + stage.String(), New: func(q int) (marking.Marker, error) {
+	cfg := dataplanetest.Config(3, 1, rate, 1<<20)
+	cfg.Forwarding.Patches = []dataplane.Patch{{From: 0, To: 2}, {From: 1, To: 2}}
+	cut := func(stage marking.Stage) dataplane.MarkerSpec {
+		return dataplane.MarkerSpec{Name: "k-" + stage.String(), New: func(q int) (marking.Marker, error) {
 			return marking.NewRED(marking.CutOff(marking.MeasureQueue, marking.Bytes(5_000)), stage, q)
 		}}
 	}
-	cfg.Ports[2].Enqueue = []MarkerSpec{cut(marking.Enqueue)}
-	cfg.Ports[2].Dequeue = []MarkerSpec{cut(marking.Dequeue)}
-	r := newRig(t, cfg, memport.Link{Rate: rate})
+	cfg.Ports[2].Enqueue = []dataplane.MarkerSpec{cut(marking.Enqueue)}
+	cfg.Ports[2].Dequeue = []dataplane.MarkerSpec{cut(marking.Dequeue)}
+	r := dataplanetest.New(t, cfg, memport.Link{Rate: rate})
 	var out recorder
-	r.sw.SetTap(2, &out)
-	ect := frame(t, 0, 2, packettest.Options{Size: 1000, ECN: packet.ECT0})
-	ce := frame(t, 1, 2, packettest.Options{Size: 1000, ECN: packet.CE})
+	r.Switch.SetTap(2, &out)
+	ect := dataplanetest.Frame(t, 0, 2, packettest.Options{Size: 1000, ECN: packet.ECT0})
+	ce := dataplanetest.Frame(t, 1, 2, packettest.Options{Size: 1000, ECN: packet.CE})
 	for i := 0; i < 200; i++ {
-		r.send(0, ect)
-		r.send(1, ce)
+		r.Send(0, ect)
+		r.Send(1, ce)
 	}
-	r.drain(1000)
-	q := r.sw.Stats().Ports[2].Queues[0]
+	r.Drain(1000)
+	q := r.Switch.Stats().Ports[2].Queues[0]
 	var fromECT, enq, deq int
 	for _, e := range out.evs {
-		if e.Kind != EventEgress || e.Marker == "" {
+		if e.Kind != dataplane.EventEgress || e.Marker == "" {
 			continue
 		}
 		fromECT++
