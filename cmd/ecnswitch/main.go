@@ -22,6 +22,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/ecnswitch/ecnswitch/config"
 	"io"
 	"os"
 	"strings"
@@ -142,4 +143,23 @@ func benchCmd(e *env, args []string) int {
 func (e *env) fail(cmd string, err error) int {
 	fmt.Fprintf(e.stderr, "ecnswitch %s: %v\n", cmd, err)
 	return exitFail
+}
+
+// loadConfig parses the flags of a command that takes -c FILE and loads
+// the config. When it fails it has said why, and returns the exit code.
+func loadConfig(e *env, fs *flag.FlagSet, path *string, args []string) (*config.Config, int, bool) {
+	if code, ok := parse(fs, args, 0); !ok {
+		return nil, code, false
+	}
+	if *path == "" {
+		fmt.Fprintf(e.stderr, "%s: -c FILE is required\n", fs.Name())
+		fs.Usage()
+		return nil, exitUsage, false
+	}
+	cfg, err := config.Load(*path)
+	if err != nil {
+		fmt.Fprintln(e.stderr, err)
+		return nil, exitFail, false
+	}
+	return cfg, 0, true
 }

@@ -29,18 +29,9 @@ func runCmd(e *env, args []string) int {
 		"workers, detach the XDP programs, close the sockets and print the final counters.\n"+
 		"Needs root, or CAP_NET_ADMIN, CAP_NET_RAW, CAP_BPF and CAP_IPC_LOCK.")
 	path := fs.String("c", "", "config file (required)")
-	if code, ok := parse(fs, args, 0); !ok {
+	cfg, code, ok := loadConfig(e, fs, path, args)
+	if !ok {
 		return code
-	}
-	if *path == "" {
-		fmt.Fprintln(e.stderr, "ecnswitch run: -c FILE is required")
-		fs.Usage()
-		return exitUsage
-	}
-	cfg, err := config.Load(*path)
-	if err != nil {
-		fmt.Fprintln(e.stderr, err)
-		return exitFail
 	}
 	log, err := newLogger(logLevel(*level, cfg.LogLevel), e.stderr)
 	if err != nil {

@@ -18,18 +18,9 @@ func validateCmd(e *env, args []string) int {
 	fs, _ := e.flagSet("validate", "-c FILE", "Check a config: decode it strictly, validate every key, and build the switch it\n"+
 		"describes on stand-in ports (no root needed). Prints a summary, or every error\nwith its key, value and allowed range.")
 	path := fs.String("c", "", "config file (required)")
-	if code, ok := parse(fs, args, 0); !ok {
+	cfg, code, ok := loadConfig(e, fs, path, args)
+	if !ok {
 		return code
-	}
-	if *path == "" {
-		fmt.Fprintln(e.stderr, "ecnswitch validate: -c FILE is required")
-		fs.Usage()
-		return exitUsage
-	}
-	cfg, err := config.Load(*path)
-	if err != nil {
-		fmt.Fprintln(e.stderr, err)
-		return exitFail
 	}
 	if err := dryRun(cfg); err != nil {
 		return e.fail("validate", err)
