@@ -70,7 +70,8 @@ func (r *SwitchReport) Markdown(command string) string {
 		"the bridge and the sink's XDP hook, so the bridge seldom loses what the generator manages to send and is often generator-bound. "+
 		"With ecnswitch, the generator's call ends at the switch's AF_XDP socket and the switch's worker thread does the rest, so "+
 		"generator, switch worker and sink compete for the CPUs (%d here): loss then shows up as the switch's socket overflowing (xsk_rx in results.json) "+
-		"whenever its worker is descheduled.\n\n",
+		"whenever its worker is descheduled. On a shared machine, stalls of tens of ms (other processes, softirq) cost frames "+
+		"and vary from run to run; running the benchmark under nice -n -10 makes them rarer.\n\n",
 		r.Start.UTC().Format(time.RFC3339), r.Kernel, r.CPUs, r.Seconds, o.Flows, o.Mix, o.Trial,
 		100*o.LossTolerance, o.Sweep, max(o.Iterations, 0), 100*o.Resolution, r.CPUs)
 

@@ -377,7 +377,8 @@ func benchSwitch(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		"offered rate with no loss: a sweep of loads, then a bounded binary search). Devices: ecnswitch with\n"+
 		"its full pipeline (classifier, 8 DWRR queues, RED), ecnswitch as a bare port-to-port patch, and a\n"+
 		"Linux bridge over the same veths with ecnswitch stopped. Writes DIR/report.md, results.json and\n"+
-		"PNG plots. Trials per device and size: 1 + sweep points + at most --iterations, each --trial long.\nNeeds root.", stderr)
+		"PNG plots. Trials per device and size: 1 + sweep points + at most --iterations, each --trial long.\n"+
+		"Generator, switch and sink share the CPUs; on a busy machine run it under nice -n -10.\nNeeds root.", stderr)
 	out := fs.String("out", "bench-report", "directory for report.md, results.json and the plots")
 	sizes := fs.String("sizes", "64,512,1500", "frame sizes with FCS")
 	devices := fs.String("devices", "ecnswitch,patch,bridge", "devices to compare, in order")
