@@ -22,10 +22,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/ecnswitch/ecnswitch/config"
 	"io"
 	"os"
 	"strings"
+
+	"github.com/ecnswitch/ecnswitch/config"
 )
 
 // env is what a subcommand reads and writes, so tests can run commands
