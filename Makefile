@@ -15,6 +15,7 @@ help:
 	@echo "make test     formatting, vet, unit and integration tests, race detector, bounded fuzzing"
 	@echo "make bench    hot-path micro-benchmarks (pipeline, scheduler, parser, markers)"
 	@echo "make build    build $(BIN)"
+	@echo "make bench-switch  AF_XDP forwarding rate and RFC 2544 throughput vs a Linux bridge, report in out/bench-switch (root)"
 	@echo "make closed-loop  rerun the papers' static-flow experiment in virtual time; rewrites the table in docs/marking.md"
 
 deps:
@@ -43,6 +44,12 @@ test: deps check unit race fuzz
 
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./packet ./scheduler ./buffer ./marking ./dataplane
+
+# nice: the generator, the switch worker and the sink share two CPUs, and
+# stalls of the worker otherwise halve some trials.
+bench-switch: build
+	@if [ "$$(id -u)" != 0 ]; then echo "bench-switch creates network namespaces: run it as root"; exit 1; fi
+	nice -n -10 ./$(BIN) bench switch --out out/bench-switch
 
 closed-loop:
 	$(GO) run ./bench/closedloop/cmd/table
