@@ -302,3 +302,58 @@ func TestIngressInterleaved(t *testing.T) {
 		t.Fatalf("egress order by ingress port %s, want %s or %s: one packet per port at a time, the first port alternating between passes", got, a, b)
 	}
 }
+
+// viewCheck is a marker that checks, for every packet, that the view's
+// queue, port and pool occupancies equal the buffer's own accounting. At
+// the enqueue stage the chain runs after admission, so the buffer holds
+// the packet itself on top of the backlog the view shows.
+type viewCheck struct {
+	t       *testing.T
+	sw      **dataplane.Switch
+	enqueue bool
+	checks  int
+}
+
+func (c *viewCheck) Mark(v *marking.View) marking.Verdict {
+	b := (*c.sw).Buffer()
+	var n, pk int64
+	if c.enqueue {
+		n, pk = int64(v.Len), 1
+	}
+	if qb, qp := b.QueueBytes(v.Port, v.Queue), b.QueuePackets(v.Port, v.Queue); v.QueueBytes+n != qb || v.QueuePackets+pk != qp {
+		c.t.Fatalf("view queue %d B / %d pkts, buffer %d B / %d pkts", v.QueueBytes, v.QueuePackets, qb, qp)
+	}
+	if pb, pp := b.PortBytes(v.Port), b.PortPackets(v.Port); v.PortBytes+n != pb || v.PortPackets+pk != pp {
+		c.t.Fatalf("view port %d B / %d pkts, buffer %d B / %d pkts", v.PortBytes, v.PortPackets, pb, pp)
+	}
+	if v.PoolBytes+n != b.PoolSharedBytes(0) {
+		c.t.Fatalf("view pool %d B, buffer's shared pool %d B", v.PoolBytes, b.PoolSharedBytes(0))
+	}
+	c.checks++
+	return marking.Pass
+}
+
+// TestViewMatchesBuffer congests a port with two queues and checks at every
+// enqueue (before admission) and dequeue (after release) that the marker
+// view's occupancies are the buffer's.
+func TestViewMatchesBuffer(t *testing.T) {
+	const rate = 100_000_000
+	cfg := dataplanetest.Config(3, 2, rate, 40_000)
+	cfg.Forwarding.Patches = []dataplane.Patch{{From: 0, To: 2}, {From: 1, To: 2}}
+	var sw *dataplane.Switch
+	enq, deq := &viewCheck{t: t, sw: &sw, enqueue: true}, &viewCheck{t: t, sw: &sw}
+	cfg.Ports[2].Enqueue = []dataplane.MarkerSpec{{Name: "check", New: func(int) (marking.Marker, error) { return enq, nil }}}
+	cfg.Ports[2].Dequeue = []dataplane.MarkerSpec{{Name: "check", New: func(int) (marking.Marker, error) { return deq, nil }}}
+	r := dataplanetest.New(t, cfg, memport.Link{Rate: rate})
+	sw = r.Switch
+	for i := 0; i < 300; i++ {
+		r.Send(0, dataplanetest.Frame(t, 0, 2, packettest.Options{Size: 700 + i%800}))
+		r.Send(1, dataplanetest.Frame(t, 1, 2, packettest.Options{Size: 1400, DSCP: 8}))
+	}
+	r.Drain(1000)
+	st := r.Switch.Stats().Ports[2]
+	if enq.checks != int(st.Queues[0].Enqueued+st.Queues[1].Enqueued) || deq.checks != int(st.TxPackets) || len(st.Drops) == 0 {
+		t.Fatalf("%d enqueue and %d dequeue checks, %d enqueued, %d sent, drops %v: want every admitted packet checked at both stages, and a full buffer",
+			enq.checks, deq.checks, st.Queues[0].Enqueued+st.Queues[1].Enqueued, st.TxPackets, st.Drops)
+	}
+}

@@ -303,22 +303,24 @@ func (w *worker) enqueue(p *port, d *packet.Desc, now int64) {
 	p.qc[q].enqBytes.Add(uint64(d.Len))
 }
 
-// fillView loads the marker view for d in queue q of p from the buffer's
-// counters as they are now. The pool figures are the shared pool's, the
-// occupancy the Dynamic Threshold and BCC compare (002 §IV-B); the pool's
-// packet count is not tracked per packet and stays 0.
+// fillView loads the marker view for d in queue q of p. The queue and port
+// backlogs come from the scheduler, whose plain counters this worker owns
+// and which equal the buffer's (admitted, not yet dequeued) at both stages;
+// the pool figures are the shared pool's, the occupancy the Dynamic
+// Threshold and BCC compare (002 §IV-B). The pool's packet count is not
+// tracked per packet and stays 0.
 func (w *worker) fillView(p *port, d *packet.Desc, now int64, q int) *marking.View {
 	mmu := w.s.mmu
 	qi := &p.qinfo[q]
 	v := &w.view
 	*v = marking.View{
 		Now: now, EnqTime: d.EnqTime, Len: d.Len, Port: p.idx, Queue: q,
-		QueueBytes: mmu.QueueBytes(p.idx, q), QueuePackets: mmu.QueuePackets(p.idx, q),
-		PortBytes: mmu.PortBytes(p.idx), PortPackets: mmu.PortPackets(p.idx),
 		PoolBytes: mmu.PoolSharedBytes(p.pool), PoolSize: mmu.PoolSize(p.pool),
 		Quantum: qi.Quantum, Weight: qi.Weight, WeightSum: qi.WeightSum, Strict: qi.Strict,
 		RoundTime: p.sched.RoundTime(now), LineRate: p.shaper.Rate(),
 	}
+	v.QueueBytes, v.QueuePackets = p.sched.Backlog(q)
+	v.PortBytes, v.PortPackets = p.sched.Len()
 	return v
 }
 
