@@ -126,6 +126,7 @@ func New(cfg Config, devs []ports.Port, clock timestamp.Clock, log *zap.Logger) 
 			w.rx = append(w.rx, make([]*packet.Desc, 0, cfg.Batch))
 		}
 		w.active = make([]int, 0, len(w.ports))
+		w.initPoll()
 	}
 	// Cross-worker rings: in[src] of worker dst carries packets src received
 	// for dst's ports; back[dst] of worker src returns their frames.

@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"sync/atomic"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/ecnswitch/ecnswitch/buffer"
 	"github.com/ecnswitch/ecnswitch/internal/spsc"
 	"github.com/ecnswitch/ecnswitch/marking"
@@ -35,6 +37,9 @@ type worker struct {
 	out  []*spsc.Ring[*packet.Desc] // by destination worker
 	ret  []*spsc.Ring[*packet.Desc] // by source worker: their frames to give back
 	back []*spsc.Ring[*packet.Desc] // by destination worker: our frames coming home
+
+	pollfds []unix.PollFd // every owned port's descriptors, when all have some
+	pollTS  unix.Timespec
 
 	view  marking.View // scratch, reused for every marker call
 	event Event        // scratch for taps
@@ -438,8 +443,18 @@ func (w *worker) backlogged() bool {
 // idleWait bounds one wait of an idle worker, in ns.
 const idleWait = 200_000
 
-// wait sleeps until one of the worker's ports has work or idleWait passes.
+// wait sleeps until one of the worker's ports has work or idleWait passes:
+// in one ppoll on all their descriptors when every port offers them, else
+// on each port in turn.
 func (w *worker) wait() {
+	if w.pollfds != nil {
+		for i := range w.pollfds {
+			w.pollfds[i].Events, w.pollfds[i].Revents = unix.POLLIN, 0
+		}
+		w.pollTS = unix.NsecToTimespec(idleWait)
+		unix.Ppoll(w.pollfds, &w.pollTS, nil) // EINTR or an error: the next pass finds out
+		return
+	}
 	per := int64(idleWait / max(1, len(w.ports)))
 	for _, p := range w.ports {
 		if wt, ok := p.dev.(ports.Waiter); ok {
@@ -450,4 +465,20 @@ func (w *worker) wait() {
 		}
 		runtime.Gosched()
 	}
+}
+
+// initPoll collects the poll descriptors of the worker's ports, when every
+// one of them has some.
+func (w *worker) initPoll() {
+	var fds []unix.PollFd
+	for _, p := range w.ports {
+		fp, ok := p.dev.(ports.FDPoller)
+		if !ok {
+			return
+		}
+		for _, fd := range fp.PollFDs() {
+			fds = append(fds, unix.PollFd{Fd: int32(fd)})
+		}
+	}
+	w.pollfds = fds
 }

@@ -56,6 +56,15 @@ type Waiter interface {
 	Wait(timeoutNs int64) (bool, error)
 }
 
+// FDPoller is implemented by ports whose readiness shows on file
+// descriptors, so that a worker owning several ports can sleep on all of
+// them in one poll rather than on each in turn.
+type FDPoller interface {
+	// PollFDs returns the descriptors that become readable when frames
+	// arrive. They stay valid until Close.
+	PollFDs() []int
+}
+
 // Stats are a port's own counters: what happened below the dataplane.
 type Stats struct {
 	RxPackets   uint64 // frames handed to Receive's caller

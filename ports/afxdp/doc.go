@@ -99,7 +99,7 @@
 //
 // # Use
 //
-// Open returns a *Port that implements ports.Port, ports.Waiter and
-// ports.StatsReporter. Receive and Transmit allocate nothing. AF_XDP
+// Open returns a *Port that implements ports.Port, ports.Waiter,
+// ports.FDPoller and ports.StatsReporter. Receive and Transmit allocate nothing. AF_XDP
 // exists only on Linux; elsewhere Open returns ErrNotSupported.
 package afxdp

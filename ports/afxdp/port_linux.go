@@ -23,6 +23,7 @@ var (
 	_ ports.Port          = (*Port)(nil)
 	_ ports.Waiter        = (*Port)(nil)
 	_ ports.StatsReporter = (*Port)(nil)
+	_ ports.FDPoller      = (*Port)(nil)
 )
 
 // bindWait bounds the EBUSY retries of bind while a previous socket on the
@@ -256,6 +257,16 @@ func (p *Port) Transmit(ds []*packet.Desc) (int, error) {
 	}
 	p.txBlocked = n < len(ds)
 	return n, err
+}
+
+// PollFDs returns the port's socket descriptors, one per queue, which poll
+// readable when frames are waiting.
+func (p *Port) PollFDs() []int {
+	fds := make([]int, len(p.pollfds))
+	for i := range p.pollfds {
+		fds[i] = int(p.pollfds[i].Fd)
+	}
+	return fds
 }
 
 // Wait blocks in ppoll on the sockets for at most timeoutNs nanoseconds
