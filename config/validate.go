@@ -321,38 +321,33 @@ func (c *checker) telemetryMemory(cfg *Config) {
 }
 
 func (c *checker) classifier(y classifierYAML) dataplane.Classifier {
-	cl := dataplane.Classifier{UsePCP: y.UsePCP}
-	for _, k := range sortedIntKeys(y.DSCP) {
-		key := fmt.Sprintf("classifier.dscp.%d", k)
-		q := y.DSCP[k]
+	return dataplane.Classifier{
+		UsePCP: y.UsePCP,
+		DSCP:   c.codepoints("classifier.dscp", "DSCP", y.DSCP, 63),
+		PCP:    c.codepoints("classifier.pcp", "PCP", y.PCP, 7),
+	}
+}
+
+// codepoints checks a map of codepoints in [0, maxCode] to queues; nil
+// when it is empty.
+func (c *checker) codepoints(key, name string, m map[int]int, maxCode int) map[uint8]int {
+	var out map[uint8]int
+	for _, k := range sortedIntKeys(m) {
+		key := fmt.Sprintf("%s.%d", key, k)
+		q := m[k]
 		switch {
-		case k < 0 || k > 63:
-			c.errf(key, "DSCP %d outside [0, 63]", k)
+		case k < 0 || k > maxCode:
+			c.errf(key, "%s %d outside [0, %d]", name, k, maxCode)
 		case q < 0 || q >= scheduler.MaxQueues:
 			c.errf(key, "queue %d outside [0, %d]", q, scheduler.MaxQueues-1)
 		default:
-			if cl.DSCP == nil {
-				cl.DSCP = map[uint8]int{}
+			if out == nil {
+				out = map[uint8]int{}
 			}
-			cl.DSCP[uint8(k)] = q
+			out[uint8(k)] = q
 		}
 	}
-	for _, k := range sortedIntKeys(y.PCP) {
-		key := fmt.Sprintf("classifier.pcp.%d", k)
-		q := y.PCP[k]
-		switch {
-		case k < 0 || k > 7:
-			c.errf(key, "PCP %d outside [0, 7]", k)
-		case q < 0 || q >= scheduler.MaxQueues:
-			c.errf(key, "queue %d outside [0, %d]", q, scheduler.MaxQueues-1)
-		default:
-			if cl.PCP == nil {
-				cl.PCP = map[uint8]int{}
-			}
-			cl.PCP[uint8(k)] = q
-		}
-	}
-	return cl
+	return out
 }
 
 func sortedIntKeys[V any](m map[int]V) []int {
