@@ -184,6 +184,7 @@ type frame struct {
 	proto   uint8 // IPv4 protocol or IPv6 next header
 	payload int   // TCP or UDP payload bytes
 	syn     bool
+	seq     uint32 // TCP sequence number
 }
 
 // capture records the IP frames seen on ifname (in the caller's namespace)
@@ -318,6 +319,7 @@ func parseFrame(b []byte, wire int) (frame, bool) {
 		}
 		f.payload = len(l4) - int(l4[12]>>4)*4
 		f.syn = l4[13]&0x02 != 0
+		f.seq = binary.BigEndian.Uint32(l4[4:8])
 	case unix.IPPROTO_UDP:
 		f.payload = len(l4) - 8
 	}
