@@ -405,7 +405,7 @@ func TestBadConfigs(t *testing.T) {
 		{"non_ect", "ports: [{name: p1, non_ect: mark}]", "ports[0].non_ect", `"mark" is not one of drop, pass`},
 		{"delay too long", "ports: [{name: p1, delay: {fixed: 2s}}]", "ports[0].delay.fixed", `"2s" outside [0, 1s]`},
 		{"delay negative", "ports: [{name: p1, delay: {jitter: -1us}}]", "ports[0].delay.jitter", "outside [0, 1s]"},
-		{"delay distribution", "ports: [{name: p1, delay: {jitter: 1us, distribution: pareto}}]", "ports[0].delay.distribution", `"pareto" is not one of uniform`},
+		{"delay distribution", "ports: [{name: p1, delay: {jitter: 1us, distribution: pareto}}]", "ports[0].delay.distribution", `"pareto" is not one of uniform, normal, exponential`},
 		{"per_queue index", "ports: [{name: p1, delay: {per_queue: {9: {fixed: 1us}}}}]", "ports[0].delay.per_queue.9", "queue 9 outside [0, 7]"},
 		{"per_dscp_class out of range", "ports: [{name: p1, delay: {per_dscp_class: {8: {fixed: 1us}}}}]", "ports[0].delay.per_dscp_class.8", "class 8 outside [0, 7]"},
 		{"per_dscp_class split over queues", "classifier: {dscp: {8: 3}}\nports: [{name: p1, delay: {per_dscp_class: {1: {fixed: 1us}}}}]", "ports[0].delay.per_dscp_class.1", "go to 2 different queues"},
@@ -495,6 +495,21 @@ func TestSyntaxAndEmpty(t *testing.T) {
 		_, err := Parse([]byte(tc.yaml))
 		if err == nil || !strings.Contains(err.Error(), tc.msg) {
 			t.Errorf("%q: error %v, want %q", tc.yaml, err, tc.msg)
+		}
+	}
+}
+
+func TestDelayDistribution(t *testing.T) {
+	for name, want := range map[string]dataplane.Distribution{
+		"": dataplane.Uniform, "uniform": dataplane.Uniform, "normal": dataplane.Normal, "exponential": dataplane.Exponential,
+	} {
+		y := "ports: [{name: p1, delay: {fixed: 70us, jitter: 20us}}]"
+		if name != "" {
+			y = "ports: [{name: p1, delay: {fixed: 70us, jitter: 20us, distribution: " + name + "}}]"
+		}
+		c := mustParse(t, y)
+		if d := c.Ports[0].Delay; d.Distribution != want || d.Fixed != 70*time.Microsecond || d.Jitter != 20*time.Microsecond {
+			t.Errorf("distribution %q: delay %+v, want %v", name, d, want)
 		}
 	}
 }

@@ -718,7 +718,13 @@ func (c *checker) delay(i int, y *delayYAML, nq int, cl dataplane.Classifier) da
 	}
 	base := params("", y.delayParamsYAML)
 	d.Fixed, d.Jitter = base.Fixed, base.Jitter
-	c.oneOf(k("distribution"), y.Distribution, "uniform", "uniform")
+	if y.Distribution != "" {
+		if dist, err := dataplane.ParseDistribution(y.Distribution); err != nil {
+			c.errf(k("distribution"), "%q is not one of uniform, normal, exponential", y.Distribution)
+		} else {
+			d.Distribution = dist
+		}
+	}
 	if y.Seed != nil {
 		d.Seed = *y.Seed
 	}

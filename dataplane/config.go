@@ -78,13 +78,43 @@ type MarkerSpec struct {
 
 // Delay is the emulated delay of a port, applied per egress queue in FIFO
 // order (a later packet never overtakes an earlier one of the same queue).
-// Each packet gets Fixed plus, when Jitter is set, a uniformly drawn extra
-// delay in [0, Jitter). PerQueue overrides both for single queues.
+// Each packet gets Fixed plus, when Jitter is set, an extra delay drawn from
+// Distribution. PerQueue overrides Fixed and Jitter for single queues.
 type Delay struct {
-	Fixed    time.Duration
-	Jitter   time.Duration
-	PerQueue map[int]Delay
-	Seed     uint64 // seed of the jitter's random source; fixed runs repeat exactly
+	Fixed        time.Duration
+	Jitter       time.Duration
+	Distribution Distribution
+	PerQueue     map[int]Delay
+	Seed         uint64 // seed of the jitter's random source; fixed runs repeat exactly
+}
+
+// Distribution is how a delay line draws the jitter J of each packet.
+type Distribution uint8
+
+// Distributions.
+const (
+	Uniform     Distribution = iota // J uniform in [0, Jitter)
+	Normal                          // J normal with mean 0 and standard deviation Jitter; the total never below 0
+	Exponential                     // J exponential with mean Jitter
+)
+
+// ParseDistribution returns the distribution named s: uniform, normal or exponential.
+func ParseDistribution(s string) (Distribution, error) {
+	for d, name := range distributionNames {
+		if s == name {
+			return Distribution(d), nil
+		}
+	}
+	return 0, fmt.Errorf("distribution %q is not one of uniform, normal, exponential", s)
+}
+
+var distributionNames = [...]string{"uniform", "normal", "exponential"}
+
+func (d Distribution) String() string {
+	if int(d) < len(distributionNames) {
+		return distributionNames[d]
+	}
+	return "distribution(?)"
 }
 
 func (c *Config) setDefaults() error {
@@ -117,6 +147,9 @@ func (c *Config) setDefaults() error {
 	}
 	for i := range c.Ports {
 		p := &c.Ports[i]
+		if int(p.Delay.Distribution) >= len(distributionNames) {
+			return fmt.Errorf("ports[%d].delay.distribution: %d is not one of uniform, normal, exponential", i, p.Delay.Distribution)
+		}
 		if p.Delay.Fixed < 0 || p.Delay.Jitter < 0 {
 			return fmt.Errorf("ports[%d].delay: negative delay %v + jitter %v", i, p.Delay.Fixed, p.Delay.Jitter)
 		}

@@ -21,6 +21,7 @@ type delayLine struct {
 
 type delayQueue struct {
 	fixed, jitter int64
+	dist          Distribution
 	last          int64 // release time of the newest packet
 	fifo          *spsc.Ring[delayed]
 }
@@ -51,19 +52,28 @@ func newDelayLine(c Delay, nq int) (*delayLine, error) {
 			d = o
 		}
 		fifo, _ := spsc.New[delayed](delayCapacity)
-		l.queues[q] = delayQueue{fixed: int64(d.Fixed), jitter: int64(d.Jitter), fifo: fifo}
+		l.queues[q] = delayQueue{fixed: int64(d.Fixed), jitter: int64(d.Jitter), dist: c.Distribution, fifo: fifo}
 	}
 	return l, nil
 }
 
-// push holds d until now plus its queue's delay; false when the line is full.
+// push holds d until its ingress time (RxTime, which the dataplane always
+// sets) plus its queue's delay, and not less than now; false when the line
+// is full.
 func (l *delayLine) push(d *packet.Desc, now int64) bool {
 	dq := &l.queues[d.Queue]
-	at := now + dq.fixed
+	at := d.RxTime + dq.fixed
 	if dq.jitter > 0 {
-		at += l.rng.Int64N(dq.jitter)
+		switch dq.dist {
+		case Uniform:
+			at += l.rng.Int64N(dq.jitter)
+		case Normal:
+			at += int64(l.rng.NormFloat64() * float64(dq.jitter))
+		case Exponential:
+			at += int64(l.rng.ExpFloat64() * float64(dq.jitter))
+		}
 	}
-	at = max(at, dq.last)
+	at = max(at, now, dq.last)
 	if !dq.fifo.Push(delayed{d, at}) {
 		return false
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/netip"
 	"testing"
+	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
@@ -355,5 +356,40 @@ func TestViewMatchesBuffer(t *testing.T) {
 	if enq.checks != int(st.Queues[0].Enqueued+st.Queues[1].Enqueued) || deq.checks != int(st.TxPackets) || len(st.Drops) == 0 {
 		t.Fatalf("%d enqueue and %d dequeue checks, %d enqueued, %d sent, drops %v: want every admitted packet checked at both stages, and a full buffer",
 			enq.checks, deq.checks, st.Queues[0].Enqueued+st.Queues[1].Enqueued, st.TxPackets, st.Drops)
+	}
+}
+
+// TestDelayedPacketsAreHeldNotBuffered sends frames into a port with a 1 ms
+// delay line: while they wait they are held, not in the buffer, and each
+// reaches the far host exactly 1 ms after it reached the switch.
+func TestDelayedPacketsAreHeldNotBuffered(t *testing.T) {
+	cfg := dataplanetest.Config(2, 1, 0, 1<<20)
+	cfg.Forwarding.Patches = []dataplane.Patch{{From: 0, To: 1}}
+	cfg.Ports[1].Delay = dataplane.Delay{Fixed: time.Millisecond}
+	r := dataplanetest.New(t, cfg, memport.Link{})
+	f := dataplanetest.Frame(t, 0, 1, packettest.Options{})
+	r.Clock.Set(5000) // the frames arrive at 5 µs, between two polls
+	for i := 0; i < 10; i++ {
+		r.Send(0, f)
+	}
+	r.Step(500_000, 3000)
+	if a, pb := r.Switch.Account(), r.Switch.Buffer().PortBytes(1); a.Held != 10 || pb != 0 || !a.Balanced() {
+		t.Fatalf("half way: held %d, buffered %d B, %+v; want 10 held, 0 B in the buffer", a.Held, pb, a)
+	}
+	if got := len(r.Recv(1)); got != 0 {
+		t.Fatalf("%d frames arrived before the delay", got)
+	}
+	r.Clock.Set(1_005_000 - 1)
+	r.Switch.Poll()
+	if got := len(r.Recv(1)); got != 0 {
+		t.Fatalf("%d frames left 1 ns before their delay was up", got)
+	}
+	r.Clock.Set(1_005_000)
+	r.Switch.Poll()
+	rx := []*packet.Desc{{Buf: make([]byte, 2048)}}
+	for i := 0; i < 10; i++ {
+		if n, _ := r.Hosts[1].Receive(rx); n != 1 || rx[0].RxTime != 1_005_000 {
+			t.Fatalf("frame %d: received %d, at %d ns; want at 1.005 ms", i, n, rx[0].RxTime)
+		}
 	}
 }
