@@ -125,7 +125,10 @@ func New(cfg Config, devs []ports.Port, clock timestamp.Clock, log *zap.Logger) 
 		for range w.ports {
 			w.rx = append(w.rx, make([]*packet.Desc, 0, cfg.Batch))
 		}
-		w.active = make([]int, 0, len(w.ports))
+		for range w.in {
+			w.inb = append(w.inb, make([]*packet.Desc, 0, cfg.Batch))
+		}
+		w.active = make([]int, 0, len(w.ports)+len(w.in))
 		w.initPoll()
 	}
 	// Cross-worker rings: in[src] of worker dst carries packets src received

@@ -34,6 +34,7 @@ type worker struct {
 	first  int              // rotates which active port goes first
 
 	in   []*spsc.Ring[*packet.Desc] // by source worker: packets for our ports
+	inb  [][]*packet.Desc           // by source worker: this pass's batch from in
 	out  []*spsc.Ring[*packet.Desc] // by destination worker
 	ret  []*spsc.Ring[*packet.Desc] // by source worker: their frames to give back
 	back []*spsc.Ring[*packet.Desc] // by destination worker: our frames coming home
@@ -126,10 +127,30 @@ func (w *worker) poll(now int64) int {
 	// pass. Processing whole batches port by port would let every packet of
 	// a later port find the buffer the earlier ports just filled, and so be
 	// marked or dropped more often: unfair by polling order alone.
+	// Packets other workers received for our ports are sources too, one per
+	// ring, interleaved with ours.
+	np := len(w.ports)
 	active := w.active[:0]
 	for i, p := range w.ports {
 		if n += w.receive(p, i, now); len(w.rx[i]) > 0 {
 			active = append(active, i)
+		}
+	}
+	for j, r := range w.in {
+		if r == nil {
+			continue
+		}
+		b := w.inb[j][:0]
+		for len(b) < w.batch {
+			d, ok := r.Pop()
+			if !ok {
+				break
+			}
+			b = append(b, d)
+		}
+		w.inb[j] = b
+		if n += len(b); len(b) > 0 {
+			active = append(active, np+j)
 		}
 	}
 	if len(active) > 0 {
@@ -138,21 +159,16 @@ func (w *worker) poll(now int64) int {
 		for k, more := 0, true; more; k++ {
 			more = false
 			for j := range active {
-				i := active[(start+j)%len(active)]
-				if k < len(w.rx[i]) {
+				switch i := active[(start+j)%len(active)]; {
+				case i < np && k < len(w.rx[i]):
 					w.ingress(w.ports[i], w.rx[i][k], now)
+					more = true
+				case i >= np && k < len(w.inb[i-np]):
+					d := w.inb[i-np][k]
+					w.toEgress(w.s.ports[d.OutPort], d, now)
 					more = true
 				}
 			}
-		}
-	}
-	for _, r := range w.in {
-		if r == nil {
-			continue
-		}
-		for d, ok := r.Pop(); ok; d, ok = r.Pop() {
-			w.toEgress(w.s.ports[d.OutPort], d, now)
-			n++
 		}
 	}
 	for _, p := range w.ports {
