@@ -135,11 +135,7 @@ func TestCaptureErrors(t *testing.T) {
 // Every capture is checked: errors in two captures are both reported.
 func TestCaptureErrorsAll(t *testing.T) {
 	_, err := Parse([]byte("capture:\n  captures:\n    - {port: x}\n    - {port: s0, snaplen: 1}\nports: [{name: s0}]\n"))
-	var keys []string
-	for _, e := range errorsOf(err) {
-		keys = append(keys, e.Key)
-	}
-	if strings.Join(keys, " ") != "capture.captures[0].port capture.captures[1].snaplen" {
+	if keys := errorKeys(err); keys != "capture.captures[0].port capture.captures[1].snaplen" {
 		t.Errorf("errors at %v:\n%v", keys, err)
 	}
 }

@@ -337,6 +337,15 @@ func errorsOf(err error) []*Error {
 	return out
 }
 
+// errorKeys returns the keys err names, in order, joined by spaces.
+func errorKeys(err error) string {
+	var keys []string
+	for _, e := range errorsOf(err) {
+		keys = append(keys, e.Key)
+	}
+	return strings.Join(keys, " ")
+}
+
 func TestBadConfigs(t *testing.T) {
 	const two = "ports: [{name: p1}, {name: p2}]\n"
 	for _, tc := range []struct {
@@ -476,11 +485,7 @@ func TestErrorFormat(t *testing.T) {
 // many ports inherit it.
 func TestPortDefaultsErrorOnce(t *testing.T) {
 	_, err := Parse([]byte("port_defaults:\n  markers: {enqueue: [{scheme: red, kmin: 1KB, weight: heavy}]}\n  rate: 5Tbit\nports: [{name: a}, {name: b}, {name: c}]\n"))
-	var got []string
-	for _, e := range errorsOf(err) {
-		got = append(got, e.Key)
-	}
-	if strings.Join(got, " ") != "port_defaults.markers.enqueue[0].weight port_defaults.rate" {
+	if got := errorKeys(err); got != "port_defaults.markers.enqueue[0].weight port_defaults.rate" {
 		t.Errorf("errors at %v, want each once at port_defaults:\n%v", got, err)
 	}
 }

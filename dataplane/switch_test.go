@@ -281,26 +281,43 @@ func TestLinkDownLoggedOnce(t *testing.T) {
 }
 
 // TestIngressInterleaved sends bursts that arrive at the same instant on two
-// ports toward a third: the switch must process them one packet per port at
-// a time, alternating which port goes first, so that neither port's packets
-// always find the buffer the other's just filled.
+// ports toward a third: the switch must process them one packet per source
+// at a time, alternating which goes first, so that neither port's packets
+// always find the buffer the other's just filled. With two workers the
+// packets of port 0 cross from worker 0 to worker 1, and must still be
+// interleaved with worker 1's own, not queued after them.
 func TestIngressInterleaved(t *testing.T) {
-	cfg := dataplanetest.Config(3, 1, 0, 1<<20)
-	cfg.Forwarding.Patches = []dataplane.Patch{{From: 0, To: 2}, {From: 1, To: 2}}
-	r := dataplanetest.New(t, cfg, memport.Link{})
-	a, b := dataplanetest.Frame(t, 0, 2, packettest.Options{}), dataplanetest.Frame(t, 1, 2, packettest.Options{})
-	var order []byte
-	for pass := 0; pass < 4; pass++ {
-		r.Send(0, a, a, a)
-		r.Send(1, b, b, b)
-		r.Step(1000, 1000)
-		for _, f := range r.Recv(2) {
-			order = append(order, '0'+f[11]-0x10) // source MAC's last byte: 0x10 + port
-		}
-	}
-	got := string(order)
-	if a, b := "010101101010010101101010", "101010010101101010010101"; got != a && got != b {
-		t.Fatalf("egress order by ingress port %s, want %s or %s: one packet per port at a time, the first port alternating between passes", got, a, b)
+	for _, tc := range []struct {
+		name    string
+		workers int
+		owners  [3]int
+	}{
+		{"one worker", 1, [3]int{-1, -1, -1}},
+		{"across workers", 2, [3]int{0, 1, 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := dataplanetest.Config(3, 1, 0, 1<<20)
+			cfg.Workers = tc.workers
+			for i, w := range tc.owners {
+				cfg.Ports[i].Worker = w
+			}
+			cfg.Forwarding.Patches = []dataplane.Patch{{From: 0, To: 2}, {From: 1, To: 2}}
+			r := dataplanetest.New(t, cfg, memport.Link{})
+			a, b := dataplanetest.Frame(t, 0, 2, packettest.Options{}), dataplanetest.Frame(t, 1, 2, packettest.Options{})
+			var order []byte
+			for pass := 0; pass < 4; pass++ {
+				r.Send(0, a, a, a)
+				r.Send(1, b, b, b)
+				r.Step(1000, 1000)
+				for _, f := range r.Recv(2) {
+					order = append(order, '0'+f[11]-0x10) // source MAC's last byte: 0x10 + port
+				}
+			}
+			got := string(order)
+			if a, b := "010101101010010101101010", "101010010101101010010101"; got != a && got != b {
+				t.Fatalf("egress order by ingress port %s, want %s or %s: one packet per source at a time, the first alternating between passes", got, a, b)
+			}
+		})
 	}
 }
 
@@ -391,30 +408,5 @@ func TestDelayedPacketsAreHeldNotBuffered(t *testing.T) {
 		if n, _ := r.Hosts[1].Receive(rx); n != 1 || rx[0].RxTime != 1_005_000 {
 			t.Fatalf("frame %d: received %d, at %d ns; want at 1.005 ms", i, n, rx[0].RxTime)
 		}
-	}
-}
-
-// TestCrossWorkerInterleaved puts the ingress ports on different workers:
-// packets that cross from worker 0 are interleaved with worker 1's own,
-// not always queued after them.
-func TestCrossWorkerInterleaved(t *testing.T) {
-	cfg := dataplanetest.Config(3, 1, 0, 1<<20)
-	cfg.Workers = 2
-	cfg.Ports[0].Worker, cfg.Ports[1].Worker, cfg.Ports[2].Worker = 0, 1, 1
-	cfg.Forwarding.Patches = []dataplane.Patch{{From: 0, To: 2}, {From: 1, To: 2}}
-	r := dataplanetest.New(t, cfg, memport.Link{})
-	a, b := dataplanetest.Frame(t, 0, 2, packettest.Options{}), dataplanetest.Frame(t, 1, 2, packettest.Options{})
-	var order []byte
-	for pass := 0; pass < 4; pass++ {
-		r.Send(0, a, a, a)
-		r.Send(1, b, b, b)
-		r.Step(1000, 1000)
-		for _, f := range r.Recv(2) {
-			order = append(order, '0'+f[11]-0x10)
-		}
-	}
-	got := string(order)
-	if a, b := "010101101010010101101010", "101010010101101010010101"; got != a && got != b {
-		t.Fatalf("egress order by ingress port %s, want %s or %s: crossing packets interleaved with local ones", got, a, b)
 	}
 }
