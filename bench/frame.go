@@ -121,24 +121,11 @@ func buildFrame(buf []byte, a *Addresses, size int, dscp uint8, ecn packet.ECN, 
 	src, dst := a.SrcIP.As4(), a.DstIP.As4()
 	copy(ip[12:16], src[:])
 	copy(ip[16:20], dst[:])
-	binary.BigEndian.PutUint16(ip[10:], ipv4Checksum(ip[:ipv4Len]))
+	binary.BigEndian.PutUint16(ip[10:], packet.IPv4Checksum(ip[:ipv4Len]))
 	udp := ip[ipv4Len:]
 	binary.BigEndian.PutUint16(udp[0:], srcPort)
 	binary.BigEndian.PutUint16(udp[2:], a.DstPort)
 	binary.BigEndian.PutUint16(udp[4:], uint16(n-ethLen-ipv4Len))
 	putHeader(f, h, true)
 	return n
-}
-
-// ipv4Checksum returns the checksum of an IPv4 header whose checksum field
-// is zero (RFC 791 §3.1).
-func ipv4Checksum(h []byte) uint16 {
-	var sum uint32
-	for i := 0; i+1 < len(h); i += 2 {
-		sum += uint32(binary.BigEndian.Uint16(h[i:]))
-	}
-	for sum > 0xffff {
-		sum = sum&0xffff + sum>>16
-	}
-	return ^uint16(sum)
 }

@@ -347,7 +347,7 @@ func TestGeneratorFrameHeaders(t *testing.T) {
 			t.Fatal(err)
 		}
 		f := d.Frame()
-		if ipv4Checksum(f[14:34]) != 0 {
+		if packet.IPv4Checksum(f[14:34]) != 0 {
 			t.Errorf("%d B: IPv4 header checksum does not verify", size)
 		}
 		if d.DSCP != 46 || d.ECN != packet.ECT1 || d.SrcPort != 10005 || d.DstPort != DefaultDstPort ||

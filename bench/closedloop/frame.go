@@ -43,25 +43,13 @@ func newTemplate(id, host, queue int) template {
 	ip[9] = packet.ProtoUDP
 	copy(ip[12:16], []byte{198, 18, 0, byte(host + 1)})
 	copy(ip[16:20], []byte{198, 19, 0, 1})
-	binary.BigEndian.PutUint16(ip[10:], ipChecksum(ip[:ipLen]))
+	binary.BigEndian.PutUint16(ip[10:], packet.IPv4Checksum(ip[:ipLen]))
 	udp := ip[ipLen:]
 	binary.BigEndian.PutUint16(udp[0:], uint16(srcPortLo+id))
 	binary.BigEndian.PutUint16(udp[2:], dstPort)
 	binary.BigEndian.PutUint16(udp[4:], frameLen-ethLen-ipLen)
 	// UDP checksum 0: none, as IPv4 allows.
 	return t
-}
-
-// ipChecksum returns the IPv4 header checksum of h (its checksum field zero).
-func ipChecksum(h []byte) uint16 {
-	var sum uint32
-	for i := 0; i+1 < len(h); i += 2 {
-		sum += uint32(binary.BigEndian.Uint16(h[i:]))
-	}
-	for sum > 0xffff {
-		sum = sum&0xffff + sum>>16
-	}
-	return ^uint16(sum)
 }
 
 // put writes a data frame of flow id with sequence number seq, sent at

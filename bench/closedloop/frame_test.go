@@ -26,7 +26,7 @@ func TestFrameParsesAndCarriesCE(t *testing.T) {
 			t.Fatalf("queue %d: ports %d→%d", q, d.SrcPort, d.DstPort)
 		}
 		ip := buf[ethLen : ethLen+ipLen]
-		if ipChecksum(ip) != 0 { // a header with its checksum sums to 0xffff
+		if packet.IPv4Checksum(ip) != 0 { // a header with its checksum sums to 0xffff
 			t.Fatalf("queue %d: IPv4 header checksum does not verify", q)
 		}
 		info, ok := readData(buf[:n])
@@ -39,7 +39,7 @@ func TestFrameParsesAndCarriesCE(t *testing.T) {
 		if info, _ := readData(buf[:n]); !info.ce {
 			t.Fatalf("queue %d: CE set by the switch not seen by the receiver", q)
 		}
-		if ipChecksum(ip) != 0 {
+		if packet.IPv4Checksum(ip) != 0 {
 			t.Fatalf("queue %d: checksum broken after SetCE", q)
 		}
 	}
