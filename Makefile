@@ -24,9 +24,11 @@ deps:
 build: deps
 	$(GO) build -o $(BIN) ./cmd/ecnswitch
 
+# gofmt, go vet, and go.mod/go.sum exactly as `go mod tidy` leaves them.
 check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run 'go mod tidy' and commit the result"; exit 1; }
 
 unit:
 	$(GO) test -count=1 -timeout 20m ./...

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/gopacket/layers"
-	"github.com/google/gopacket/pcapgo"
+	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
 
 	"github.com/ecnswitch/ecnswitch/buffer"
 	"github.com/ecnswitch/ecnswitch/dataplane"
@@ -458,7 +458,11 @@ func header(s Spec, port string) []byte {
 		pcapgo.NewWriterNanos(&b).WriteFileHeader(uint32(s.SnapLen), layers.LinkTypeEthernet)
 		return b.Bytes()
 	}
-	return newFileWriter(s, "", port, wall0, 0).ngHeader()
+	w := newFileWriter(s, "", port, wall0, 0)
+	if err := w.header(); err != nil {
+		panic(err)
+	}
+	return w.rec.Bytes()
 }
 
 // TestTimestampsFollowTheSwitchClock starts a capture with the switch's

@@ -57,12 +57,12 @@
 //	drop port c queue 0: dropped (dynamic_threshold)
 //	ingress port a: received
 //
-// pcap files are written through gopacket's pcapgo. pcapng blocks are
-// written by this package: gopacket v1.1.19's NgWriter.WritePacket writes
-// no options, and the per-packet comment is the point of the format here.
-// Tests read every file back with pcapgo's Reader or NgReader (and a strict
-// reader of their own for the comments), decode the frames with gopacket's
-// layers, and, when tshark is installed, check them with tshark.
+// Both are encoded by github.com/gopacket/gopacket's pcapgo: Writer for
+// pcap, NgWriter.WritePacketWithOptions for pcapng, whose NgPacketOptions
+// carry the comment and the direction. Tests read every file back with
+// pcapgo's Reader or NgReader (and a strict reader of their own for the
+// comments), decode the frames with gopacket's layers, and check them with
+// tshark, which scripts/deps.sh installs.
 //
 // Value and threshold are in the marker's own unit: bytes or packets for
 // queue-length markers, ns for sojourn-time markers.

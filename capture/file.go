@@ -2,43 +2,19 @@ package capture
 
 import (
 	"bufio"
-	"encoding/binary"
+	"bytes"
 	"errors"
 	"fmt"
-	"github.com/google/gopacket"
-	"github.com/google/gopacket/layers"
-	"github.com/google/gopacket/pcapgo"
 	"os"
 	"runtime"
 	"strconv"
 	"time"
 
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
+
 	"github.com/ecnswitch/ecnswitch/dataplane"
-)
-
-// File formats, little-endian. pcap: the libpcap format with nanosecond
-// timestamps (magic 0xa1b23c4d, version 2.4). pcapng: one Section Header
-// Block, one Interface Description Block, then an Enhanced Packet Block per
-// packet (draft-ietf-opsawg-pcapng §4.1, §4.2, §4.3).
-const (
-	linkEthernet = 1 // LINKTYPE_ETHERNET
-
-	ngBlockSHB   = 0x0a0d0d0a
-	ngBlockIDB   = 0x00000001
-	ngBlockEPB   = 0x00000006
-	ngByteOrder  = 0x1a2b3c4d
-	ngOptEnd     = 0  // opt_endofopt
-	ngOptComment = 1  // opt_comment, UTF-8
-	ngSHBHW      = 2  // shb_hardware
-	ngSHBOS      = 3  // shb_os
-	ngSHBApp     = 4  // shb_userappl
-	ngIfName     = 2  // if_name
-	ngIfDesc     = 3  // if_description
-	ngIfTSResol  = 9  // if_tsresol: 9 = 10^-9 s
-	ngIfOS       = 12 // if_os
-	ngEPBFlags   = 2  // epb_flags, 32 bits; bits 0–1 are the direction
-	ngInbound    = 1
-	ngOutbound   = 2
 )
 
 // countWriter counts the bytes written through it: the file's size as the
@@ -56,6 +32,13 @@ func (c *countWriter) Write(p []byte) (int, error) {
 
 // fileWriter writes one capture's records to its rotating files. It runs
 // on the capture's writer goroutine only.
+//
+// Both formats are encoded by gopacket's pcapgo: pcap by Writer (libpcap
+// with nanosecond timestamps), pcapng by NgWriter (one Section Header
+// Block, one Interface Description Block, then an Enhanced Packet Block per
+// packet with an epb_flags direction and an opt_comment). Each record is
+// encoded into rec first, so that its exact size decides rotation before
+// any of it reaches the file.
 type fileWriter struct {
 	spec     Spec
 	path     string
@@ -71,18 +54,22 @@ type fileWriter struct {
 	packets int   // in the open file
 	closed  int64 // bytes of the files already closed
 
-	pcap *pcapgo.Writer // the open file's writer, for the pcap format
+	rec  bytes.Buffer     // the record (or file header) being encoded
+	pcap *pcapgo.Writer   // encodes into rec, for the pcap format
+	ng   *pcapgo.NgWriter // encodes into rec, for pcapng; one per file
 
-	text []byte   // comment scratch
-	blk  []byte   // EPB options scratch
-	hdr  [28]byte // record header scratch; a field, so that it never escapes to the heap
-	zero [4]byte  // padding
+	text     []byte // comment scratch
+	comments [1]string
+	inbound  pcapgo.NgEpbFlags
+	outbound pcapgo.NgEpbFlags
 }
 
 func newFileWriter(s Spec, path, portName string, wall0 time.Time, mono0 int64) *fileWriter {
 	return &fileWriter{
 		spec: s, path: path, portName: portName, wall0: wall0.UnixNano(), mono0: mono0,
-		text: make([]byte, 0, 256), blk: make([]byte, 0, 64),
+		text:     make([]byte, 0, 256),
+		inbound:  pcapgo.NgEpbFlags{Direction: pcapgo.NgEpbFlagDirectionInbound},
+		outbound: pcapgo.NgEpbFlags{Direction: pcapgo.NgEpbFlagDirectionOutbound},
 	}
 }
 
@@ -108,11 +95,8 @@ func (w *fileWriter) open(seq int) error {
 		}
 		w.kept = w.kept[1:]
 	}
-	if w.spec.Format == PCAP {
-		w.pcap = pcapgo.NewWriterNanos(&w.cw)
-		err = w.pcap.WriteFileHeader(uint32(w.spec.SnapLen), layers.LinkTypeEthernet)
-	} else {
-		_, err = w.cw.Write(w.ngHeader())
+	if err := w.header(); err == nil {
+		_, err = w.cw.Write(w.rec.Bytes())
 	}
 	if err != nil {
 		return fmt.Errorf("write %s: %w", name, err)
@@ -120,46 +104,32 @@ func (w *fileWriter) open(seq int) error {
 	return nil
 }
 
-// ngHeader returns the Section Header and Interface Description blocks.
-func (w *fileWriter) ngHeader() []byte {
-	le := binary.LittleEndian
-	var body []byte
-	body = le.AppendUint32(body, ngByteOrder)
-	body = le.AppendUint16(body, 1) // version 1.0
-	body = le.AppendUint16(body, 0)
-	body = le.AppendUint64(body, ^uint64(0)) // section length not given
-	body = appendOpt(body, ngSHBHW, []byte(runtime.GOARCH))
-	body = appendOpt(body, ngSHBOS, []byte(runtime.GOOS))
-	body = appendOpt(body, ngSHBApp, []byte("ecnswitch"))
-	body = appendOpt(body, ngOptEnd, nil)
-	b := appendBlock(nil, ngBlockSHB, body)
-
-	body = le.AppendUint16(body[:0], linkEthernet)
-	body = le.AppendUint16(body, 0)
-	body = le.AppendUint32(body, uint32(w.spec.SnapLen))
-	body = appendOpt(body, ngIfName, []byte(w.portName))
-	body = appendOpt(body, ngIfDesc, []byte("ecnswitch port "+w.portName+": "+w.describeFilter()))
-	body = appendOpt(body, ngIfTSResol, []byte{9})
-	body = appendOpt(body, ngIfOS, []byte(runtime.GOOS))
-	body = appendOpt(body, ngOptEnd, nil)
-	return appendBlock(b, ngBlockIDB, body)
-}
-
-// appendOpt appends a pcapng option: code, length, value padded to 32 bits.
-func appendOpt(b []byte, code uint16, v []byte) []byte {
-	b = binary.LittleEndian.AppendUint16(b, code)
-	b = binary.LittleEndian.AppendUint16(b, uint16(len(v)))
-	b = append(b, v...)
-	return append(b, make([]byte, pad4(len(v))-len(v))...)
-}
-
-// appendBlock appends a pcapng block: type, total length, body, total length.
-func appendBlock(b []byte, typ uint32, body []byte) []byte {
-	n := uint32(12 + len(body))
-	b = binary.LittleEndian.AppendUint32(b, typ)
-	b = binary.LittleEndian.AppendUint32(b, n)
-	b = append(b, body...)
-	return binary.LittleEndian.AppendUint32(b, n)
+// header starts a new file's encoder and leaves the file header in rec:
+// pcap's file header, or pcapng's Section Header and Interface Description
+// blocks naming the port and what the capture selects.
+func (w *fileWriter) header() error {
+	w.rec.Reset()
+	if w.spec.Format == PCAP {
+		w.pcap = pcapgo.NewWriterNanos(&w.rec)
+		return w.pcap.WriteFileHeader(uint32(w.spec.SnapLen), layers.LinkTypeEthernet)
+	}
+	intf := pcapgo.NgInterface{
+		Name:                w.portName,
+		Description:         "ecnswitch port " + w.portName + ": " + w.describeFilter(),
+		OS:                  runtime.GOOS,
+		LinkType:            layers.LinkTypeEthernet,
+		TimestampResolution: 9,
+		SnapLength:          uint32(w.spec.SnapLen),
+	}
+	section := pcapgo.NgWriterOptions{SectionInfo: pcapgo.NgSectionInfo{
+		Hardware: runtime.GOARCH, OS: runtime.GOOS, Application: "ecnswitch",
+	}}
+	ng, err := pcapgo.NewNgWriterInterface(&w.rec, intf, section)
+	if err != nil {
+		return err
+	}
+	w.ng = ng
+	return ng.Flush()
 }
 
 func (w *fileWriter) describeFilter() string {
@@ -202,75 +172,54 @@ func (w *fileWriter) bytes() int64 { return w.closed + w.cw.n }
 // write appends one record, rotating first when the file would outgrow
 // MaxBytes.
 func (w *fileWriter) write(r *record, data []byte) error {
-	var size int64
-	if w.spec.Format == PCAP {
-		size = 16 + int64(len(data))
-	} else {
-		w.text = w.comment(w.text[:0], r)
-		w.blk = epbOptions(w.blk[:0], r.kind, w.text)
-		size = 28 + int64(pad4(len(data))) + int64(len(w.blk)) + int64(pad4(len(w.text))) + 8 // + opt_endofopt and the trailing length
+	if err := w.encode(r, data); err != nil {
+		return err
 	}
-	if w.spec.MaxBytes > 0 && w.packets > 0 && w.cw.n+size > w.spec.MaxBytes {
+	if w.spec.MaxBytes > 0 && w.packets > 0 && w.cw.n+int64(w.rec.Len()) > w.spec.MaxBytes {
 		if err := w.close(); err != nil {
 			return err
 		}
 		if err := w.open(w.seq + 1); err != nil {
 			return err
 		}
+		// open left the new file's header in rec, and pcapng's blocks
+		// belong to the new file's encoder: encode the record again.
+		if err := w.encode(r, data); err != nil {
+			return err
+		}
 	}
-	ts := w.wall0 + (r.time - w.mono0)
 	w.packets++
-	if w.spec.Format == PCAP {
-		ci := gopacket.CaptureInfo{Timestamp: time.Unix(0, ts), CaptureLength: len(data), Length: int(r.length)}
-		return w.pcap.WritePacket(ci, data)
-	}
-	return w.writeEPB(ts, r, data, uint32(size))
-}
-
-// writeEPB writes an Enhanced Packet Block (pcapng §4.3) with an epb_flags
-// direction for ingress and egress and an opt_comment. gopacket v1.1.19's
-// NgWriter.WritePacket could not have written them: it writes no options.
-func (w *fileWriter) writeEPB(ts int64, r *record, data []byte, size uint32) error {
-	h := w.hdr[:]
-	le := binary.LittleEndian
-	le.PutUint32(h[0:], ngBlockEPB)
-	le.PutUint32(h[4:], size)
-	le.PutUint32(h[8:], 0) // interface 0
-	le.PutUint32(h[12:], uint32(uint64(ts)>>32))
-	le.PutUint32(h[16:], uint32(ts))
-	le.PutUint32(h[20:], uint32(len(data)))
-	le.PutUint32(h[24:], uint32(r.length))
-	w.cw.Write(h)
-	w.cw.Write(data)
-	w.cw.Write(w.zero[:pad4(len(data))-len(data)])
-	w.cw.Write(w.blk)
-	w.cw.Write(w.text)
-	w.cw.Write(w.zero[:pad4(len(w.text))-len(w.text)])
-	// opt_endofopt, then the trailing length.
-	le.PutUint32(h[0:], 0)
-	le.PutUint32(h[4:], size)
-	_, err := w.cw.Write(h[:8])
+	_, err := w.cw.Write(w.rec.Bytes())
 	return err
 }
 
-// epbOptions appends the options before the comment's text: epb_flags for
-// a direction, then the opt_comment header of a comment of len(text).
-func epbOptions(b []byte, kind dataplane.EventKind, text []byte) []byte {
-	le := binary.LittleEndian
-	if kind != dataplane.EventDrop {
-		dir := uint32(ngInbound)
-		if kind == dataplane.EventEgress {
-			dir = ngOutbound
-		}
-		b = le.AppendUint16(b, ngEPBFlags)
-		b = le.AppendUint16(b, 4)
-		b = le.AppendUint32(b, dir)
+// encode leaves r's record in rec: the packet with the switch's timestamp
+// and, in pcapng, its direction (inbound for ingress, outbound for egress)
+// and the comment saying what happened to it.
+func (w *fileWriter) encode(r *record, data []byte) error {
+	w.rec.Reset()
+	ci := gopacket.CaptureInfo{
+		Timestamp:     time.Unix(0, w.wall0+(r.time-w.mono0)),
+		CaptureLength: len(data),
+		Length:        int(r.length),
 	}
-	b = le.AppendUint16(b, ngOptComment)
-	return le.AppendUint16(b, uint16(len(text)))
+	if w.spec.Format == PCAP {
+		return w.pcap.WritePacket(ci, data)
+	}
+	w.text = w.comment(w.text[:0], r)
+	w.comments[0] = string(w.text)
+	opts := pcapgo.NgPacketOptions{Comments: w.comments[:]}
+	switch r.kind {
+	case dataplane.EventIngress:
+		opts.Flags = &w.inbound
+	case dataplane.EventEgress:
+		opts.Flags = &w.outbound
+	}
+	if err := w.ng.WritePacketWithOptions(ci, data, opts); err != nil {
+		return err
+	}
+	return w.ng.Flush()
 }
-
-func pad4(n int) int { return (n + 3) &^ 3 }
 
 // maxComment bounds a comment; option lengths are 16 bits.
 const maxComment = 1024

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/gopacket"
-	"github.com/google/gopacket/layers"
-	"github.com/google/gopacket/pcapgo"
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
 
 	"github.com/ecnswitch/ecnswitch/packet"
 )
@@ -201,3 +201,6 @@ func readFile(tb testing.TB, f Format, path string, snaplen int) []pkt {
 
 // key identifies a captured packet across files: its time and bytes.
 func (p pkt) key() string { return fmt.Sprintf("%d/%x", p.ts.UnixNano(), p.data) }
+
+// pad4 rounds n up to pcapng's 32-bit alignment.
+func pad4(n int) int { return (n + 3) &^ 3 }

@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/google/gopacket/layers"
+	"github.com/gopacket/gopacket/layers"
 
 	"github.com/ecnswitch/ecnswitch/packet"
 	"github.com/ecnswitch/ecnswitch/packet/packettest"

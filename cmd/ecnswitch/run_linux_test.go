@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/gopacket/pcapgo"
+	"github.com/gopacket/gopacket/pcapgo"
 	"github.com/vishvananda/netlink"
 
 	"github.com/ecnswitch/ecnswitch/capture"

@@ -18,8 +18,8 @@ import (
 	"net/netip"
 	"testing"
 
-	"github.com/google/gopacket"
-	"github.com/google/gopacket/layers"
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
 
 	"github.com/ecnswitch/ecnswitch/packet"
 )

@@ -5,8 +5,8 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/google/gopacket"
-	"github.com/google/gopacket/layers"
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
 
 	"github.com/ecnswitch/ecnswitch/packet"
 	"github.com/ecnswitch/ecnswitch/packet/packettest"
