@@ -17,6 +17,7 @@ import (
 	"github.com/ecnswitch/ecnswitch/buffer"
 	"github.com/ecnswitch/ecnswitch/dataplane"
 	"github.com/ecnswitch/ecnswitch/dataplane/dataplanetest"
+	"github.com/ecnswitch/ecnswitch/internal/testenv"
 	"github.com/ecnswitch/ecnswitch/marking"
 	"github.com/ecnswitch/ecnswitch/packet"
 	"github.com/ecnswitch/ecnswitch/packet/packettest"
@@ -297,20 +298,19 @@ func testMarkedCapture(t *testing.T, marker string) {
 		}
 	}
 
-	tsharkCheck(t, filepath.Join(dir, "marked.pcapng"), len(ng), len(ng), "marked CE by ")
-	tsharkCheck(t, filepath.Join(dir, "marked.pcap"), len(pc), len(pc), "")
-	tsharkCheck(t, filepath.Join(dir, "egress.pcapng"), len(all), len(ng), "")
+	t.Run("tshark", func(t *testing.T) {
+		testenv.MustHaveCommand(t, "tshark", "tshark")
+		tsharkCheck(t, filepath.Join(dir, "marked.pcapng"), len(ng), len(ng), "marked CE by ")
+		tsharkCheck(t, filepath.Join(dir, "marked.pcap"), len(pc), len(pc), "")
+		tsharkCheck(t, filepath.Join(dir, "egress.pcapng"), len(all), len(ng), "")
+	})
 }
 
-// tsharkCheck, when tshark is installed, checks that it reads path, finds
-// total packets, and finds ce of them with ip.dsfield.ecn == 3, each
-// comment containing comment.
+// tsharkCheck checks that tshark reads path, finds total packets, and
+// finds ce of them with ip.dsfield.ecn == 3, each comment containing
+// comment.
 func tsharkCheck(t *testing.T, path string, total, ce int, comment string) {
 	t.Helper()
-	if _, err := exec.LookPath("tshark"); err != nil {
-		t.Logf("tshark not on PATH; skipping the tshark check of %s", filepath.Base(path))
-		return
-	}
 	count := func(filter string) []string {
 		args := []string{"-n", "-r", path, "-T", "fields", "-e", "frame.comment"}
 		if filter != "" {

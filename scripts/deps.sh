@@ -1,18 +1,35 @@
 #!/usr/bin/env bash
-# Installs the Debian packages ecnswitch's tests and testbed need, when they
-# are missing. Idempotent; quiet when everything is present.
+# Installs the Debian packages ecnswitch's build, tests and testbed need,
+# when they are missing, and the Go modules. Idempotent; quiet when
+# everything is present; never asks a question (CI has no terminal).
+#
+#   iproute2, ethtool  the testbed and the tests (ip, ethtool)
+#   tshark             the capture tests' cross-check of the files ecnswitch writes
 set -euo pipefail
 
 need=()
 command -v ip >/dev/null 2>&1 || need+=(iproute2)
 command -v ethtool >/dev/null 2>&1 || need+=(ethtool)
-if [ ${#need[@]} -gt 0 ]; then
+optional=()
+command -v tshark >/dev/null 2>&1 || optional+=(tshark)
+
+all=("${need[@]}" "${optional[@]}")
+if [ ${#all[@]} -gt 0 ]; then
 	if [ "$(id -u)" != 0 ]; then
-		echo "deps: missing ${need[*]}; run as root or install them: apt-get install ${need[*]}" >&2
-		exit 1
+		if [ ${#need[@]} -gt 0 ]; then
+			echo "deps: missing ${all[*]}; run as root or install them: apt-get install ${all[*]}" >&2
+			exit 1
+		fi
+		# Building needs no tshark; the capture tests skip its check
+		# (and fail under CI=true, where tests run as root).
+		echo "deps: tshark is missing; the capture tests cannot cross-check their files (as root: apt-get install tshark)" >&2
+	else
+		echo "deps: installing ${all[*]}"
+		# wireshark-common asks whether non-root users may capture;
+		# answer no beforehand, so that the install never prompts.
+		echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
+		apt-get update -qq
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${all[@]}" >/dev/null
 	fi
-	echo "deps: installing ${need[*]}"
-	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 go mod download

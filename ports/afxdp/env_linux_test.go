@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ecnswitch/ecnswitch/internal/testenv"
 	"github.com/ecnswitch/ecnswitch/packet"
 	"github.com/ecnswitch/ecnswitch/ports"
 	"github.com/vishvananda/netlink"
@@ -42,9 +43,7 @@ type testNet struct {
 
 func requireRoot(tb testing.TB) {
 	tb.Helper()
-	if os.Geteuid() != 0 {
-		tb.Skip("needs root: AF_XDP sockets, BPF programs and network namespaces")
-	}
+	testenv.MustBeRoot(tb, "AF_XDP sockets, BPF programs and network namespaces")
 }
 
 // checkGoroutines fails tb if goroutines started during the test outlive it.

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/ecnswitch/ecnswitch/internal/testenv"
 	"github.com/ecnswitch/ecnswitch/testbed"
 )
 
@@ -75,12 +76,11 @@ func Subnet(tb testing.TB, stateDir string) netip.Prefix {
 }
 
 // SkipIfNotRoot skips the test unless it runs as root, which testbeds need
-// (CAP_NET_ADMIN for links, CAP_SYS_ADMIN for namespaces).
+// (CAP_NET_ADMIN for links, CAP_SYS_ADMIN for namespaces). On CI
+// (CI=true) it fails instead: see internal/testenv.
 func SkipIfNotRoot(tb testing.TB) {
 	tb.Helper()
-	if os.Geteuid() != 0 {
-		tb.Skip("testbed needs root (network namespaces, veth pairs)")
-	}
+	testenv.MustBeRoot(tb, "a testbed makes network namespaces and veth pairs")
 }
 
 // claimSubnet picks a random /24 of 198.18.0.0/15 that no address of the

@@ -1,0 +1,46 @@
+// Package dataplane is the switch: it composes the leaves — packet,
+// buffer, scheduler, marking, ports, timestamp — into the pipeline every
+// packet runs through, and owns the model of the switch that the rest of
+// ecnswitch configures.
+//
+// # Pipeline
+//
+// A worker receives a batch on each of its ports and runs every packet to
+// completion:
+//
+//	packet.Parse → forward (patch, MAC rule, longest prefix, L2 table, flood)
+//	             → classify (DSCP class selector, or PCP) → delay line
+//	             → buffer admission (reserve, Dynamic Threshold or cap)
+//	             → enqueue marker chain → egress queue
+//
+// then serves each egress port it owns: the shaper (a token bucket at the
+// emulated line rate) decides when the scheduler may dequeue, the dequeue
+// marker chain sees the sojourn time, the buffer releases the bytes, and
+// the port transmits the batch. docs/architecture.md draws it.
+//
+// # Ownership
+//
+// A worker is a goroutine locked to an OS thread (optionally pinned, like
+// a DPDK lcore). It owns its ports' receive side and their whole egress
+// side — queues, scheduler, shaper, markers, delay lines — and a fixed
+// arena of frames. A packet bound for another worker's port crosses a
+// lock-free single-producer ring, and its frame comes home through a
+// return ring. The shared buffer pool is the only state two workers write,
+// through a CAS loop. Per-packet code takes no lock and allocates nothing;
+// counters are atomics that Stats reads while the workers run.
+//
+// # Accounting
+//
+// Every packet that enters is counted exactly once as transmitted, queued,
+// held (delay line, TX backlog, rings) or dropped with a DropReason;
+// Switch.Account checks the balance. A Tap sees ingress, egress (after any
+// CE mark) and drop events, for capture.
+//
+// # Configuration
+//
+// Config is the switch, typed: ports with their schedulers, shapers,
+// buffers, marker chains and delays; pools; forwarding; classification;
+// workers and frames. Package config decodes a YAML file into one; tests
+// build it directly. New builds the switch over one ports.Port per
+// configured port.
+package dataplane
