@@ -9,7 +9,8 @@ import "github.com/ecnswitch/ecnswitch/packet"
 //	F = max(V, F_prev,i) + c/w_i
 //
 // where F_prev,i is the tag of the packet before it in queue i and V is the
-// tag of the packet most recently sent. The packet with the smallest tag is
+// tag of the packet most recently sent; a packet arriving at an empty queue
+// has F_prev,i ≤ V and gets F = V + c/w_i. The packet with the smallest tag is
 // sent next; ties go in heap order, which is deterministic. Tags are in units of 2^-24 byte
 // per unit weight and wrap around; comparisons are serial-number ones. They
 // are safe because every queued tag lies in [V, V + backlog_i·2^24/w_i], and
@@ -43,9 +44,13 @@ func (s *wfq) Enqueue(d *packet.Desc, now int64) bool {
 	if !s.push(i, d, now) {
 		return false
 	}
-	f := q.lastTag
-	if before(f, s.v) {
-		f = s.v
+	// F = max(V, F_prev) + c/w. A queue that was empty has F_prev ≤ V (its
+	// last tag was served, and V only grows), so its tag starts from V. Its
+	// old F_prev is never compared: after 2^63 units of V it would look
+	// ahead of V and starve the queue (issue 12).
+	f := s.v
+	if q.tail-q.head > 1 {
+		f = q.lastTag // queued tags lie in [V, V + backlog·2^24/w]
 	}
 	f += uint64(s.overhead.Wire(d.Len)) * q.inc
 	s.tags[slot] = f
