@@ -37,11 +37,14 @@
 //     default DSCP>>3 classifier does). PMSB's experiments (003 §VI-A.3) number
 //     their highest-priority queue 1; here it is the highest index.
 //   - WRR: each queue has a byte quantum Q_i per round (001 §3.3.2, "in each
-//     round queue i can at most transmit Q_i"). A queue is served while its
-//     bytes this round are below Q_i, so a round sends Q_i ≤ sent < Q_i + MTU,
-//     and nothing carries over to the next round. (The MQ-ECN prototype's
-//     WRR instead stops before the packet that would exceed Q_i; both differ
-//     from Q_i by under one packet per round.) WRR accepts any Q_i ≥ 1.
+//     round queue i can at most transmit Q_i"). A turn ends before the packet
+//     that would take its bytes above Q_i, as the MQ-ECN prototype's WRR
+//     does, so a round sends Q_i − MTU < sent ≤ Q_i, and nothing carries over
+//     to the next round: with packets whose size does not divide Q_i a
+//     queue gets less than Q_i per round, and MQ-ECN's quantum_i/T_round
+//     errs above its share, never below. WRR accepts any Q_i ≥ 1; a turn
+//     always sends its first packet, so a quantum below the packet size
+//     serves one packet per round rather than none.
 //   - DWRR: Shreedhar–Varghese deficit round robin. A queue's deficit counter
 //     gains Q_i at the start of each turn, pays for each packet sent, is
 //     carried to the next turn when the head packet does not fit, and is

@@ -12,6 +12,13 @@ import (
 // queues of quantum Q drained at rate C, every round sends n·Q bytes, so
 // each sample of 001 §3.3.1 is n·Q/C and T_round converges to it (001 §3.2:
 // "Tround is the total time to serve all queues once").
+//
+// WRR sends at most Q per round (001 §3.3.2: "in each round queue i can at
+// most transmit Q_i") and carries nothing over, so with frames whose charged
+// size s does not divide Q a round sends ⌊Q/s⌋·s per queue, T_round
+// converges to n·⌊Q/s⌋·s/C, and MQ-ECN's rate estimate quantum_i/T_round
+// (001 Eq. 4) is at least the C/n each queue gets: it may overestimate the
+// fair share when sizes do not divide Q, never underestimate it.
 func TestRoundTimeConverges(t *testing.T) {
 	for _, tc := range []struct {
 		kind     Kind
@@ -31,6 +38,10 @@ func TestRoundTimeConverges(t *testing.T) {
 		{WRR, 1, 3000, 1500, 10e9, OverheadNone},
 		{WRR, 4, 3000, 1500, 10e9, OverheadNone},
 		{WRR, 8, 4500, 1500, 1e9, OverheadNone},
+		{WRR, 1, 4000, 1500, 10e9, OverheadNone},      // 2 frames, 3000 B per round
+		{WRR, 4, 4000, 1500, 10e9, OverheadNone},      // 2 frames, 3000 B per round
+		{WRR, 3, 1600, 1500, 1e9, OverheadNone},       // 1 frame, 1500 B per round
+		{WRR, 8, 4000, 1514, 995e6, OverheadEthernet}, // 2 wire frames of 1538, 3076 B per round
 	} {
 		t.Run(fmt.Sprintf("%v/n=%d/Q=%d/C=%g/%v", tc.kind, tc.n, tc.q, float64(tc.rate), tc.overhead), func(t *testing.T) {
 			qc := make([]QueueConfig, tc.n)
@@ -42,10 +53,22 @@ func TestRoundTimeConverges(t *testing.T) {
 			s := mustNew(t, Config{Kind: tc.kind, Queues: qc, LineRate: tc.rate, Overhead: tc.overhead, MTU: tc.frame})
 			sh := mustShaper(t, ShaperConfig{Rate: tc.rate, Bucket: 2500, Overhead: tc.overhead})
 			m := newSim(t, s, sh, src)
-			want := float64(tc.n) * float64(tc.q) * 8e9 / float64(tc.rate) // n·Q/C in ns
+			served := tc.q // bytes a queue sends per round, as charged
+			if tc.kind == WRR {
+				w := int64(tc.overhead.Wire(tc.frame))
+				served = tc.q / w * w
+			}
+			want := float64(tc.n) * float64(served) * 8e9 / float64(tc.rate) // n·Q/C in ns
 			m.run(int64(200 * want))
-			if got := s.RoundTime(m.now); math.Abs(float64(got)-want) > 1 {
-				t.Errorf("T_round = %d ns, want n·Q/C = %.1f ns", got, want)
+			got := s.RoundTime(m.now)
+			if math.Abs(float64(got)-want) > 1 {
+				t.Errorf("T_round = %d ns, want n·%d B/C = %.1f ns", got, served, want)
+			}
+			// quantum/T_round ≥ C/n, i.e. T_round ≤ n·Q/C, to the
+			// nanosecond T_round is rounded to.
+			if nq := float64(tc.n) * float64(tc.q) * 8e9 / float64(tc.rate); float64(got) > nq+1 {
+				t.Errorf("T_round = %d ns above n·Q/C = %.1f ns: quantum/T_round = %.4g bit/s underestimates the queue's share C/n = %.4g bit/s",
+					got, nq, float64(tc.q)*8e9/float64(got), float64(tc.rate)/float64(tc.n))
 			}
 		})
 	}
@@ -55,6 +78,38 @@ func TestRoundTimeConverges(t *testing.T) {
 // Q_i per queue on average (001 §3.3.2: sent_i/M ∈ [Q_i − MTU/M, Q_i + MTU/M]),
 // so T_round averages n·Q/C.
 func TestRoundTimeMixedSizes(t *testing.T) {
+	t.Run("DWRR", testRoundTimeMixedSizesDWRR)
+	t.Run("WRR", testRoundTimeMixedSizesWRR)
+}
+
+// testRoundTimeMixedSizesWRR: a WRR round sends at most Q_i per queue and
+// more than Q_i − MTU (it stops before the packet that would exceed Q_i,
+// 001 §3.3.2), so with mixed packet sizes T_round averages at most n·Q/C and
+// quantum_i/T_round never underestimates a queue's share C/n.
+func testRoundTimeMixedSizesWRR(t *testing.T) {
+	const n, q, c, mtu = 4, 6000, 10e9, 1514
+	qc := make([]QueueConfig, n)
+	src := make([]source, n)
+	for i := range qc {
+		qc[i].Quantum = q
+		src[i] = source{Saturate: 8, Size: sizes(uint64(i)+100, 64, mtu)}
+	}
+	s := mustNew(t, Config{Kind: WRR, Queues: qc, LineRate: c, MTU: mtu})
+	m := newSim(t, s, mustShaper(t, ShaperConfig{Rate: c, Bucket: 2500}), src)
+	m.run(1e6)
+	var sum, cnt float64
+	m.OnSend = func(_ *packet.Desc, now int64) {
+		sum += float64(s.RoundTime(now))
+		cnt++
+	}
+	m.run(21e6)
+	hi, lo := n*q*8e9/c, n*(q-mtu)*8e9/c
+	if got := sum / cnt; got > hi || got <= lo {
+		t.Errorf("mean T_round = %.1f ns, want in (n·(Q−MTU)/C, n·Q/C] = (%.1f, %.1f] ns", got, lo, hi)
+	}
+}
+
+func testRoundTimeMixedSizesDWRR(t *testing.T) {
 	const n, q, c = 4, 6000, 10e9
 	qc := make([]QueueConfig, n)
 	src := make([]source, n)

@@ -97,8 +97,13 @@ func (s *rr) Dequeue(now int64) *packet.Desc {
 			if s.pkts == 0 {
 				s.idleSince = q.lastEnd
 			}
-		case !s.deficit && q.credit <= 0,
-			s.deficit && int64(s.overhead.Wire(s.peek(i).Len)) > q.credit:
+		case int64(s.overhead.Wire(s.peek(i).Len)) > q.credit:
+			// The next packet does not fit: DWRR keeps the deficit for
+			// the next turn; WRR ends the round before the packet that
+			// would take it above Q_i (001 §3.3.2, "at most transmit
+			// Q_i"). A WRR turn's first packet was sent even if it alone
+			// exceeded Q_i, which leaves the credit negative and ends
+			// the turn here.
 			s.endTurn(i, q)
 		}
 		return d
