@@ -29,6 +29,10 @@ const (
 	DefaultSamples      = 65536
 )
 
+// maxQueuesInFlight is how many /queues requests copy the sampler's ring
+// at once; more wait their turn.
+const maxQueuesInFlight = 4
+
 // Switch is what telemetry reads; *dataplane.Switch implements it.
 type Switch interface {
 	Stats() dataplane.Stats
@@ -59,7 +63,8 @@ type Options struct {
 //
 //	GET /metrics   Prometheus text format (counters and gauges of every port, queue, marker and pool)
 //	GET /stats     dataplane.Stats as JSON, with time_ns and pool_names
-//	GET /queues    queue-depth time series as JSON (Series); ?since=<ns>&port=<name>[,<name>]&limit=<n>
+//	GET /queues    queue-depth time series as JSON (Series); ?since=<ns>&port=<name>[,<name>]&limit=<n>;
+//	               at most MaxWindowValues values per response: page with since=next while more is true
 //	GET /          a list of the endpoints
 //
 // More endpoints (e.g. capture control under /capture/) are added with
@@ -72,6 +77,9 @@ type Server struct {
 	reg     *prometheus.Registry
 	sampler *Sampler
 	paths   []string
+	// queuesBusy bounds the /queues requests copying the ring at once, and
+	// so their memory (MaxWindowValues each).
+	queuesBusy chan struct{}
 
 	mu     sync.Mutex
 	srv    *http.Server
@@ -106,7 +114,8 @@ func New(sw Switch, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{sw: sw, opts: opts, log: opts.Logger.Named("telemetry"), mux: http.NewServeMux(), reg: prometheus.NewRegistry(), sampler: sampler}
+	s := &Server{sw: sw, opts: opts, log: opts.Logger.Named("telemetry"), mux: http.NewServeMux(), reg: prometheus.NewRegistry(), sampler: sampler,
+		queuesBusy: make(chan struct{}, maxQueuesInFlight)}
 	if err := s.reg.Register(newCollector(sw, opts.PoolNames)); err != nil {
 		return nil, fmt.Errorf("telemetry: %w", err)
 	}
@@ -222,20 +231,29 @@ func (s *Server) serveQueues(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	var ports []string
+	// Resolve names as they come: a name repeated a million times costs a
+	// million map lookups, never memory.
+	var sel Selection
 	for _, v := range q["port"] {
 		for p := range strings.SplitSeq(v, ",") {
-			if p != "" {
-				ports = append(ports, p)
+			if p == "" {
+				continue
+			}
+			if err := s.sampler.add(&sel, p); err != nil {
+				httpError(w, http.StatusNotFound, "%v", err)
+				return
 			}
 		}
 	}
-	series, err := s.sampler.Series(since, limit, ports...)
-	if errors.Is(err, ErrNoPort) {
-		httpError(w, http.StatusNotFound, "%v", err)
+	select {
+	case s.queuesBusy <- struct{}{}:
+		defer func() { <-s.queuesBusy }()
+	case <-r.Context().Done():
 		return
 	}
-	writeJSON(w, http.StatusOK, series)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_ = s.sampler.WriteJSON(w, since, limit, sel) // an error means the client went away
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

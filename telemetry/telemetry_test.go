@@ -8,7 +8,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -408,4 +410,134 @@ func BenchmarkSample(b *testing.B) {
 	for b.Loop() {
 		s.Sample()
 	}
+}
+
+// fill takes n samples dt apart.
+func (r *rig) fill(n int, dt time.Duration) {
+	for range n {
+		r.clk.Advance(dt)
+		r.srv.Sampler().Sample()
+	}
+}
+
+// A port named again and again is one port: the request costs map
+// lookups, not a copy of the ring per repetition (issue 12: 2000 names
+// once made 2000 copies of 4096 × 2 queues, 131 MB, under the sampler's
+// lock).
+func TestQueuesRepeatedPortIsOnePort(t *testing.T) {
+	r := newRig(t, 4096)
+	r.fill(4096, 10*time.Microsecond)
+	url := "/queues?port=" + strings.Repeat("b,", 2000) + "&port=b&port=a,b"
+
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	res, body := get(t, r.srv.Handler(), url)
+	runtime.ReadMemStats(&after)
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("GET: %d %.200s", res.StatusCode, body)
+	}
+	var s Series
+	if err := json.Unmarshal([]byte(body), &s); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Ports) != 2 || s.Ports[0].Name != "a" || s.Ports[1].Name != "b" || len(s.Times) != 4096 {
+		t.Fatalf("got %d ports, %d samples; want a and b once each, 4096 samples", len(s.Ports), len(s.Times))
+	}
+	// One copy of the window (4096 × 6 int64: 200 KB) and the response
+	// body; the allocation bound is loose, the old code's 131 MB is not.
+	if got := after.TotalAlloc - before.TotalAlloc; got > 8<<20 {
+		t.Errorf("GET with 2000 repeated names allocated %d MB", got>>20)
+	}
+	if res, _ := get(t, r.srv.Handler(), "/queues?port="+strings.Repeat("b,", 100)+"zz"); res.StatusCode != http.StatusNotFound {
+		t.Errorf("an unknown name after known ones: %d, want 404", res.StatusCode)
+	}
+}
+
+// A response carries at most MaxWindowValues values; the rest comes with
+// since = next, each sample exactly once, in order.
+func TestQueuesPagesAtMaxValues(t *testing.T) {
+	const n = 65536
+	r := newRig(t, n)
+	r.fill(n, time.Microsecond)
+	row := 1 + 2*2 + 1 // time, 2 ports × 2 queues, 1 pool
+	var times []int64
+	since, pages := int64(-1), 0
+	for more := true; more; pages++ {
+		res, body := get(t, r.srv.Handler(), fmt.Sprintf("/queues?since=%d", since))
+		var s Series
+		if err := json.Unmarshal([]byte(body), &s); err != nil || res.StatusCode != http.StatusOK {
+			t.Fatalf("page %d: %d %v", pages, res.StatusCode, err)
+		}
+		if v := len(s.Times) * row; v > MaxWindowValues {
+			t.Fatalf("page %d: %d values, more than %d", pages, v, MaxWindowValues)
+		}
+		if s.Truncated || len(s.Ports) != 2 || len(s.Ports[1].Queues[1]) != len(s.Times) || len(s.Pools[0].Bytes) != len(s.Times) {
+			t.Fatalf("page %d: truncated %v, ports %d, columns of %d and %d for %d times", pages, s.Truncated, len(s.Ports), len(s.Ports[1].Queues[1]), len(s.Pools[0].Bytes), len(s.Times))
+		}
+		times = append(times, s.Times...)
+		since, more = s.Next, s.More
+		if pages > 10 {
+			t.Fatal("no end to the pages")
+		}
+	}
+	if want := (n + MaxWindowValues/row - 1) / (MaxWindowValues / row); pages != want {
+		t.Errorf("%d pages, want %d", pages, want)
+	}
+	if len(times) != n {
+		t.Fatalf("%d samples over all pages, want %d", len(times), n)
+	}
+	for i, tm := range times {
+		if want := int64(i+1) * 1000; tm != want {
+			t.Fatalf("t[%d] = %d, want %d", i, tm, want)
+		}
+	}
+	// Series, for Go callers, is bounded the same way.
+	if s, _ := r.srv.Sampler().Series(-1, 0); !s.More || len(s.Times) != MaxWindowValues/row {
+		t.Errorf("Series: %d samples, more %v", len(s.Times), s.More)
+	}
+}
+
+// blockingWriter is a ResponseWriter whose Write blocks until release is
+// closed: a client that does not read.
+type blockingWriter struct {
+	h       http.Header
+	writing chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+func (w *blockingWriter) Header() http.Header { return w.h }
+func (w *blockingWriter) WriteHeader(int)     {}
+func (w *blockingWriter) Write(b []byte) (int, error) {
+	w.once.Do(func() { close(w.writing) })
+	<-w.release
+	return len(b), nil
+}
+
+// The response is written after the copy, not under the sampler's lock: a
+// client that stops reading does not stop the sampler.
+func TestQueuesSlowClientDoesNotBlockSampler(t *testing.T) {
+	r := newRig(t, 4096)
+	r.fill(4096, time.Microsecond)
+	w := &blockingWriter{h: http.Header{}, writing: make(chan struct{}), release: make(chan struct{})}
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		r.srv.Handler().ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/queues", nil))
+	}()
+	<-w.writing
+	sampled := make(chan struct{})
+	go func() {
+		r.fill(10, time.Microsecond)
+		close(sampled)
+	}()
+	select {
+	case <-sampled:
+	case <-time.After(10 * time.Second):
+		t.Error("Sample blocked while a /queues response was being written")
+	}
+	close(w.release)
+	<-served
+	<-sampled
 }
