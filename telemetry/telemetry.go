@@ -33,6 +33,10 @@ const (
 // at once; more wait their turn.
 const maxQueuesInFlight = 4
 
+// maxScrapesInFlight is how many /metrics scrapes run at once; more get
+// 503 from promhttp.
+const maxScrapesInFlight = 8
+
 // Switch is what telemetry reads; *dataplane.Switch implements it.
 type Switch interface {
 	Stats() dataplane.Stats
@@ -57,6 +61,61 @@ type Options struct {
 	Clock timestamp.Clock
 	// Logger receives lifecycle events; default zap.NewNop().
 	Logger *zap.Logger
+	// Timeouts bound every connection to the server; zero fields take the
+	// defaults.
+	Timeouts Timeouts
+}
+
+// Timeouts bound how long one HTTP connection may hold the server, so that
+// clients that send slowly, read slowly or idle cannot pile up
+// connections (a slowloris). Zero fields take the defaults.
+type Timeouts struct {
+	// ReadHeader bounds reading a request's headers; default 5 s.
+	ReadHeader time.Duration
+	// Read bounds reading a whole request, body included; default 10 s.
+	Read time.Duration
+	// Write bounds a response, from the end of the request's headers;
+	// default 30 s.
+	Write time.Duration
+	// Idle bounds the wait for the next request on a keep-alive
+	// connection; default 60 s.
+	Idle time.Duration
+}
+
+// Default timeouts, and the largest request header the server reads.
+const (
+	DefaultReadHeaderTimeout = 5 * time.Second
+	DefaultReadTimeout       = 10 * time.Second
+	DefaultWriteTimeout      = 30 * time.Second
+	DefaultIdleTimeout       = 60 * time.Second
+	MaxHeaderBytes           = 64 << 10
+)
+
+func (t Timeouts) withDefaults() Timeouts {
+	for _, f := range []struct {
+		v   *time.Duration
+		def time.Duration
+	}{{&t.ReadHeader, DefaultReadHeaderTimeout}, {&t.Read, DefaultReadTimeout}, {&t.Write, DefaultWriteTimeout}, {&t.Idle, DefaultIdleTimeout}} {
+		if *f.v <= 0 {
+			*f.v = f.def
+		}
+	}
+	return t
+}
+
+// httpServer returns an http.Server for h with the timeouts and the
+// header limit every listener of the switch uses.
+func httpServer(h http.Handler, t Timeouts, log *zap.Logger) *http.Server {
+	t = t.withDefaults()
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: t.ReadHeader,
+		ReadTimeout:       t.Read,
+		WriteTimeout:      t.Write,
+		IdleTimeout:       t.Idle,
+		MaxHeaderBytes:    MaxHeaderBytes,
+		ErrorLog:          zap.NewStdLog(log),
+	}
 }
 
 // Server serves a switch's telemetry over HTTP:
@@ -120,7 +179,7 @@ func New(sw Switch, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("telemetry: %w", err)
 	}
 	s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	s.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{ErrorLog: zap.NewStdLog(s.log)}))
+	s.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{ErrorLog: zap.NewStdLog(s.log), MaxRequestsInFlight: maxScrapesInFlight}))
 	s.Handle("GET /stats", http.HandlerFunc(s.serveStats))
 	s.Handle("GET /queues", http.HandlerFunc(s.serveQueues))
 	s.mux.HandleFunc("GET /{$}", s.serveIndex)
@@ -159,7 +218,7 @@ func (s *Server) Start() error {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.ln, s.cancel = ln, cancel
-	s.srv = &http.Server{Handler: s.mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: zap.NewStdLog(s.log)}
+	s.srv = httpServer(s.mux, s.opts.Timeouts, s.log)
 	s.done.Add(2)
 	go func() {
 		defer s.done.Done()
