@@ -337,11 +337,12 @@ func (w *worker) fillView(p *port, d *packet.Desc, now int64, q int) *marking.Vi
 	*v = marking.View{
 		Now: now, EnqTime: d.EnqTime, Len: d.Len, Port: p.idx, Queue: q,
 		PoolBytes: mmu.PoolSharedBytes(p.pool), PoolSize: mmu.PoolSize(p.pool),
-		Quantum: qi.Quantum, Weight: qi.Weight, WeightSum: qi.WeightSum, Strict: qi.Strict,
-		RoundTime: p.sched.RoundTime(now), LineRate: p.shaper.Rate(),
+		Quantum: qi.Quantum, Weight: qi.PortWeight, WeightSum: qi.PortWeightSum, Strict: qi.Strict,
+		RoundTime: p.sched.RoundTime(now), LineRate: p.shaper.Rate(), BusyWeightSum: p.sched.BusyWeightSum(),
 	}
 	v.QueueBytes, v.QueuePackets = p.sched.Backlog(q)
 	v.PortBytes, v.PortPackets = p.sched.Len()
+	v.QueueEmptySince, v.PortEmptySince = p.sched.EmptySince(q)
 	return v
 }
 

@@ -26,9 +26,10 @@
 //   - RED / DCTCP (NewRED, CutOff, Minimum): K_min, K_max, P_max on the
 //     queue, the port or the pool, instantaneous or EWMA; K_min = K_max is
 //     DCTCP's cut-off, and Minimum splits a per-queue K as K_i = w_i/Σw·K
-//     (001 §2.2).
+//     over the port's queues (001 §2.2.2 Eq. 2).
 //   - MQ-ECN (NewMQECN): enqueue, K_i = min(quantum_i/T_round, C)·RTT·λ
-//     (001 §3.2–3.4, Eq. 4–6).
+//     under WRR and DWRR (001 §3.2–3.3, Eq. 4–6), w_i/w_sum·C·RTT·λ over
+//     the backlogged queues under WFQ (001 §3.4).
 //   - PMSB (NewPMSB, IgnoreMark): port threshold AND per-queue filter
 //     threshold, at either stage (003 Algorithm 1); the end-host rule of
 //     PMSB(e) (003 Algorithm 2).

@@ -58,13 +58,27 @@ type View struct {
 	PoolBytes, PoolPackets   int64 // the shared pool's occupancy (ΣQ of 002 Eq. 1); packets may be 0 when not tracked
 	PoolSize                 int64 // B: the shared pool's size in bytes
 
-	Quantum   int64 // bytes a round-robin scheduler serves the queue per round; 0 if none
-	Weight    int64 // the queue's weight in its scheduling level
-	WeightSum int64 // sum of the weights of the queues in that level
-	Strict    bool  // the queue is served at a strict-priority level above round robin
+	Quantum int64 // bytes a round-robin scheduler serves the queue per round; 0 if none
+	// Weight is the queue's weight, in a unit common to all queues of the
+	// port (weight_i of 003 Table II, W_i of 001 Eq. 2); for WRR and DWRR
+	// queues it is the quantum. WeightSum is the sum of the weights of all
+	// queues of the port, across scheduling levels ("the sum of all queues'
+	// weights in port p", 003 Table II; Σ_j W_j of 001 Eq. 2).
+	Weight, WeightSum int64
+	// BusyWeightSum is the sum of the weights of the non-empty queues of
+	// the weighted level, the WRR, DWRR or WFQ queues below any strict ones
+	// (w_sum of 001 §3.4). It excludes the packet's own queue when that is
+	// empty (QueueBytes = 0).
+	BusyWeightSum int64
+	Strict        bool // the queue is served at a strict-priority level above the weighted one
 
 	RoundTime int64 // the scheduler's smoothed round time T_round in ns; 0 if unknown
 	LineRate  int64 // the port's (shaped) line rate C in bit/s
+
+	// QueueEmptySince and PortEmptySince are when the queue and the port
+	// last became empty, in ns: the start of their idle time (RED's
+	// q_time). Meaningful while they are empty; 0 if never filled.
+	QueueEmptySince, PortEmptySince int64
 
 	Value     int64 // out: the quantity the marker compared (bytes or ns)
 	Threshold int64 // out: the threshold it compared against

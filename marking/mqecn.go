@@ -59,12 +59,24 @@ type mqecn struct {
 // K_i,min = K_min·f_i, K_i,max = K_max·f_i, P_i,max = P_max, where f_i is
 // the paper's min(quantum_i / (C·T_round), 1).
 //
+// Under WFQ, which has no round (View.Quantum = 0 with a View.Weight),
+// f_i is w_i/w_sum, "the standard ECN marking threshold" divided among the
+// backlogged queues by weight (001 §3.4):
+//
+//	K_i = w_i / w_sum × C × RTT × λ
+//
+// with w_i = View.Weight and w_sum the weights of the non-empty WFQ queues
+// (View.BusyWeightSum), counting the packet's own queue, which the packet
+// makes backlogged. w_sum is taken as it stands at each packet; 001 §3.4
+// notes it "can also be updated using exponential filter like T_round",
+// which this does not do.
+//
 // f_i is 1 — the static standard threshold — for a queue served at strict
-// priority above round robin (View.Strict, 001 §3.4), when T_round is not
-// known yet (View.RoundTime = 0), when the scheduler has no quantum
-// (View.Quantum = 0, e.g. WFQ, which 001 §3.4 leaves to future work) and
-// when View.LineRate is 0 — in which case thresholds that depend on C (the
-// default C·RTT·λ among them) are unknown and nothing is marked.
+// priority above the weighted level (View.Strict, 001 §3.4), when T_round
+// is not known yet (View.RoundTime = 0), when the scheduler reports neither
+// a quantum nor a weight, and when View.LineRate is 0 — in which case
+// thresholds that depend on C (the default C·RTT·λ among them) are unknown
+// and nothing is marked.
 func NewMQECN(cfg MQECNConfig, stage Stage, queues int) (Marker, error) {
 	const scheme = "mqecn"
 	if stage == Dequeue {
@@ -116,7 +128,12 @@ func (m *mqecn) Stage() Stage { return Enqueue }
 func (m *mqecn) Mark(v *View) Verdict {
 	c := v.LineRate
 	kmin, kmax := m.kmin.at(c), m.kmax.at(c)
-	if !v.Strict && v.RoundTime > 0 && v.Quantum > 0 && c > 0 {
+	switch {
+	case v.Strict || c <= 0:
+	case v.Quantum > 0:
+		if v.RoundTime <= 0 {
+			break
+		}
 		// The queue's rate over the last rounds, quantum_i/T_round, is its
 		// weighted fair share (001 §3.2.1); below C it scales K.
 		qhi, qlo := bits.Mul64(uint64(v.Quantum), 8e9)
@@ -124,6 +141,16 @@ func (m *mqecn) Mark(v *View) Verdict {
 		if qhi < chi || (qhi == chi && qlo < clo) {
 			kmin = mqecnScale(kmin, v.Quantum, v.RoundTime, c)
 			kmax = mqecnScale(kmax, v.Quantum, v.RoundTime, c)
+		}
+	case v.Weight > 0:
+		// WFQ: the backlogged queues share K by weight (001 §3.4).
+		wsum := v.BusyWeightSum
+		if v.QueueBytes == 0 {
+			wsum += v.Weight
+		}
+		if wsum > v.Weight {
+			kmin = mulDivSat(kmin, v.Weight, wsum)
+			kmax = mulDivSat(kmax, v.Weight, wsum)
 		}
 	}
 	return m.profile.decide(v, v.QueueBytes, kmin, kmax)

@@ -132,6 +132,54 @@ func TestMQECNStaticCases(t *testing.T) {
 	}
 }
 
+func TestMQECNWFQ(t *testing.T) {
+	// 001 §3.4: under WFQ, which has no round, K_i = w_i/w_sum × C×RTT×λ
+	// with w_sum the weights of the backlogged (non-empty) queues.
+	m := eqNew(t)(NewMQECN(MQECNConfig{RTT: eqRTT, Lambda: 1}, Enqueue, 4))
+	for _, tc := range []struct {
+		name         string
+		weight, busy int64 // w_i and the weights of the backlogged queues, w_i included
+		want         int64
+	}{
+		{"weights 1:3, both backlogged", 1, 4, eqK / 4},
+		{"weights 1:3, both backlogged", 3, 4, 3 * eqK / 4},
+		{"alone", 1, 1, eqK},
+		{"four of weight 5", 5, 20, eqK / 4},
+		{"weights 1, 2, 4 backlogged", 2, 7, eqK * 2 / 7},
+	} {
+		v := View{Weight: tc.weight, WeightSum: 100, BusyWeightSum: tc.busy, LineRate: eqC}
+		if got := eqThreshold(t, m, v); got != tc.want {
+			t.Errorf("%s: w_i %d, backlogged weights %d: K_i = %d, want %d", tc.name, tc.weight, tc.busy, got, tc.want)
+		}
+	}
+
+	// A packet that finds its queue empty makes it backlogged: its weight
+	// joins w_sum. With K = 3 B, weight 1 and others of weight 3
+	// backlogged, K_i = ⌊3·1/4⌋ = 0 and the empty queue is marked; without
+	// its own weight K_i would be ⌊3·1/3⌋ = 1 and it would not be.
+	small := eqNew(t)(NewMQECN(MQECNConfig{KMin: Bytes(3)}, Enqueue, 2))
+	v := View{Weight: 1, BusyWeightSum: 3, QueueBytes: 0, LineRate: eqC}
+	if small.Mark(&v) != Mark || v.Threshold != 0 {
+		t.Errorf("empty queue of weight 1 next to weight 3: threshold %d, want ⌊3·1/(1+3)⌋ = 0", v.Threshold)
+	}
+	v = View{Weight: 1, BusyWeightSum: 0, QueueBytes: 2, LineRate: eqC}
+	if small.Mark(&v) != Pass {
+		t.Error("a queue alone (busy sum 0, its own weight missing) must keep K, not divide by 0")
+	}
+
+	// Strict priority above WFQ keeps the static threshold (001 §3.4).
+	if got := eqThreshold(t, m, View{Strict: true, Weight: 1, BusyWeightSum: 8, LineRate: eqC}); got != eqK {
+		t.Errorf("strict queue above WFQ: K_i = %d, want the standard threshold %d", got, eqK)
+	}
+	// The probabilistic variant scales both thresholds alike: K_max/4 is
+	// the threshold of a certain mark.
+	p := eqNew(t)(NewMQECN(MQECNConfig{KMin: Bytes(40000), KMax: Bytes(80000), PMax: 0.1}, Enqueue, 2))
+	v = View{Weight: 1, BusyWeightSum: 4, QueueBytes: 20000, LineRate: eqC}
+	if got := p.Mark(&v); got != Mark || v.Threshold != 20000 {
+		t.Errorf("probabilistic, w 1/4, at K_max/4: %v threshold %d, want mark at 20000", got, v.Threshold)
+	}
+}
+
 func TestMQECNProbabilistic(t *testing.T) {
 	// 001 §3.4: K_i,min = K_min·min(quantum_i/(C·T_round), 1), likewise
 	// K_i,max, and P_i,max = P_max. Two equal backlogged queues halve

@@ -34,12 +34,13 @@ type pmsb struct {
 //	queue_length_i ≥ queue_threshold_i = weight_i / weight_sum × port_threshold   (003 Eq. 6)
 //
 // with port_length = View.PortBytes, queue_length_i = View.QueueBytes and
-// the weights View.Weight and View.WeightSum, so it works over any
-// scheduler that reports weights — SP, WFQ, WRR, DWRR (003 §IV-C); for
-// DWRR the weights may be the quanta, only their ratio matters. A queue
-// with View.WeightSum = 0 is treated as alone in its level: its filter
-// threshold is the port threshold. On Mark, View.Value and View.Threshold
-// are the queue occupancy and its filter threshold.
+// the weights View.Weight and View.WeightSum, weight_sum being "the sum of
+// all queues' weights in port p" (003 Table II), across strict and weighted
+// levels. So it works over any scheduler that reports weights — SP, WFQ,
+// WRR, DWRR (003 §IV-C); for DWRR the weights may be the quanta, only their
+// ratio matters. A View with WeightSum = 0 (no weights reported) gets the
+// port threshold as its filter threshold. On Mark, View.Value and
+// View.Threshold are the queue occupancy and its filter threshold.
 //
 // Theorem IV.1 (003 §IV-D) bounds the thresholds from below: to avoid
 // throughput loss, queue_threshold_i should exceed weight_i / weight_sum ×

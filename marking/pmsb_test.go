@@ -57,8 +57,11 @@ func TestPMSBVictimNotMarked(t *testing.T) {
 func TestPMSBSchedulerWeights(t *testing.T) {
 	// PMSB needs only the weight ratio, so WFQ weights 1:3 and DWRR quanta
 	// 1500:4500 give the same filter thresholds, 1/4 and 3/4 of the port
-	// threshold (003 Eq. 6); a strict-priority queue alone in its level
-	// (weight = weight sum) is filtered at the port threshold.
+	// threshold (003 Eq. 6). weight_sum is "the sum of all queues' weights
+	// in port p" (003 Table II), not of the queue's scheduling level, so
+	// each of 003 §VI-A's three equal SP queues is filtered at a third of
+	// the port threshold. (The "sp" case used to be {1, 1, pt}: the level's
+	// sum, which filtered every SP queue at the port threshold — issue 11.)
 	const pt = 100000
 	m := eqNew(t)(NewPMSB(PMSBConfig{PortThreshold: Bytes(pt)}, Dequeue, 3))
 	for _, tc := range []struct {
@@ -70,7 +73,8 @@ func TestPMSBSchedulerWeights(t *testing.T) {
 		{"wfq", 3, 4, 3 * pt / 4},
 		{"dwrr", 1500, 6000, pt / 4},
 		{"dwrr", 4500, 6000, 3 * pt / 4},
-		{"sp", 1, 1, pt},
+		{"sp", 1, 3, pt / 3},
+		{"sp-over-dwrr: strict weight 2 as 2 MTUs", 2 * 1500, 1500 + 4500 + 2*1500, pt / 3},
 		{"no weights", 0, 0, pt},
 	} {
 		v := View{PortBytes: 2 * pt, QueueBytes: tc.want - 1, Weight: tc.weight, WeightSum: tc.sum}

@@ -23,9 +23,9 @@ type REDConfig struct {
 	// weight.
 	Weight float64
 	// Split turns a per-queue threshold K into the "minimum" threshold
-	// K_i = w_i/Σw·K of 001 §2.2.2 Eq. 2 (003 Eq. 2), from View.Weight and
-	// View.WeightSum, applied to K_min and K_max alike. Only with
-	// MeasureQueue. Key split.
+	// K_i = W_i/Σ_j W_j·K of 001 §2.2.2 Eq. 2 (003 Eq. 2), the sum over all
+	// N queues of the port, from View.Weight and View.WeightSum, applied to
+	// K_min and K_max alike. Only with MeasureQueue. Key split.
 	Split bool
 	// LineRate is C in bit/s for resolving thresholds given as Delay or
 	// Standard; 0 takes C from each packet's View.LineRate. Key line_rate,

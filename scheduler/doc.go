@@ -59,8 +59,20 @@
 //
 // [Scheduler.Queue] reports what marking.View needs: the queue's quantum
 // (quantum_i = Q_i for WRR and DWRR, 001 §3.3.2), its weight and the weight
-// sum of its level. For WRR and DWRR the weight is the quantum (001 §3.2,
-// "quantum_i = w_i"); a strict queue is alone at its level.
+// sum of its level, and its weight and the weight sum over the whole port.
+// For WRR and DWRR the weight is the quantum (001 §3.2, "quantum_i = w_i");
+// a strict queue is alone at its level. Port-wide, the weights of all
+// levels add up — PMSB's weight_sum is "the sum of all queues' weights in
+// port p" (003 Table II) and the "minimum" threshold divides by Σ_j W_j over
+// the port's N queues (001 Eq. 2) — so a strict queue above WRR or DWRR
+// counts its configured weight as that many charged MTUs, the quantum its
+// weight would give it in the round-robin level.
+//
+// [Scheduler.BusyWeightSum] is the weight of the non-empty queues of the
+// weighted level, w_sum of 001 §3.4 (MQ-ECN under WFQ), and
+// [Scheduler.EmptySince] when a queue and the port last became empty (RED's
+// idle time); both are kept up to date on the packets that fill and empty
+// queues, at no cost to the others.
 //
 // # Round time (001 §3.3.1, §4.2)
 //

@@ -65,7 +65,7 @@ func (s *rr) Enqueue(d *packet.Desc, now int64) bool {
 
 func (s *rr) Dequeue(now int64) *packet.Desc {
 	if s.busy != 0 {
-		d := s.dequeueStrict()
+		d := s.dequeueStrict(now)
 		if s.pkts == 0 {
 			s.idleSince = now + s.wireTime(d.Len)
 		}
@@ -83,7 +83,7 @@ func (s *rr) Dequeue(now int64) *packet.Desc {
 			s.endTurn(i, q)
 			continue
 		}
-		d, empty := s.pop(i)
+		d, empty := s.pop(i, now)
 		q.credit -= c
 		q.served = true
 		q.lastEnd = now + s.wireTime(d.Len)

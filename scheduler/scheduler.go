@@ -31,6 +31,17 @@ type Scheduler interface {
 	// at now, idle decay included (001 §3.3.1). It is 0 for SP and WFQ, and
 	// for WRR and DWRR before the first sample or after a long idle period.
 	RoundTime(now int64) int64
+	// BusyWeightSum returns the sum of the weights (QueueInfo.Weight) of
+	// the non-empty queues of the weighted level, the WRR, DWRR or WFQ
+	// queues below any strict ones: w_sum of 001 §3.4, the share of the
+	// backlogged queues that MQ-ECN divides its threshold by under WFQ. It
+	// is 0 when they are all empty, and always with SP.
+	BusyWeightSum() int64
+	// EmptySince returns when queue q, and the whole port, last became
+	// empty: the now of the Dequeue that took their last packet, in ns, or
+	// 0 if they never held one. It is meaningful while they are empty, as
+	// the start of RED's idle time (Floyd and Jacobson's q_time).
+	EmptySince(q int) (queue, port int64)
 }
 
 // QueueInfo describes a queue's place in the scheduler, as a marker needs it
@@ -48,6 +59,17 @@ type QueueInfo struct {
 	// WeightSum is the sum of the weights of the queues in the same level.
 	// A strict queue is alone at its priority, so its WeightSum is its Weight.
 	WeightSum int64
+	// PortWeight is the queue's weight in a unit common to every queue of
+	// the port, so that weights of different levels add up: Weight, except
+	// for a strict queue above WRR or DWRR, whose configured weight counts
+	// as a quantum of that many charged MTUs, as a WRR or DWRR queue's
+	// weight does by default. It is weight_i of PMSB (003 Table II, Eq. 6)
+	// and W_i of the "minimum" per-queue threshold (001 §2.2.2 Eq. 2).
+	PortWeight int64
+	// PortWeightSum is the sum of PortWeight over all queues of the port:
+	// weight_sum of 003 Table II ("the sum of all queues' weights in port
+	// p") and Σ_j W_j of 001 Eq. 2.
+	PortWeightSum int64
 	// Capacity is the queue's ring size in packets.
 	Capacity int
 }
@@ -77,6 +99,8 @@ type queue struct {
 	bytes      int64  // sum of Desc.Len queued
 	info       QueueInfo
 
+	emptySince int64 // when the queue last became empty, ns
+
 	// Round robin (001 §3.3, §4.2).
 	credit  int64 // DWRR deficit counter, or WRR bytes left in this round
 	start   int64 // T_pre: when the queue's current turn began, ns
@@ -91,15 +115,17 @@ type queue struct {
 // base holds the rings, the byte counts and the strict-priority level that
 // every scheduler shares.
 type base struct {
-	q        []queue
-	slots    []*packet.Desc // queue i's ring is slots[i<<shift:][:capacity]
-	shift    uint
-	mask     uint32
-	strict   uint64 // bit i: queue i is strict
-	busy     uint64 // bit i: strict queue i is not empty
-	bytes    int64
-	pkts     int64
-	overhead Overhead
+	q          []queue
+	slots      []*packet.Desc // queue i's ring is slots[i<<shift:][:capacity]
+	shift      uint
+	mask       uint32
+	strict     uint64 // bit i: queue i is strict
+	busy       uint64 // bit i: strict queue i is not empty
+	busyWeight int64  // sum of the weights of the non-empty non-strict queues
+	emptySince int64  // when the port last became empty, ns
+	bytes      int64
+	pkts       int64
+	overhead   Overhead
 }
 
 func (b *base) init(p params) {
@@ -108,7 +134,7 @@ func (b *base) init(p params) {
 	b.mask = uint32(p.capacity - 1)
 	b.slots = make([]*packet.Desc, p.n<<b.shift)
 	b.overhead = p.overhead
-	var rrSum, wfqSum int64
+	var rrSum, wfqSum, portSum int64
 	for i, c := range p.queues {
 		q := &b.q[i]
 		q.info = QueueInfo{Strict: c.Strict, Weight: c.Weight, Quantum: c.Quantum, Capacity: p.capacity}
@@ -123,9 +149,15 @@ func (b *base) init(p params) {
 			q.info.Weight = c.Quantum
 			rrSum += c.Quantum
 		}
+		q.info.PortWeight = q.info.Weight
+		if c.Strict && (p.kind == WRR || p.kind == DWRR) {
+			q.info.PortWeight = c.Weight * int64(p.overhead.Wire(p.mtu))
+		}
+		portSum += q.info.PortWeight
 	}
 	for i := range b.q {
 		q := &b.q[i]
+		q.info.PortWeightSum = portSum
 		switch {
 		case q.info.Strict:
 		case p.kind == WFQ:
@@ -147,6 +179,10 @@ func (b *base) Len() (bytes, packets int64) { return b.bytes, b.pkts }
 
 func (b *base) Queue(i int) QueueInfo { return b.q[i].info }
 
+func (b *base) BusyWeightSum() int64 { return b.busyWeight }
+
+func (b *base) EmptySince(i int) (queue, port int64) { return b.q[i].emptySince, b.emptySince }
+
 // push appends d to queue i; false if the ring is full.
 func (b *base) push(i int, d *packet.Desc, now int64) bool {
 	q := &b.q[i]
@@ -156,6 +192,9 @@ func (b *base) push(i int, d *packet.Desc, now int64) bool {
 	d.EnqTime = now
 	b.slots[i<<b.shift|int(q.tail&b.mask)] = d
 	q.tail++
+	if q.tail-q.head == 1 && b.strict>>i&1 == 0 {
+		b.busyWeight += q.info.Weight
+	}
 	q.bytes += int64(d.Len)
 	b.bytes += int64(d.Len)
 	b.pkts++
@@ -167,9 +206,9 @@ func (b *base) peek(i int) *packet.Desc {
 	return b.slots[i<<b.shift|int(b.q[i].head&b.mask)]
 }
 
-// pop removes the head of non-empty queue i and reports whether the queue
-// is empty afterwards.
-func (b *base) pop(i int) (*packet.Desc, bool) {
+// pop removes the head of non-empty queue i at now and reports whether the
+// queue is empty afterwards.
+func (b *base) pop(i int, now int64) (*packet.Desc, bool) {
 	q := &b.q[i]
 	slot := &b.slots[i<<b.shift|int(q.head&b.mask)]
 	d := *slot
@@ -178,7 +217,17 @@ func (b *base) pop(i int) (*packet.Desc, bool) {
 	q.bytes -= int64(d.Len)
 	b.bytes -= int64(d.Len)
 	b.pkts--
-	return d, q.head == q.tail
+	empty := q.head == q.tail
+	if empty {
+		q.emptySince = now
+		if b.strict>>i&1 == 0 {
+			b.busyWeight -= q.info.Weight
+		}
+		if b.pkts == 0 {
+			b.emptySince = now
+		}
+	}
+	return d, empty
 }
 
 // enqueueStrict queues d on strict queue i.
@@ -190,11 +239,11 @@ func (b *base) enqueueStrict(i int, d *packet.Desc, now int64) bool {
 	return true
 }
 
-// dequeueStrict serves the highest-index non-empty strict queue; b.busy
-// must be non-zero.
-func (b *base) dequeueStrict() *packet.Desc {
+// dequeueStrict serves the highest-index non-empty strict queue at now;
+// b.busy must be non-zero.
+func (b *base) dequeueStrict(now int64) *packet.Desc {
 	i := 63 - bits.LeadingZeros64(b.busy)
-	d, empty := b.pop(i)
+	d, empty := b.pop(i, now)
 	if empty {
 		b.busy &^= 1 << i
 	}
@@ -208,11 +257,11 @@ func (s *sp) Enqueue(d *packet.Desc, now int64) bool {
 	return s.enqueueStrict(int(d.Queue), d, now)
 }
 
-func (s *sp) Dequeue(int64) *packet.Desc {
+func (s *sp) Dequeue(now int64) *packet.Desc {
 	if s.busy == 0 {
 		return nil
 	}
-	return s.dequeueStrict()
+	return s.dequeueStrict(now)
 }
 
 func (s *sp) RoundTime(int64) int64 { return 0 }

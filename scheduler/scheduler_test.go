@@ -106,21 +106,23 @@ func TestDefaultsAndQueueInfo(t *testing.T) {
 		t.Fatalf("Queues() = %d, want %d", s.Queues(), DefaultQueues)
 	}
 	for i := range s.Queues() {
-		want := QueueInfo{Quantum: 1514, Weight: 1514, WeightSum: 8 * 1514, Capacity: 1024}
+		want := QueueInfo{Quantum: 1514, Weight: 1514, WeightSum: 8 * 1514, PortWeight: 1514, PortWeightSum: 8 * 1514, Capacity: 1024}
 		if got := s.Queue(i); got != want {
 			t.Errorf("Queue(%d) = %+v, want %+v", i, got, want)
 		}
 	}
 
 	// SP-over-DWRR: queue 3 strict, the rest share the DWRR level by quantum.
+	// Port-wide, the strict queue's weight 5 counts as 5 charged MTUs.
 	s = mustNew(t, Config{Kind: DWRR, MTU: 1500, Overhead: OverheadEthernet, Queues: []QueueConfig{
 		{Weight: 2}, {Quantum: 4000}, {}, {Strict: true, Weight: 5},
 	}})
+	const portSum = 2*1524 + 4000 + 1524 + 5*1524
 	wantInfo := []QueueInfo{
-		{Quantum: 2 * 1524, Weight: 2 * 1524, WeightSum: 2*1524 + 4000 + 1524, Capacity: 1024},
-		{Quantum: 4000, Weight: 4000, WeightSum: 2*1524 + 4000 + 1524, Capacity: 1024},
-		{Quantum: 1524, Weight: 1524, WeightSum: 2*1524 + 4000 + 1524, Capacity: 1024},
-		{Strict: true, Weight: 5, WeightSum: 5, Capacity: 1024},
+		{Quantum: 2 * 1524, Weight: 2 * 1524, WeightSum: 2*1524 + 4000 + 1524, PortWeight: 2 * 1524, PortWeightSum: portSum, Capacity: 1024},
+		{Quantum: 4000, Weight: 4000, WeightSum: 2*1524 + 4000 + 1524, PortWeight: 4000, PortWeightSum: portSum, Capacity: 1024},
+		{Quantum: 1524, Weight: 1524, WeightSum: 2*1524 + 4000 + 1524, PortWeight: 1524, PortWeightSum: portSum, Capacity: 1024},
+		{Strict: true, Weight: 5, WeightSum: 5, PortWeight: 5 * 1524, PortWeightSum: portSum, Capacity: 1024},
 	}
 	for i, want := range wantInfo {
 		if got := s.Queue(i); got != want {
@@ -130,9 +132,9 @@ func TestDefaultsAndQueueInfo(t *testing.T) {
 
 	s = mustNew(t, Config{Kind: WFQ, Capacity: 3, Queues: []QueueConfig{{Weight: 3}, {Weight: 1}, {Strict: true}}})
 	wantInfo = []QueueInfo{
-		{Weight: 3, WeightSum: 4, Capacity: 4},
-		{Weight: 1, WeightSum: 4, Capacity: 4},
-		{Strict: true, Weight: 1, WeightSum: 1, Capacity: 4},
+		{Weight: 3, WeightSum: 4, PortWeight: 3, PortWeightSum: 5, Capacity: 4},
+		{Weight: 1, WeightSum: 4, PortWeight: 1, PortWeightSum: 5, Capacity: 4},
+		{Strict: true, Weight: 1, WeightSum: 1, PortWeight: 1, PortWeightSum: 5, Capacity: 4},
 	}
 	for i, want := range wantInfo {
 		if got := s.Queue(i); got != want {
@@ -141,6 +143,101 @@ func TestDefaultsAndQueueInfo(t *testing.T) {
 	}
 	if rt := s.RoundTime(0); rt != 0 {
 		t.Errorf("WFQ RoundTime = %d, want 0", rt)
+	}
+
+	// SP, the three queues of 003 §VI-A's SP experiment: each is alone at
+	// its priority, but weight_sum is "the sum of all queues' weights in
+	// port p" (003 Table II), so PMSB filters each at a third of the port
+	// threshold.
+	s = mustNew(t, Config{Kind: SP, NumQueues: 3})
+	for i := range 3 {
+		want := QueueInfo{Strict: true, Weight: 1, WeightSum: 1, PortWeight: 1, PortWeightSum: 3, Capacity: 1024}
+		if got := s.Queue(i); got != want {
+			t.Errorf("SP Queue(%d) = %+v, want %+v", i, got, want)
+		}
+	}
+}
+
+// TestBusyWeightSum: the weights of the non-empty queues of the weighted
+// level, w_sum of 001 §3.4, follow every enqueue that fills an empty queue
+// and every dequeue that empties one; strict queues never count.
+func TestBusyWeightSum(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  Config
+		want []int64 // weight of each queue in the sum; 0 for strict
+	}{
+		{Config{Kind: WFQ, Queues: []QueueConfig{{Weight: 1}, {Weight: 3}, {Weight: 5}, {Strict: true, Weight: 7}}}, []int64{1, 3, 5, 0}},
+		{Config{Kind: DWRR, MTU: 1500, Queues: []QueueConfig{{}, {Quantum: 4500}, {Strict: true}}}, []int64{1500, 4500, 0}},
+		{Config{Kind: SP, NumQueues: 3}, []int64{0, 0, 0}},
+	} {
+		t.Run(tc.cfg.Kind.String(), func(t *testing.T) {
+			s := mustNew(t, tc.cfg)
+			var queued [8]int
+			check := func(what string) {
+				t.Helper()
+				var want int64
+				for q, w := range tc.want {
+					if queued[q] > 0 {
+						want += w
+					}
+				}
+				if got := s.BusyWeightSum(); got != want {
+					t.Fatalf("after %s (queued %v): BusyWeightSum %d, want %d", what, queued[:len(tc.want)], got, want)
+				}
+			}
+			check("nothing")
+			x := xorshift(7)
+			for i := range 2000 {
+				if _, n := s.Len(); n == 0 || x.next()%3 != 0 {
+					q := int(x.next() % uint64(len(tc.want)))
+					s.Enqueue(pkt(q, 100), int64(i))
+					queued[q]++
+					check(fmt.Sprintf("enqueue %d on queue %d", i, q))
+					continue
+				}
+				d := s.Dequeue(int64(i))
+				queued[d.Queue]--
+				check(fmt.Sprintf("dequeue %d from queue %d", i, d.Queue))
+			}
+		})
+	}
+}
+
+// TestEmptySince: a queue, and the port, become empty at the Dequeue that
+// takes their last packet (RED's q_time), and stay so stamped while empty.
+func TestEmptySince(t *testing.T) {
+	for _, k := range []Kind{SP, WRR, DWRR, WFQ} {
+		s := mustNew(t, Config{Kind: k, NumQueues: 2})
+		if q, p := s.EmptySince(0); q != 0 || p != 0 {
+			t.Errorf("%v: new scheduler: EmptySince %d, %d, want 0, 0", k, q, p)
+		}
+		s.Enqueue(pkt(0, 100), 10)
+		s.Enqueue(pkt(1, 100), 20)
+		s.Enqueue(pkt(1, 100), 30)
+		for _, now := range []int64{100, 200, 300} {
+			d := s.Dequeue(now)
+			s.Enqueue(pkt(int(d.Queue), 100), now) // keep both queues busy
+		}
+		var emptied [2]int64
+		for _, now := range []int64{1000, 2000, 3000} {
+			d := s.Dequeue(now)
+			if b, _ := s.Backlog(int(d.Queue)); b == 0 {
+				emptied[d.Queue] = now
+			}
+		}
+		if _, n := s.Len(); n != 0 {
+			t.Fatalf("%v: %d packets left", k, n)
+		}
+		for q := range 2 {
+			gq, gp := s.EmptySince(q)
+			if gq != emptied[q] || gp != 3000 {
+				t.Errorf("%v: EmptySince(%d) = %d, %d, want %d (its last dequeue), 3000 (the port's)", k, q, gq, gp, emptied[q])
+			}
+		}
+		s.Enqueue(pkt(0, 100), 4000) // a busy queue keeps its stamp; it is meaningless until it empties again
+		if _, p := s.EmptySince(1); p != 3000 {
+			t.Errorf("%v: port stamp changed to %d by an enqueue", k, p)
+		}
 	}
 }
 

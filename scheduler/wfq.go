@@ -61,16 +61,16 @@ func (s *wfq) Enqueue(d *packet.Desc, now int64) bool {
 	return true
 }
 
-func (s *wfq) Dequeue(int64) *packet.Desc {
+func (s *wfq) Dequeue(now int64) *packet.Desc {
 	if s.busy != 0 {
-		return s.dequeueStrict()
+		return s.dequeueStrict(now)
 	}
 	if s.n == 0 {
 		return nil
 	}
 	i := int(s.heap[0])
 	s.v = s.key[0]
-	d, empty := s.pop(i)
+	d, empty := s.pop(i, now)
 	if empty {
 		s.n--
 		if s.n > 0 {
