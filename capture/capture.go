@@ -48,6 +48,7 @@ type capture struct {
 
 	// Consumer side: the writer goroutine.
 	out      *fileWriter
+	ownRoot  bool // out.root is the capture's own, closed when it stops
 	written  atomic.Uint64
 	lost     atomic.Uint64
 	bytes    atomic.Uint64
@@ -70,7 +71,7 @@ func (c *capture) openFirst() error {
 }
 
 func (c *capture) noteFile() {
-	name := c.out.kept[len(c.out.kept)-1]
+	name := c.out.file()
 	c.file.Store(&name)
 	c.files.Add(1)
 	c.bytes.Store(uint64(c.out.bytes()))

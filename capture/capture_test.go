@@ -458,7 +458,7 @@ func header(s Spec, port string) []byte {
 		pcapgo.NewWriterNanos(&b).WriteFileHeader(uint32(s.SnapLen), layers.LinkTypeEthernet)
 		return b.Bytes()
 	}
-	w := newFileWriter(s, "", port, wall0, 0)
+	w := newFileWriter(s, nil, "", "", port, wall0, 0)
 	if err := w.header(); err != nil {
 		panic(err)
 	}
@@ -530,6 +530,9 @@ func TestStartErrors(t *testing.T) {
 	if _, err := m.Start(Spec{Port: "out", Path: "x.pcapng"}); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(dir, "file"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		spec Spec
 		want string
@@ -539,7 +542,8 @@ func TestStartErrors(t *testing.T) {
 		{Spec{Port: "out", Path: "../a"}, "outside the capture directory"},
 		{Spec{Port: "out", Path: "/etc/a"}, "outside the capture directory"},
 		{Spec{Port: "out", Path: "x.pcapng"}, "is written by capture 1"},
-		{Spec{Port: "out", Path: "sub/none/a"}, "no such file or directory"},
+		{Spec{Port: "out", Path: "x.7.pcapng"}, `and capture 1's`},
+		{Spec{Port: "out", Path: "file/a"}, "file exists"},
 	} {
 		_, err := m.Start(c.spec)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

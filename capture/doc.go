@@ -77,6 +77,19 @@
 // reader has them open; with max_files set, the oldest is deleted when a
 // new one would exceed the count, leaving the newest max_files.
 //
+// # Files
+//
+// With Options.Dir set (the daemon always sets it), a Spec.Path is a name
+// beneath that directory. The Manager opens the directory once as an
+// os.Root, creating it mode 0750, and refuses it when its group or others
+// may write to it unless the switch's user owns it. Each file is created
+// mode 0600 with O_EXCL beneath the root: an entry already at the name (a
+// file of an earlier run, a planted symlink) is removed first, never
+// followed, and os.Root keeps ".." and symlinks in the path from leading
+// out of the directory. No two running captures may have first names whose
+// rotated families (below) meet, so rotation never makes two captures
+// write one file.
+//
 // # Wiring
 //
 // The daemon builds the Manager next to the switch with the switch's clock,

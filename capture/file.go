@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"runtime"
 	"strconv"
@@ -41,13 +42,15 @@ func (c *countWriter) Write(p []byte) (int, error) {
 // any of it reaches the file.
 type fileWriter struct {
 	spec     Spec
-	path     string
+	root     *os.Root // the directory the files are created in
+	name     string   // the first file's name beneath root
+	path     string   // the first file's path, as Status shows it
 	portName string
 	wall0    int64 // Unix ns at capture start …
 	mono0    int64 // … and the switch clock at the same moment
 
 	seq     int      // number of the open file
-	kept    []string // files on disk, oldest first
+	kept    []string // names beneath root of the files on disk, oldest first
 	f       *os.File
 	bw      *bufio.Writer
 	cw      countWriter
@@ -64,22 +67,31 @@ type fileWriter struct {
 	outbound pcapgo.NgEpbFlags
 }
 
-func newFileWriter(s Spec, path, portName string, wall0 time.Time, mono0 int64) *fileWriter {
+// newFileWriter returns the writer of a capture whose first file is name
+// beneath root, shown as path.
+func newFileWriter(s Spec, root *os.Root, name, path, portName string, wall0 time.Time, mono0 int64) *fileWriter {
 	return &fileWriter{
-		spec: s, path: path, portName: portName, wall0: wall0.UnixNano(), mono0: mono0,
+		spec: s, root: root, name: name, path: path, portName: portName, wall0: wall0.UnixNano(), mono0: mono0,
 		text:     make([]byte, 0, 256),
 		inbound:  pcapgo.NgEpbFlags{Direction: pcapgo.NgEpbFlagDirectionInbound},
 		outbound: pcapgo.NgEpbFlags{Direction: pcapgo.NgEpbFlagDirectionOutbound},
 	}
 }
 
+// file returns the path of the open (or last) file.
+func (w *fileWriter) file() string { return rotatedName(w.path, w.seq) }
+
 // open creates file number seq and writes its header, deleting the oldest
 // file when MaxFiles would be exceeded.
 func (w *fileWriter) open(seq int) error {
-	name := rotatedName(w.path, seq)
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	name := rotatedName(w.name, seq)
+	f, err := createFile(w.root, name)
 	if err != nil {
-		return fmt.Errorf("open %s: %w", name, err)
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Errorf("create %s: %w", rotatedName(w.path, seq), err)
 	}
 	w.f, w.seq, w.packets = f, seq, 0
 	if w.bw == nil {
@@ -90,7 +102,7 @@ func (w *fileWriter) open(seq int) error {
 	w.cw = countWriter{w: w.bw}
 	w.kept = append(w.kept, name)
 	if w.spec.MaxFiles > 0 && len(w.kept) > w.spec.MaxFiles {
-		if err := os.Remove(w.kept[0]); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := w.root.Remove(w.kept[0]); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("rotate: %w", err)
 		}
 		w.kept = w.kept[1:]
@@ -99,7 +111,7 @@ func (w *fileWriter) open(seq int) error {
 		_, err = w.cw.Write(w.rec.Bytes())
 	}
 	if err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
+		return fmt.Errorf("write %s: %w", rotatedName(w.path, seq), err)
 	}
 	return nil
 }

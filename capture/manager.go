@@ -3,6 +3,8 @@ package capture
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -22,9 +24,14 @@ var (
 
 // Options configure a Manager.
 type Options struct {
-	// Dir, when set, confines capture files: a relative Spec.Path is taken
-	// inside it and no path may leave it. Set it whenever the HTTP API is
-	// reachable by anyone who should not write files as the switch.
+	// Dir, when set, confines capture files: a Spec.Path is a name beneath
+	// it (or an absolute path inside it), and the files are created through
+	// an os.Root of it, so that neither ".." nor a symlink leads out. It is
+	// created (mode 0750) on the first Start and refused when its group or
+	// others may write to it and the switch's user does not own it. Set it
+	// whenever the HTTP API is reachable by anyone who should not write
+	// files as the switch. Without it, each capture's file is created
+	// beneath its own parent directory, checked the same way.
 	Dir string
 	// Wall returns the wall-clock time, read once at each capture's start
 	// to anchor the switch clock's timestamps; nil means time.Now.
@@ -38,6 +45,11 @@ type Options struct {
 // Manager owns the captures of one switch: it installs their taps on the
 // ports and runs their writers. Its methods are safe for concurrent use
 // and may be called while the switch runs.
+//
+// Capture files are created mode 0600 with O_EXCL beneath an opened
+// directory, never through a symlink (see createFile), and no two running
+// captures can ever write the same file, rotated ones included (see
+// sameFiles).
 type Manager struct {
 	sw    *dataplane.Switch
 	clock timestamp.Clock
@@ -45,6 +57,7 @@ type Manager struct {
 	opts  Options
 
 	mu     sync.Mutex
+	dir    *os.Root // Options.Dir, opened on the first Start
 	next   int
 	caps   map[int]*capture
 	byPort [][]*capture
@@ -53,7 +66,8 @@ type Manager struct {
 
 // New returns a Manager for sw, whose clock must be the one the switch was
 // built with, so that a packet's timestamp in the file is the switch's own
-// timestamp of its event.
+// timestamp of its event. A relative Options.Dir is taken from the
+// working directory now.
 func New(sw *dataplane.Switch, clock timestamp.Clock, opts Options) *Manager {
 	if opts.Wall == nil {
 		opts.Wall = time.Now
@@ -63,6 +77,11 @@ func New(sw *dataplane.Switch, clock timestamp.Clock, opts Options) *Manager {
 	}
 	if opts.Log == nil {
 		opts.Log = zap.NewNop()
+	}
+	if opts.Dir != "" {
+		if abs, err := filepath.Abs(opts.Dir); err == nil {
+			opts.Dir = abs
+		}
 	}
 	names := sw.Ports()
 	return &Manager{
@@ -82,19 +101,25 @@ func (m *Manager) Start(s Spec) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("capture: %w: %w", ErrInvalid, err)
 	}
-	path, err := resolvePath(m.opts.Dir, s.Path)
-	if err != nil {
-		return 0, fmt.Errorf("capture: %w: %w", ErrInvalid, err)
-	}
 
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if len(m.caps) >= m.opts.MaxCaptures {
 		return 0, fmt.Errorf("capture: %w: %d captures running, at most %d", ErrInvalid, len(m.caps), m.opts.MaxCaptures)
 	}
+	pl, err := m.place(s.Path)
+	if err != nil {
+		return 0, fmt.Errorf("capture: %w", err)
+	}
 	for _, c := range m.caps {
-		if c.out.path == path {
-			return 0, fmt.Errorf("capture: %w: path: %q is written by capture %d", ErrInvalid, path, c.id)
+		switch {
+		case c.out.path == pl.path:
+			pl.close()
+			return 0, fmt.Errorf("capture: %w: path: %q is written by capture %d", ErrInvalid, pl.path, c.id)
+		case sameFiles(c.out.path, pl.path):
+			pl.close()
+			return 0, fmt.Errorf("capture: %w: path: %q and capture %d's %q name the same file once one of them rotates; give each capture a name of its own",
+				ErrInvalid, pl.path, c.id, c.out.path)
 		}
 	}
 	// The (wall, mono) pair that maps the switch's timestamps to wall time.
@@ -104,11 +129,13 @@ func (m *Manager) Start(s Spec) (int, error) {
 		id: m.next, spec: s, port: port, started: wall,
 		filter:   newFilter(s),
 		ring:     newRing(s.Ring, s.SnapLen),
-		out:      newFileWriter(s, path, m.names[port], wall, mono),
+		out:      newFileWriter(s, pl.root, pl.name, pl.path, m.names[port], wall, mono),
+		ownRoot:  pl.own,
 		finished: make(chan struct{}),
 		hold:     m.hold,
 	}
 	if err := c.openFirst(); err != nil {
+		pl.close()
 		return 0, fmt.Errorf("capture: %w", err)
 	}
 	go c.run()
@@ -116,8 +143,56 @@ func (m *Manager) Start(s Spec) (int, error) {
 	m.byPort[port] = append(slices.Clip(m.byPort[port]), c)
 	m.install(port)
 	m.opts.Log.Info("capture started", zap.Int("id", c.id), zap.String("port", m.names[port]),
-		zap.String("direction", string(s.Direction)), zap.String("filter", string(s.Filter)), zap.String("path", path))
+		zap.String("direction", string(s.Direction)), zap.String("filter", string(s.Filter)), zap.String("path", pl.path))
 	return c.id, nil
+}
+
+// placement is where a capture's files go.
+type placement struct {
+	root *os.Root // the directory they are created in
+	name string   // the first file's name beneath root
+	path string   // the first file's path, as Status shows it
+	own  bool     // root is the capture's own, to close when it stops
+}
+
+func (p placement) close() {
+	if p.own {
+		p.root.Close()
+	}
+}
+
+// place resolves a Spec.Path. With Options.Dir, the path must be a name
+// beneath it (localName), and its directories are created beneath the
+// opened Dir. m.mu is held.
+func (m *Manager) place(p string) (placement, error) {
+	if m.opts.Dir == "" {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return placement{}, fmt.Errorf("path: %w", err)
+		}
+		root, err := openDir(filepath.Dir(abs), false)
+		if err != nil {
+			return placement{}, err
+		}
+		return placement{root: root, name: filepath.Base(abs), path: abs, own: true}, nil
+	}
+	rel, err := localName(m.opts.Dir, p)
+	if err != nil {
+		return placement{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if m.dir == nil {
+		root, err := openDir(m.opts.Dir, true)
+		if err != nil {
+			return placement{}, err
+		}
+		m.dir = root
+	}
+	if sub := filepath.Dir(rel); sub != "." {
+		if err := m.dir.MkdirAll(sub, dirPerm); err != nil {
+			return placement{}, fmt.Errorf("path: %q: %w", p, err)
+		}
+	}
+	return placement{root: m.dir, name: rel, path: filepath.Join(m.opts.Dir, rel)}, nil
 }
 
 // install sets port's tap to its current captures. m.mu is held.
@@ -148,6 +223,9 @@ func (m *Manager) Stop(id int) (Status, error) {
 	m.mu.Unlock()
 
 	st := c.stop()
+	if c.ownRoot {
+		c.out.root.Close()
+	}
 	m.opts.Log.Info("capture stopped", zap.Int("id", id), zap.Uint64("written", st.Written),
 		zap.Uint64("skipped_ring_full", st.SkippedRingFull), zap.Uint64("files", st.Files), zap.String("error", st.Error))
 	return st, nil
@@ -180,5 +258,11 @@ func (m *Manager) Close() []Status {
 			out = append(out, st)
 		}
 	}
+	m.mu.Lock()
+	if m.dir != nil && len(m.caps) == 0 {
+		m.dir.Close()
+		m.dir = nil
+	}
+	m.mu.Unlock()
 	return out
 }

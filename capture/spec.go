@@ -77,9 +77,10 @@ type Spec struct {
 	DSCP *int `json:"dscp,omitempty" yaml:"dscp,omitempty"`
 	// Format is pcap or pcapng (the default, which carries the comments).
 	Format Format `json:"format,omitempty" yaml:"format,omitempty"`
-	// Path is the first file's name, created or truncated at start;
-	// rotated files insert .1, .2, … before the extension. When the Manager has a directory, a relative path is
-	// taken inside it and the file must stay inside it.
+	// Path is the first file's name, created at start (replacing what had
+	// the name, never following a symlink); rotated files insert .1, .2, …
+	// before the extension. When the Manager has a directory, a relative
+	// path is taken inside it and the file must stay inside it.
 	Path string `json:"path" yaml:"path"`
 	// SnapLen is how many bytes of each frame are kept, in
 	// [MinSnapLen, MaxSnapLen]; 0 means DefaultSnapLen.
@@ -175,21 +176,22 @@ func resolvePort(port string, names []string) (int, error) {
 	return 0, fmt.Errorf("port: %q is not a port of the switch (%s)", port, strings.Join(names, ", "))
 }
 
-// resolvePath places p inside dir when dir is set: a relative p is joined
-// to dir, and the result must not leave it.
-func resolvePath(dir, p string) (string, error) {
-	if dir == "" {
-		return filepath.Clean(p), nil
+// localName returns p as a name beneath dir: p itself when relative, p
+// made relative to dir when absolute. The name must stay beneath dir
+// lexically (filepath.IsLocal); the os.Root the files are created through
+// then keeps symlinks from leading out.
+func localName(dir, p string) (string, error) {
+	rel := p
+	if filepath.IsAbs(p) {
+		var err error
+		if rel, err = filepath.Rel(dir, filepath.Clean(p)); err != nil {
+			rel = p
+		}
 	}
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(dir, p)
-	}
-	p = filepath.Clean(p)
-	rel, err := filepath.Rel(filepath.Clean(dir), p)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+	if !filepath.IsLocal(rel) || filepath.Clean(rel) == "." {
 		return "", fmt.Errorf("path: %q is outside the capture directory %q", p, dir)
 	}
-	return p, nil
+	return filepath.Clean(rel), nil
 }
 
 // rotatedName is the name of file number seq of a capture: path itself for

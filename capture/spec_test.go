@@ -62,16 +62,18 @@ func TestResolve(t *testing.T) {
 		}
 	}
 	for _, c := range []struct{ dir, in, want string }{
-		{"", "x/../y.pcap", "y.pcap"},
-		{"/cap", "y.pcap", "/cap/y.pcap"},
-		{"/cap", "/cap/d/y.pcap", "/cap/d/y.pcap"},
-		{"/cap", "..y.pcap", "/cap/..y.pcap"},
+		{"/cap", "x/../y.pcap", "y.pcap"},
+		{"/cap", "y.pcap", "y.pcap"},
+		{"/cap", "/cap/d/y.pcap", "d/y.pcap"},
+		{"/cap", "..y.pcap", "..y.pcap"},
 		{"/cap", "/capture/y", ""},
 		{"/cap", "d/../../y", ""},
+		{"/cap", "/cap", ""},
+		{"/cap", "", ""},
 	} {
-		got, err := resolvePath(c.dir, c.in)
+		got, err := localName(c.dir, c.in)
 		if got != c.want || (err != nil) != (c.want == "") {
-			t.Errorf("resolvePath(%q, %q) = %q, %v; want %q", c.dir, c.in, got, err, c.want)
+			t.Errorf("localName(%q, %q) = %q, %v; want %q", c.dir, c.in, got, err, c.want)
 		}
 	}
 	for seq, want := range []string{"/d/m.pcapng", "/d/m.1.pcapng", "/d/m.2.pcapng"} {
@@ -86,7 +88,7 @@ func TestResolve(t *testing.T) {
 
 // TestComment checks the comment text of each kind of record.
 func TestComment(t *testing.T) {
-	w := newFileWriter(Spec{}, "", "eth1", wall0, 0)
+	w := newFileWriter(Spec{}, nil, "", "", "eth1", wall0, 0)
 	for _, c := range []struct {
 		r    record
 		want string

@@ -10,9 +10,11 @@ import (
 
 // Capture defaults and limits.
 const (
-	// DefaultCaptureDir is where capture files go: relative to the
-	// directory `ecnswitch run` starts in, created on first use.
-	DefaultCaptureDir = "captures"
+	// DefaultCaptureDir is where capture files go, created (mode 0750) on
+	// first use. It is absolute, so that the directory `sudo ecnswitch
+	// run` happens to start in, which its user may own, never decides
+	// where the switch writes.
+	DefaultCaptureDir = "/var/lib/ecnswitch/captures"
 	// MaxCaptures bounds the captures a config starts, the capture
 	// Manager's default limit on captures running at once.
 	MaxCaptures = 64
@@ -24,7 +26,8 @@ const (
 type Capture struct {
 	// Dir confines capture files: relative paths are taken inside it and
 	// no path may leave it, also for captures started through the HTTP
-	// API. A relative Dir is relative to the daemon's working directory.
+	// API. A relative Dir is relative to the daemon's working directory;
+	// the default is DefaultCaptureDir.
 	Dir string
 	// Captures start with the switch, in order. Their Port is a port name
 	// of the config, Path is relative to Dir, and every default is filled
@@ -36,7 +39,7 @@ func (c *checker) capture(cfg *Config, y captureYAML) Capture {
 	out := Capture{Dir: DefaultCaptureDir}
 	if y.Dir != nil {
 		if d := *y.Dir; d == "" || strings.ContainsRune(d, 0) {
-			c.capErrf("capture.dir", "%q: want a directory, e.g. %s or /var/lib/ecnswitch/captures", d, DefaultCaptureDir)
+			c.capErrf("capture.dir", "%q: want a directory, e.g. %s", d, DefaultCaptureDir)
 		} else {
 			out.Dir = filepath.Clean(d)
 		}

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -153,5 +154,15 @@ func TestCaptureDefaults(t *testing.T) {
 		if got := CaptureDefaults(tc.in); got.Path != tc.want || got.SnapLen != capture.DefaultSnapLen || got.Ring != capture.DefaultRing || got.Validate() != nil {
 			t.Errorf("CaptureDefaults(%+v) = %+v (valid: %v), want path %s", tc.in, got, got.Validate(), tc.want)
 		}
+	}
+}
+
+// The default capture directory does not depend on where the daemon
+// starts: under sudo, a relative default let the caller's working
+// directory decide where root writes (issue 12).
+func TestDefaultCaptureDirIsAbsolute(t *testing.T) {
+	c := mustParse(t, "ports: [{name: s0}]\n")
+	if !filepath.IsAbs(c.Capture.Dir) {
+		t.Errorf("default capture.dir %q is relative to the working directory", c.Capture.Dir)
 	}
 }

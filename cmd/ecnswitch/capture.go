@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -84,7 +83,7 @@ var flagOf = strings.NewReplacer("max_bytes", "max-bytes", "max_files", "max-fil
 func captureStart(e *env, args []string) int {
 	fs, _ := e.flagSet("capture start", "--port P [flags]",
 		"Start a capture on a port of the running switch. The switch writes the file, inside\n"+
-			"its capture.dir (default ./captures where it was started); pcapng carries a comment\n"+
+			"its capture.dir (default "+config.DefaultCaptureDir+"); pcapng carries a comment\n"+
 			"per packet naming the marker, value and threshold, or the drop reason.")
 	addr, asJSON := captureFlags(fs)
 	port := fs.String("port", "", "port name (or index) of the switch (required)")
@@ -309,33 +308,15 @@ func humanBytes(n uint64) string {
 	return strconv.FormatFloat(v, 'g', 3, 64) + units[i]
 }
 
-// startCaptures starts the captures the config lists, creating dir and
-// the sub-directories their paths name (the config keeps them inside dir).
+// startCaptures starts the captures the config lists; the Manager creates
+// the directory and the sub-directories their paths name.
 func startCaptures(m *capture.Manager, dir string, specs []capture.Spec) error {
 	for i, s := range specs {
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, s.Path)), 0o755); err != nil {
-			return fmt.Errorf("capture.captures[%d]: %w", i, err)
-		}
 		if _, err := m.Start(s); err != nil {
 			return fmt.Errorf("capture.captures[%d]: %w", i, err)
 		}
 	}
 	return nil
-}
-
-// captureAPI is the Manager's handler as the daemon mounts it at
-// /capture/: a start creates the capture directory first, so that the
-// directory appears only once something is captured.
-func captureAPI(m *capture.Manager, dir string, log *zap.Logger) http.Handler {
-	h := m.Handler()
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && r.URL.Path == "/capture/start" {
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				log.Warn("capture directory", zap.Error(err)) // Start reports the failure to the client
-			}
-		}
-		h.ServeHTTP(w, r)
-	})
 }
 
 // warnExposedAPI warns when the telemetry server, and so the capture API,

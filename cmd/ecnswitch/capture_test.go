@@ -17,7 +17,6 @@ import (
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
-	"go.uber.org/zap"
 
 	"github.com/ecnswitch/ecnswitch/capture"
 	"github.com/ecnswitch/ecnswitch/config"
@@ -90,7 +89,7 @@ func newCaptureRig(t *testing.T) *captureRig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tel.Handle("/capture/", captureAPI(m, filepath.Join(r.dir, "captures"), zap.NewNop()))
+	tel.Handle("/capture/", m.Handler())
 	ts := httptest.NewServer(tel.Handler())
 	t.Cleanup(ts.Close)
 	r.addr = strings.TrimPrefix(ts.URL, "http://")

@@ -145,7 +145,7 @@ func serve(ctx context.Context, cfg *config.Config, log *zap.Logger, stopSignals
 			PoolNames: cfg.PoolNames(), Clock: clock, Logger: log,
 		})
 		if err == nil {
-			tel.Handle("/capture/", captureAPI(caps, capDir, log))
+			tel.Handle("/capture/", caps.Handler())
 			warnExposedAPI(cfg.Telemetry.Listen, log)
 			err = tel.Start()
 		}
