@@ -282,6 +282,40 @@ func TestDCTCPSplit(t *testing.T) {
 	}
 }
 
+// count: turns original RED's count correction on or off (Floyd and
+// Jacobson 1993; BCC's pool RED has it on by default, 002 §IV-B). With it
+// on, at p_b = 1/20 no gap between marks exceeds 19 packets; with it off,
+// gaps are geometric and some do.
+func TestREDCountKey(t *testing.T) {
+	for _, tc := range []struct {
+		yaml    string
+		counted bool
+	}{
+		{"{scheme: red, measure: port, kmin: 100KB, kmax: 200KB, pmax: 0.1}", false},
+		{"{scheme: red, measure: port, kmin: 100KB, kmax: 200KB, pmax: 0.1, count: false}", false},
+		{"{scheme: red, measure: port, kmin: 100KB, kmax: 200KB, pmax: 0.1, count: true}", true},
+		{"{scheme: bcc, port_threshold: 1MB, kmin: 100KB, kmax: 200KB, pmax: 0.1}", true},
+		{"{scheme: bcc, port_threshold: 1MB, kmin: 100KB, kmax: 200KB, pmax: 0.1, count: false}", false},
+	} {
+		c := mustParse(t, "ports: [{name: p, markers: {enqueue: ["+tc.yaml+"]}}]")
+		specs := c.Ports[0].Markers[0].Specs
+		m := marker(t, c, 0, 0, len(specs)-1) // bcc: the pool member
+		longest, last := 0, 0
+		for i := range 20000 {
+			v := marking.View{PortBytes: 150_000, PoolBytes: 150_000, QueueBytes: 1500, Len: 1500}
+			if m.Mark(&v) == marking.Mark {
+				longest, last = max(longest, i-last), i
+			}
+		}
+		if counted := longest <= 19; counted != tc.counted {
+			t.Errorf("%s: longest gap between marks %d packets, want count correction %v", tc.yaml, longest, tc.counted)
+		}
+	}
+	if _, err := Parse([]byte("ports: [{name: p, markers: {enqueue: [{scheme: red, k: 1KB, count: 3}]}}]")); err == nil {
+		t.Error("count: 3 accepted, want a boolean")
+	}
+}
+
 func TestEverySchemeBuilds(t *testing.T) {
 	c := mustParse(t, `
 ports:

@@ -30,6 +30,7 @@ type redParams struct {
 	PMax    *float64  `yaml:"pmax"`
 	Weight  float64   `yaml:"weight"`
 	Split   bool      `yaml:"split"`
+	Count   *bool     `yaml:"count"`
 	MTU     *Size     `yaml:"mtu"`
 	Seed    *uint64   `yaml:"seed"`
 }
@@ -66,6 +67,7 @@ type bccParams struct {
 	KMin          Threshold `yaml:"kmin"`
 	KMax          Threshold `yaml:"kmax"`
 	PMax          *float64  `yaml:"pmax"`
+	Count         *bool     `yaml:"count"`
 	PoolSize      *Size     `yaml:"pool_size"`
 	Alpha         *float64  `yaml:"alpha"`
 	RTT           *Duration `yaml:"rtt"`
@@ -204,6 +206,17 @@ func (m *markerCtx) seedOr(p *uint64) uint64 {
 	return m.seed
 }
 
+// count maps an optional count: key to RED's count correction.
+func count(p *bool) marking.Count {
+	switch {
+	case p == nil:
+		return marking.CountDefault
+	case *p:
+		return marking.CountOn
+	}
+	return marking.CountOff
+}
+
 func ns(d *Duration) int64 {
 	if d == nil {
 		return 0
@@ -235,7 +248,7 @@ func (m *markerCtx) build(params any, name string) []member {
 		}
 		cfg := marking.REDConfig{
 			Measure: m.measure(p.Measure), KMin: p.KMin.T, KMax: p.KMax.T, PMax: m.pmax(p.PMax),
-			Weight: p.Weight, Split: p.Split, LineRate: m.rate, MTU: m.mtu(p.MTU), Seed: m.seedOr(p.Seed),
+			Weight: p.Weight, Split: p.Split, Count: count(p.Count), LineRate: m.rate, MTU: m.mtu(p.MTU), Seed: m.seedOr(p.Seed),
 		}
 		if p.K.Set() {
 			cfg.KMin, cfg.KMax = p.K.T, p.K.T
@@ -338,7 +351,7 @@ func (m *markerCtx) bcc(p *bccParams, name string) []member {
 	port := &m.cfg.Ports[m.port]
 	cfg := marking.BCCConfig{
 		PortThreshold: p.PortThreshold.T, PerQueue: p.PerQueue, KMin: p.KMin.T, KMax: p.KMax.T,
-		PMax: m.pmax(p.PMax), RTT: ns(p.RTT), Lambda: m.lambda(p.Lambda), H: ns(p.H),
+		PMax: m.pmax(p.PMax), Count: count(p.Count), RTT: ns(p.RTT), Lambda: m.lambda(p.Lambda), H: ns(p.H),
 		LineRate: m.rate, MTU: m.mtu(p.MTU), Seed: m.seedOr(p.Seed),
 	}
 	cfg.PoolSize = m.cfg.Pools[port.Pool].Size

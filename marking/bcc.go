@@ -32,6 +32,11 @@ type BCCConfig struct {
 	KMin, KMax Threshold
 	// PMax is the pool RED's P_max; 0 means 10% (002 §IV-C). Key pmax.
 	PMax float64
+	// Count is the pool RED's count correction. CountDefault is CountOn:
+	// shared buffer ECN/RED "follows the original RED" (002 §IV-B), whose
+	// marking probability is p_a = p_b/(1 − count·p_b); CountOff marks with
+	// p_b alone. Key count.
+	Count Count
 
 	// PoolSize is B, the shared pool's size in bytes; key pool_size.
 	PoolSize int64
@@ -140,7 +145,8 @@ const (
 //     View.PortBytes (View.QueueBytes with PerQueue);
 //   - BCCPoolMember: shared-buffer ECN/RED on the instantaneous pool
 //     occupancy View.PoolBytes (002 §IV-C), with K_min, K_max, P_max set by
-//     hand or derived (Derive).
+//     hand or derived (Derive), and original RED's count correction unless
+//     Count is CountOff (002 §IV-B).
 //
 // BCC marks at the egress (002 §V-B footnote 4); either stage is accepted.
 func NewBCC(cfg BCCConfig, stage Stage, queues int) ([]Member, error) {
@@ -168,7 +174,10 @@ func NewBCC(cfg BCCConfig, stage Stage, queues int) ([]Member, error) {
 	if err := port.check(scheme, "port_threshold"); err != nil {
 		return nil, err
 	}
-	pool := REDConfig{Measure: MeasurePool, LineRate: cfg.LineRate, MTU: cfg.MTU, Seed: cfg.Seed}
+	pool := REDConfig{Measure: MeasurePool, LineRate: cfg.LineRate, MTU: cfg.MTU, Seed: cfg.Seed, Count: cfg.Count}
+	if pool.Count == CountDefault {
+		pool.Count = CountOn
+	}
 	if cfg.KMin.IsZero() {
 		if !cfg.KMax.IsZero() {
 			return nil, fmt.Errorf("marking: %s: kmax %v given without kmin", scheme, cfg.KMax)

@@ -111,8 +111,13 @@ func eqBCCChain(tb testing.TB, cfg BCCConfig) *Chain {
 
 func TestBCCPoolREDProfile(t *testing.T) {
 	// With every port below its standard threshold, the pool RED alone
-	// marks: none below K_min, linearly more up to P_max at K_max, all at
-	// and above K_max, on the instantaneous pool occupancy (002 §IV-C).
+	// marks: none below K_min, more and more up to K_max, all at and above
+	// K_max, on the instantaneous pool occupancy (002 §IV-C). It "follows
+	// the original RED" (002 §IV-B), whose p_a = p_b/(1 − count·p_b) marks
+	// about twice the linear profile p_b = P_max·(x − K_min)/(K_max − K_min)
+	// at a steady occupancy (eqCountedFraction). (This test used to expect
+	// p_b itself: RED without the count correction, the deviation issue 11
+	// names.)
 	cfg := eqBCCPaper()
 	p, err := cfg.Derive()
 	if err != nil {
@@ -127,7 +132,7 @@ func TestBCCPoolREDProfile(t *testing.T) {
 		case x >= p.KMax:
 			want = 1
 		case x >= p.KMin:
-			want = p.PMax * float64(x-p.KMin) / float64(span)
+			want = eqCountedFraction(p.PMax * float64(x-p.KMin) / float64(span))
 		}
 		marks := 0
 		for range n {
@@ -143,6 +148,29 @@ func TestBCCPoolREDProfile(t *testing.T) {
 	counts := c.Counts(nil)
 	if counts[0].Name != BCCPortMember || counts[0].Marks != 0 || counts[1].Name != BCCPoolMember || counts[1].Marks == 0 {
 		t.Errorf("counts %+v: want marks from the pool member only", counts)
+	}
+}
+
+func TestBCCPoolCountOff(t *testing.T) {
+	// Count: CountOff gives the pool RED the linear profile p_b of WRED.
+	cfg := eqBCCPaper()
+	cfg.Count = CountOff
+	p, err := cfg.Derive()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := eqBCCChain(t, cfg)
+	const n = 100000
+	x := p.KMin + (p.KMax-p.KMin)/2
+	marks := 0
+	for range n {
+		v := View{PoolBytes: x, PortBytes: 1000, QueueBytes: 1000, LineRate: cfg.LineRate}
+		if c.Decide(&v, packet.ECT0) == Mark {
+			marks++
+		}
+	}
+	if got, want := float64(marks)/n, p.PMax/2; !eqWithin(got, want, n) {
+		t.Errorf("count off, pool half way from K_min to K_max: marked %.4f, want p_b = %.4f", got, want)
 	}
 }
 

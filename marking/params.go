@@ -176,9 +176,37 @@ func (p *redProfile) decide(v *View, x, kmin, kmax int64) Verdict {
 		return Mark
 	}
 	prob := p.pmax * float64(x-kmin) / float64(kmax-kmin)
-	if float64(p.rng.Uint64()>>11)*0x1p-53 < prob {
+	if p.draw() < prob {
 		v.Value, v.Threshold = x, kmin
 		return Mark
 	}
 	return Pass
 }
+
+// decideCounted is decide with Floyd and Jacobson's count correction
+// (1993, Fig. 2): between K_min and K_max, count grows by one and the
+// packet is marked with p_a = p_b/(1 − count·p_b), certainly when that is
+// 1 or more (or the denominator is not positive); a mark sets count to 0,
+// an occupancy below K_min to −1.
+func (p *redProfile) decideCounted(v *View, x, kmin, kmax int64, count *int64) Verdict {
+	if x < kmin {
+		*count = -1
+		return Pass
+	}
+	if x >= kmax {
+		*count = 0
+		v.Value, v.Threshold = x, kmax
+		return Mark
+	}
+	*count++
+	pb := p.pmax * float64(x-kmin) / float64(kmax-kmin)
+	if d := 1 - float64(*count)*pb; d <= pb || p.draw() < pb/d {
+		*count = 0
+		v.Value, v.Threshold = x, kmin
+		return Mark
+	}
+	return Pass
+}
+
+// draw returns a uniform random number in [0, 1) with 53 bits.
+func (p *redProfile) draw() float64 { return float64(p.rng.Uint64()>>11) * 0x1p-53 }

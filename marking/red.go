@@ -22,6 +22,10 @@ type REDConfig struct {
 	// 0 compares the instantaneous occupancy (as DCTCP and BCC do). Key
 	// weight.
 	Weight float64
+	// Count selects Floyd and Jacobson's count correction between K_min
+	// and K_max; CountDefault is CountOff here (BCC's pool RED defaults to
+	// CountOn). Key count (true or false).
+	Count Count
 	// Split turns a per-queue threshold K into the "minimum" threshold
 	// K_i = W_i/Σ_j W_j·K of 001 §2.2.2 Eq. 2 (003 Eq. 2), the sum over all
 	// N queues of the port, from View.Weight and View.WeightSum, applied to
@@ -52,11 +56,47 @@ func Minimum(k Threshold) REDConfig {
 	return REDConfig{Measure: MeasureQueue, KMin: k, KMax: k, Split: true}
 }
 
-// redAverage is RED's average occupancy of one queue (or of the port or
-// pool).
-type redAverage struct {
-	avg  float64 // bytes
-	last int64   // time of the previous packet, ns
+// Count says how RED turns its profile p_b into a decision between K_min
+// and K_max (S. Floyd and V. Jacobson, "Random Early Detection Gateways
+// for Congestion Avoidance", 1993, §4 and Fig. 2).
+type Count uint8
+
+// Counts.
+const (
+	// CountDefault takes the scheme's default: CountOff for NewRED,
+	// CountOn for BCC's pool RED, which "follows the original RED"
+	// (002 §IV-B).
+	CountDefault Count = iota
+	// CountOff marks each packet with p_b = P_max·(x − K_min)/(K_max −
+	// K_min) alone: the linear profile of WRED on switching chips (001
+	// §2.1, §3.4). At a steady occupancy marks are geometrically spaced,
+	// a fraction p_b of the packets.
+	CountOff
+	// CountOn is original RED: with count the packets since the last mark,
+	// a packet is marked with p_a = p_b/(1 − count·p_b), so that the gaps
+	// between marks are uniform on 1..1/p_b and about 2·p_b of the
+	// packets are marked at a steady occupancy.
+	CountOn
+)
+
+func (c Count) String() string {
+	switch c {
+	case CountDefault:
+		return "default"
+	case CountOff:
+		return "off"
+	case CountOn:
+		return "on"
+	}
+	return "count(?)"
+}
+
+// redState is RED's state for one queue (or for the port or pool): the
+// average occupancy and the count since the last mark.
+type redState struct {
+	avg   float64 // bytes
+	last  int64   // time of the previous packet, ns
+	count int64   // packets since the last mark; −1 below K_min (Floyd–Jacobson)
 }
 
 // red is RED/ECN marking on the queue, port or pool occupancy.
@@ -66,8 +106,9 @@ type red struct {
 	kmin, kmax level
 	split      bool
 	weight     float64
+	count      bool
 	mtu        int64
-	avg        []redAverage // per queue for MeasureQueue, else one; nil when instantaneous
+	state      []redState // per queue for MeasureQueue, else one; nil when instantaneous without count
 	profile    redProfile
 }
 
@@ -83,11 +124,22 @@ type red struct {
 //	occupancy q > 0:  avg ← (1 − w_q)·avg + w_q·q
 //	occupancy q = 0:  avg ← (1 − w_q)^(m+1)·avg
 //
-// where m = ⌊(Now − t_prev)·C / (8·MTU)⌋ counts the MTU-sized packets the
-// line could have sent since the previous packet at t_prev: RED's idle-time
-// rule, which lets the average decay over an idle period as if m empty-queue
-// samples had been taken (m = 0 when View.LineRate is 0). The decision then
-// compares the average, truncated to whole bytes.
+// where m = ⌊(Now − q_time)·C / (8·MTU)⌋ counts the MTU-sized packets the
+// line could have sent since q_time, when the queue went idle: RED's
+// idle-time rule, which lets the average decay over an idle period as if m
+// empty-queue samples had been taken, and the packet's own zero sample makes
+// it m+1, as ns-2's RED does (m = 0 when View.LineRate is 0). q_time is
+// View.QueueEmptySince for MeasureQueue and View.PortEmptySince for
+// MeasurePort, or the previous packet's time if that is later (the average
+// already decayed up to it); the buffer does not report when the shared pool
+// emptied, so for MeasurePool it is the previous packet's time. The
+// decision then compares the average, truncated to whole bytes.
+//
+// With Count = CountOn, between K_min and K_max a packet is marked with
+// probability p_a = p_b/(1 − count·p_b) (certainly once that reaches 1),
+// where count is the number of packets since the last mark: count is −1
+// below K_min, becomes 0 at a mark (also at or above K_max) and grows by
+// one per packet in between, one count per average.
 func NewRED(cfg REDConfig, stage Stage, queues int) (Marker, error) {
 	const scheme = "red"
 	if err := checkStage(scheme, stage); err != nil {
@@ -117,6 +169,9 @@ func NewRED(cfg REDConfig, stage Stage, queues int) (Marker, error) {
 	if cfg.Split && cfg.Measure != MeasureQueue {
 		return nil, fmt.Errorf("marking: %s: split needs measure queue, not %v", scheme, cfg.Measure)
 	}
+	if cfg.Count > CountOn {
+		return nil, fmt.Errorf("marking: %s: count %d out of range, want default, off or on", scheme, cfg.Count)
+	}
 	r := &red{
 		stage:   stage,
 		measure: cfg.Measure,
@@ -124,15 +179,19 @@ func NewRED(cfg REDConfig, stage Stage, queues int) (Marker, error) {
 		kmax:    newLevel(cfg.KMax, cfg.LineRate, cfg.MTU),
 		split:   cfg.Split,
 		weight:  cfg.Weight,
+		count:   cfg.Count == CountOn,
 		mtu:     cfg.MTU,
 		profile: newRedProfile(cfg.PMax, cfg.Seed),
 	}
-	if cfg.Weight > 0 {
+	if cfg.Weight > 0 || r.count {
 		n := 1
 		if cfg.Measure == MeasureQueue {
 			n = queues
 		}
-		r.avg = make([]redAverage, n)
+		r.state = make([]redState, n)
+		for i := range r.state {
+			r.state[i].count = -1
+		}
 	}
 	return r, nil
 }
@@ -140,36 +199,51 @@ func NewRED(cfg REDConfig, stage Stage, queues int) (Marker, error) {
 // Stage returns the stage the marker was made for.
 func (r *red) Stage() Stage { return r.stage }
 
-// Mark decides on one packet. With an average and MeasureQueue it panics if
-// v.Queue is not below the number of queues the marker was made for.
+// Mark decides on one packet. With an average or a count and MeasureQueue
+// it panics if v.Queue is not below the number of queues the marker was
+// made for.
 func (r *red) Mark(v *View) Verdict {
 	x := r.measure.bytes(v)
-	if r.avg != nil {
+	var st *redState
+	if r.state != nil {
 		i := 0
 		if r.measure == MeasureQueue {
 			i = v.Queue
 		}
-		x = r.average(&r.avg[i], v, x)
+		st = &r.state[i]
+		if r.weight > 0 {
+			x = r.average(st, v, x)
+		}
 	}
 	kmin, kmax := r.kmin.at(v.LineRate), r.kmax.at(v.LineRate)
 	if r.split && v.WeightSum > 0 {
 		kmin = mulDivSat(kmin, v.Weight, v.WeightSum)
 		kmax = mulDivSat(kmax, v.Weight, v.WeightSum)
 	}
+	if r.count {
+		return r.profile.decideCounted(v, x, kmin, kmax, &st.count)
+	}
 	return r.profile.decide(v, x, kmin, kmax)
 }
 
-// average folds occupancy q into a and returns the new average in bytes.
-func (r *red) average(a *redAverage, v *View, q int64) int64 {
+// average folds occupancy q into st and returns the new average in bytes.
+func (r *red) average(st *redState, v *View, q int64) int64 {
 	if q > 0 {
-		a.avg += r.weight * (float64(q) - a.avg)
+		st.avg += r.weight * (float64(q) - st.avg)
 	} else {
+		idle := st.last // q_time: when the queue went idle, or the previous packet if later
+		switch r.measure {
+		case MeasureQueue:
+			idle = max(idle, v.QueueEmptySince)
+		case MeasurePort:
+			idle = max(idle, v.PortEmptySince)
+		}
 		m := 0.0
-		if dt := v.Now - a.last; dt > 0 && v.LineRate > 0 {
+		if dt := v.Now - idle; dt > 0 && v.LineRate > 0 {
 			m = float64(mulDivSat(dt, v.LineRate, 8e9) / r.mtu)
 		}
-		a.avg *= math.Pow(1-r.weight, m+1)
+		st.avg *= math.Pow(1-r.weight, m+1)
 	}
-	a.last = v.Now
-	return int64(a.avg)
+	st.last = v.Now
+	return int64(st.avg)
 }

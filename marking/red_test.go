@@ -39,6 +39,128 @@ func eqWithin(got, p float64, n int) bool {
 	return math.Abs(got-p) <= 5*sigma
 }
 
+// eqCountedFraction is the fraction of packets original RED marks at a
+// steady occupancy whose profile gives p_b (Floyd and Jacobson 1993, §4):
+// a mark comes at the n-th packet after the previous one with probability
+// Π_{k<n}(1 − p_a(k))·p_a(n), p_a(n) = p_b/(1 − n·p_b) (1 once that
+// reaches 1), and the marks renew, so the fraction is 1/E[gap].
+func eqCountedFraction(pb float64) float64 {
+	if pb <= 0 {
+		return 0
+	}
+	survive, mean := 1.0, 0.0
+	for n := 1.0; survive > 0; n++ {
+		pa := 1.0
+		if d := 1 - n*pb; d > pb {
+			pa = pb / d
+		}
+		mean += n * survive * pa
+		survive *= 1 - pa
+	}
+	return 1 / mean
+}
+
+func TestREDCountCorrection(t *testing.T) {
+	// Original RED (Floyd and Jacobson 1993, Fig. 2): p_a = p_b/(1 −
+	// count·p_b), count the packets since the last mark. At p_b = 1/20 the
+	// gap between marks is uniform on 1..19 and a tenth of the packets are
+	// marked, twice p_b; without the correction the gaps are geometric,
+	// some longer than 19, and the fraction is p_b. 002 §IV-B: BCC's shared
+	// buffer ECN/RED "follows the original RED".
+	const kmin, kmax, pmax, x = 100000, 200000, 0.1, 150000 // p_b = 0.05
+	const n = 200000
+	for _, tc := range []struct {
+		count Count
+		want  float64
+	}{
+		{CountOn, eqCountedFraction(0.05)},
+		{CountOff, 0.05},
+		{CountDefault, 0.05}, // plain RED defaults to p_b, WRED as chips do it
+	} {
+		m := eqNew(t)(NewRED(REDConfig{Measure: MeasurePort, KMin: Bytes(kmin), KMax: Bytes(kmax), PMax: pmax, Count: tc.count, Seed: 5}, Enqueue, 1))
+		gaps := map[int]int{}
+		last, marks := -1, 0
+		for i := range n {
+			v := View{PortBytes: x}
+			if m.Mark(&v) == Mark {
+				marks++
+				if last >= 0 {
+					gaps[i-last]++
+				}
+				last = i
+			}
+		}
+		got := float64(marks) / n
+		if !eqWithin(got, tc.want, n) {
+			t.Errorf("count %v: marked %.4f, want %.4f", tc.count, got, tc.want)
+		}
+		longest := 0
+		for g := range gaps {
+			longest = max(longest, g)
+		}
+		if tc.count == CountOn {
+			if math.Abs(tc.want-0.1) > 1e-9 {
+				t.Fatalf("eqCountedFraction(0.05) = %g, want 2·p_b = 0.1", tc.want)
+			}
+			if longest > 19 {
+				t.Errorf("count on: a gap of %d packets between marks, want at most 1/p_b − 1 = 19", longest)
+			}
+			// Uniform gaps: each of 1..19 takes 1/19 of them.
+			total := marks - 1
+			for g := 1; g <= 19; g++ {
+				p := 1.0 / 19
+				if f := float64(gaps[g]) / float64(total); !eqWithin(f, p, total) {
+					t.Errorf("count on: gap %d in %.4f of the marks, want %.4f (uniform)", g, f, p)
+				}
+			}
+		} else if longest <= 19 {
+			t.Errorf("count %v: longest gap %d: want geometric gaps, some above 19", tc.count, longest)
+		}
+	}
+}
+
+func TestREDCountResets(t *testing.T) {
+	// count is −1 below K_min, 0 at a mark (also at or above K_max), grows
+	// by one per packet in between, and is kept per average: per queue
+	// with MeasureQueue. At p_b = 0.25 the 3rd packet after a mark has
+	// p_a = 0.25/(1 − 3·0.25) = 1, so no gap exceeds 3.
+	m := eqNew(t)(NewRED(REDConfig{Measure: MeasureQueue, KMin: Bytes(1000), KMax: Bytes(2000), PMax: 0.5, Count: CountOn, Seed: 9}, Enqueue, 2)).(*red)
+	mark := func(q int, x int64) Verdict {
+		v := View{Queue: q, QueueBytes: x}
+		return m.Mark(&v)
+	}
+	if c := m.state[0].count; c != -1 {
+		t.Fatalf("new marker: count %d, want -1", c)
+	}
+	if mark(0, 2000) != Mark || m.state[0].count != 0 {
+		t.Fatalf("at K_max: count %d, want a mark and 0", m.state[0].count)
+	}
+	want, marks := int64(0), 0
+	for i := range 1000 {
+		if mark(0, 1500) == Mark {
+			want = 0
+			marks++
+		} else {
+			want++
+		}
+		if c := m.state[0].count; c != want {
+			t.Fatalf("packet %d in range: count %d, want %d", i, c, want)
+		}
+		if want >= 3 {
+			t.Fatalf("packet %d: %d packets since the last mark, want at most 2 (p_a = 1 at count 3)", i, want)
+		}
+	}
+	if marks < 1000/3 {
+		t.Errorf("%d marks in 1000 packets, want at least one per 3", marks)
+	}
+	if c := m.state[1].count; c != -1 {
+		t.Errorf("queue 1's count %d moved with queue 0's packets", c)
+	}
+	if mark(0, 500); m.state[0].count != -1 {
+		t.Errorf("below K_min: count %d, want -1", m.state[0].count)
+	}
+}
+
 func TestREDProfile(t *testing.T) {
 	// RED's marking probability rises linearly from 0 at K_min to P_max at
 	// K_max and is 1 at and above K_max (002 §IV-C; 001 §3.4).
@@ -200,6 +322,47 @@ func TestREDAverageIdleDecay(t *testing.T) {
 	}
 }
 
+func TestREDIdleTimeFromQueueEmpty(t *testing.T) {
+	// Floyd and Jacobson's q_time is "the start of the queue idle time":
+	// m counts the MTU-sized packets the line could have sent since the
+	// queue went empty, not since the previous packet. Here the previous
+	// packet arrived at 0 into a backlog that drained only at 60 µs (5
+	// slots of 12 µs later), and the next packet finds the queue empty at
+	// 72 µs: one idle slot, avg ← (1 − w)^(1+1)·avg, not (1 − w)^(6+1).
+	// The same holds for the port with PortEmptySince; the pool's idle time
+	// is not reported, so it counts from the previous packet.
+	const w, mtu, rate = 0.5, 1500, 1e9 // one MTU takes 12 µs at 1 Gbit/s
+	for _, tc := range []struct {
+		measure Measure
+		set     func(v *View, bytes, emptySince int64)
+		want    float64
+	}{
+		{MeasureQueue, func(v *View, b, e int64) { v.QueueBytes, v.QueueEmptySince = b, e }, 32000 * 0.25},
+		{MeasurePort, func(v *View, b, e int64) { v.PortBytes, v.PortEmptySince = b, e }, 32000 * 0.25},
+		{MeasurePool, func(v *View, b, _ int64) { v.PoolBytes = b }, 32000.0 / 128},
+	} {
+		m := eqNew(t)(NewRED(REDConfig{Measure: tc.measure, KMin: Bytes(0), Weight: w, MTU: mtu}, Enqueue, 1))
+		v := View{Now: 0, LineRate: rate}
+		tc.set(&v, 64000, 0)
+		m.Mark(&v) // avg = 32000
+		v = View{Now: 72 * eqUS, LineRate: rate}
+		tc.set(&v, 0, 60*eqUS)
+		m.Mark(&v)
+		if v.Value != int64(tc.want) {
+			t.Errorf("%v: empty since 60 µs, previous packet at 0, now 72 µs: avg %d, want %d", tc.measure, v.Value, int64(tc.want))
+		}
+		// A second packet in the same idle period (the first was dropped
+		// and left the queue empty) decays from the first, not again from
+		// q_time: one more slot.
+		v = View{Now: 84 * eqUS, LineRate: rate}
+		tc.set(&v, 0, 60*eqUS)
+		m.Mark(&v)
+		if want := int64(tc.want / 4); v.Value != want {
+			t.Errorf("%v: second packet of the idle period at 84 µs: avg %d, want %d", tc.measure, v.Value, want)
+		}
+	}
+}
+
 func TestREDMinimumSplit(t *testing.T) {
 	// 001 §2.2.2: a standard threshold of 16 packets split over 8 queues
 	// of equal weight gives each queue the minimum threshold of 2 packets;
@@ -261,6 +424,7 @@ func TestREDConfigErrors(t *testing.T) {
 		{"weight", REDConfig{KMin: Bytes(1), Weight: -0.1}, Enqueue, 1, "weight -0.1 out of range [0, 1]"},
 		{"weight NaN", REDConfig{KMin: Bytes(1), Weight: math.NaN()}, Enqueue, 1, "weight NaN out of range"},
 		{"split on port", REDConfig{KMin: Bytes(1), Split: true, Measure: MeasurePort}, Enqueue, 1, "split needs measure queue"},
+		{"count", REDConfig{KMin: Bytes(1), Count: 7}, Enqueue, 1, "count 7 out of range"},
 		{"mtu", REDConfig{KMin: Bytes(1), MTU: -1}, Enqueue, 1, "mtu -1 bytes out of range"},
 		{"line rate", REDConfig{KMin: Bytes(1), LineRate: -1}, Enqueue, 1, "line_rate -1 bit/s out of range"},
 	} {
@@ -279,16 +443,18 @@ func TestREDConfigErrors(t *testing.T) {
 }
 
 func TestREDMarkAllocs(t *testing.T) {
-	m := eqNew(t)(NewRED(REDConfig{Measure: MeasureQueue, KMin: Standard(100*eqUS, 1), KMax: Standard(200*eqUS, 1), Weight: 0.002, Split: true}, Enqueue, 8))
-	v := View{Queue: 3, QueueBytes: 150000, LineRate: 10e9, Weight: 1, WeightSum: 1}
-	i := int64(0)
-	if n := testing.AllocsPerRun(1000, func() {
-		i++
-		v.Now = i * 1200
-		v.QueueBytes = 100000 + i%100000
-		m.Mark(&v)
-	}); n != 0 {
-		t.Errorf("Mark allocates %v times per packet, want 0", n)
+	for _, count := range []Count{CountOff, CountOn} {
+		m := eqNew(t)(NewRED(REDConfig{Measure: MeasureQueue, KMin: Standard(100*eqUS, 1), KMax: Standard(200*eqUS, 1), Weight: 0.002, Split: true, Count: count}, Enqueue, 8))
+		v := View{Queue: 3, QueueBytes: 150000, LineRate: 10e9, Weight: 1, WeightSum: 1}
+		i := int64(0)
+		if n := testing.AllocsPerRun(1000, func() {
+			i++
+			v.Now = i * 1200
+			v.QueueBytes = 100000 + i%100000
+			m.Mark(&v)
+		}); n != 0 {
+			t.Errorf("count %v: Mark allocates %v times per packet, want 0", count, n)
+		}
 	}
 }
 
@@ -300,6 +466,7 @@ func BenchmarkRED(b *testing.B) {
 		{"cutoff", CutOff(MeasurePort, Packets(65))},
 		{"probabilistic", REDConfig{Measure: MeasurePool, KMin: Bytes(100000), KMax: Bytes(200000), PMax: 0.1}},
 		{"ewma", REDConfig{Measure: MeasureQueue, KMin: Bytes(100000), KMax: Bytes(200000), Weight: 0.002}},
+		{"counted", REDConfig{Measure: MeasurePool, KMin: Bytes(100000), KMax: Bytes(200000), PMax: 0.1, Count: CountOn}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			m := eqNew(b)(NewRED(bc.cfg, Enqueue, 8))
