@@ -2,6 +2,7 @@ package marking
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 )
 
@@ -23,7 +24,8 @@ const (
 // sojourn time as its congestion signal (000 §3.5): the thresholds become
 // byte counts, given directly or converted from the time targets at the
 // port's line rate C by K = T·C (000 §3.2 Eq. 2, T = K/C); pst_interval
-// stays a time.
+// stays a time. While C is unknown (View.LineRate = 0) a converted
+// threshold is out of reach and nothing is marked on it.
 type ECNSharpConfig struct {
 	InsTarget   int64 // ns: instantaneous marking threshold; YAML key ins_target
 	PstTarget   int64 // ns: persistent queueing target; key pst_target
@@ -135,6 +137,17 @@ func ecnsharpBytes(t, rate int64) int64 {
 	return int64(q)
 }
 
+// ecnsharpBytesAt is ecnsharpBytes for a port whose rate may be unknown:
+// while it is (rate ≤ 0) the threshold cannot be known and is
+// math.MaxInt64, out of reach, so that the marker marks nothing on it
+// rather than everything, as every threshold that depends on C does.
+func ecnsharpBytesAt(t, rate int64) int64 {
+	if rate <= 0 {
+		return math.MaxInt64
+	}
+	return ecnsharpBytes(t, rate)
+}
+
 // Stage returns the stage the marker was made for.
 func (m *ecnsharp) Stage() Stage { return m.stage }
 
@@ -147,10 +160,10 @@ func (m *ecnsharp) Mark(v *View) Verdict {
 		if v.LineRate != m.rate {
 			m.rate = v.LineRate
 			if !m.fixedIns {
-				m.insBytes = ecnsharpBytes(m.insTarget, m.rate)
+				m.insBytes = ecnsharpBytesAt(m.insTarget, m.rate)
 			}
 			if !m.fixedPst {
-				m.pstBytes = ecnsharpBytes(m.pstTarget, m.rate)
+				m.pstBytes = ecnsharpBytesAt(m.pstTarget, m.rate)
 			}
 		}
 		signal, ins, pst = v.QueueBytes, m.insBytes, m.pstBytes

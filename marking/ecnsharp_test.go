@@ -252,6 +252,44 @@ func TestECNSharpQueueLength(t *testing.T) {
 	}
 }
 
+func TestECNSharpQueueLengthUnknownRate(t *testing.T) {
+	// While the port's rate C is unknown (View.LineRate = 0), thresholds
+	// converted from time by K = T·C (000 §3.2 Eq. 2) cannot be known, and
+	// ECN♯ marks nothing on them, as every marker does with a threshold
+	// that depends on C; it used to convert them to 0 bytes and mark every
+	// packet (issue 11). Once C is known it marks; a threshold given in
+	// bytes needs no C.
+	m := newTestECNSharp(t, ECNSharpConfig{InsTarget: 100 * dqUS, PstTarget: 10 * dqUS, PstInterval: 60 * dqUS, QueueLength: true}, 1)
+	for now := int64(0); now < 500*dqUS; now += dqUS {
+		v := View{Now: now, EnqTime: now, QueueBytes: 1 << 30}
+		if got := m.Mark(&v); got != Pass {
+			t.Fatalf("at %d ns with C unknown and a 1 GiB backlog: %v (threshold %d), want pass", now, got, v.Threshold)
+		}
+	}
+	v := View{Now: 500 * dqUS, QueueBytes: 1 << 30, LineRate: 10e9}
+	if m.Mark(&v) != Mark || v.Threshold != 125_000 {
+		t.Errorf("C known (10 Gbit/s): threshold %d, want a mark against ins_target = 125000 bytes", v.Threshold)
+	}
+	v = View{Now: 501 * dqUS, QueueBytes: 1 << 30}
+	if got := m.Mark(&v); got != Pass {
+		t.Errorf("C unknown again: %v, want pass", got)
+	}
+
+	// ins_target_bytes given: the instantaneous rule works without C; the
+	// persistent one, whose pst_target is a time, waits for C.
+	m = newTestECNSharp(t, ECNSharpConfig{InsTargetBytes: 50_000, PstTarget: 10 * dqUS, PstInterval: 60 * dqUS, QueueLength: true}, 1)
+	for now := int64(0); now < 500*dqUS; now += dqUS {
+		v := View{Now: now, EnqTime: now, QueueBytes: 40_000}
+		if got := m.Mark(&v); got != Pass {
+			t.Fatalf("at %d ns, 40000 B below ins_target_bytes, C unknown: %v, want pass", now, got)
+		}
+	}
+	v = View{Now: 500 * dqUS, QueueBytes: 50_001}
+	if m.Mark(&v) != Mark || v.Threshold != 50_000 {
+		t.Errorf("above ins_target_bytes with C unknown: threshold %d, want a mark against 50000", v.Threshold)
+	}
+}
+
 // dqRunQueue feeds m one packet per µs with a constant backlog.
 func dqRunQueue(m Marker, from, to, backlog int64) []int64 {
 	var marks []int64
