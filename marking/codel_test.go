@@ -175,13 +175,16 @@ func TestCoDelPerQueueState(t *testing.T) {
 }
 
 func TestCoDelDefaults(t *testing.T) {
+	// The ECN♯ paper's CoDel baseline, "interval to be 200µs and target to
+	// be 85µs" (000 §5.2). (This test used to want the MQ-ECN/TCN kernel
+	// module's 102.4 µs and 2.048 ms, the deviation issue 11 names.)
 	m, err := NewCoDel(CoDelConfig{}, Dequeue, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := m.(*codel)
-	if c.target != 100*1024 || c.interval != 2000*1024 || c.maxPacket != 1538 {
-		t.Errorf("defaults target %d interval %d max_packet %d, want 102400, 2048000, 1538", c.target, c.interval, c.maxPacket)
+	if c.target != 85_000 || c.interval != 200_000 || c.maxPacket != 1538 {
+		t.Errorf("defaults target %d interval %d max_packet %d, want 85000, 200000, 1538", c.target, c.interval, c.maxPacket)
 	}
 }
 
