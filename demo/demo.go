@@ -258,9 +258,11 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	say := func(format string, args ...any) { fmt.Fprintf(o.Out, format+"\n", args...) }
 
 	say("ecnswitch demo: the MQ-ECN static-flow experiment (001 §2.2.3, §5.1.1) on real kernel TCP")
-	tb, err := testbed.Up(testbed.Options{
-		Hosts: Hosts, ID: o.ID, Subnet: o.Subnet, StateDir: o.StateDir, Logger: o.Logger,
-	})
+	tbo := testbed.Options{Hosts: Hosts, ID: o.ID, Subnet: o.Subnet, StateDir: o.StateDir, Logger: o.Logger}
+	if slices.Contains(testbed.CongestionControls(), o.CongestionControl) {
+		tbo.CongestionControl = o.CongestionControl // the hosts' default too, not only the demo's sockets'
+	}
+	tb, err := testbed.Up(tbo)
 	if err != nil {
 		return res, fmt.Errorf("demo: %w", err)
 	}

@@ -11,7 +11,11 @@
 // and TX checksum offload is off on the host end, because with it on the
 // host hands veth CHECKSUM_PARTIAL packets whose checksum an AF_XDP
 // forwarder copies unfinished and the receiver drops. Hosts request ECN in
-// TCP (net.ipv4.tcp_ecn=1) unless told not to.
+// TCP (net.ipv4.tcp_ecn=1) unless told not to, and default to a congestion
+// control that reacts to ECN marks — cubic unless Options.CongestionControl
+// says otherwise — rather than the machine's default, which may be bbr and
+// ignore them; Testbed.ECNWarning says when the choice leaves the switch's
+// marks without effect.
 //
 // Up records every namespace and interface it creates, as it creates it,
 // in a JSON state file, so that Down (in the same process, or in another

@@ -5,7 +5,9 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strconv"
+	"strings"
 
 	"go.uber.org/zap"
 )
@@ -17,7 +19,29 @@ const (
 	DefaultQueues   = 1
 	DefaultStateDir = "/run/ecnswitch"
 	DefaultSubnet   = "198.18.0.0/24"
+	// DefaultCongestionControl is the hosts' TCP congestion control:
+	// cubic halves its window on an ECN echo, the "ECN-enabled TCP" of
+	// the papers' models (001 §2.2), and is in every kernel.
+	DefaultCongestionControl = "cubic"
 )
+
+// CongestionControls are the TCP congestion controls a testbed may make
+// its hosts' default, the last where the kernel has it.
+func CongestionControls() []string { return []string{"reno", "cubic", "bbr", "dctcp"} }
+
+// ReactsToECN reports whether congestion control cc reduces its window when
+// an ACK echoes a CE mark: reno and cubic halve it (RFC 3168), dctcp cuts
+// it in proportion to the marked fraction; bbr (v1, mainline Linux's)
+// ignores ECN, so a marking switch does not slow it down and its queue
+// stands (issue 11 measured 99.9% of packets marked and a 1 MB queue with
+// K = 30 KB).
+func ReactsToECN(cc string) bool {
+	switch cc {
+	case "reno", "cubic", "dctcp":
+		return true
+	}
+	return false
+}
 
 // HostIf is the name of every host's interface inside its namespace.
 const HostIf = "eth0"
@@ -63,6 +87,13 @@ type Options struct {
 	// ECN, never request it) instead of setting it to 1 in every host.
 	DisableECN bool
 
+	// CongestionControl is every host's default TCP congestion control
+	// (net.ipv4.tcp_congestion_control in its namespace): one of
+	// CongestionControls, dctcp only where the kernel has it. Default
+	// DefaultCongestionControl. Without it the hosts would inherit the
+	// machine's default, often bbr, which ignores ECN (ReactsToECN).
+	CongestionControl string
+
 	// Queues is the number of RX and TX queues of each veth end. Default
 	// DefaultQueues: the host's traffic then always arrives on queue 0 of the
 	// switch end, the one an AF_XDP port binds.
@@ -102,6 +133,12 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Logger == nil {
 		o.Logger = zap.NewNop()
+	}
+	if o.CongestionControl == "" {
+		o.CongestionControl = DefaultCongestionControl
+	}
+	if !slices.Contains(CongestionControls(), o.CongestionControl) {
+		return o, fmt.Errorf("testbed: CongestionControl %q: want one of %s", o.CongestionControl, strings.Join(CongestionControls(), ", "))
 	}
 
 	if !isName(o.Prefix, true) {

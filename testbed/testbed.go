@@ -44,7 +44,11 @@ type state struct {
 	MTU     int          `json:"mtu"`
 	ECN     bool         `json:"ecn"`
 	IPv6    bool         `json:"ipv6"`
-	Hosts   []hostState  `json:"hosts"`
+	// CC is the hosts' default TCP congestion control, and CCAllowed says
+	// that Up added it to the machine's allowed list.
+	CC        string      `json:"cc,omitempty"`
+	CCAllowed bool        `json:"cc_allowed,omitempty"`
+	Hosts     []hostState `json:"hosts"`
 }
 
 // hostState is one host as recorded. NetnsInode and SwitchIfIndex identify
@@ -78,7 +82,12 @@ func StatePath(dir, id string) string {
 // address and sends nothing of its own); in the host it brings lo up, gives
 // HostIf its address(es) without duplicate address detection, sets a
 // pfifo_fast root qdisc (a host qdisc must not mark CE: the switch is what
-// is under test), and sets net.ipv4.tcp_ecn=1 unless opts.DisableECN.
+// is under test), sets net.ipv4.tcp_ecn=1 unless opts.DisableECN, and makes
+// opts.CongestionControl the namespace's default TCP congestion control
+// (cubic unless told otherwise), adding it to the machine's
+// net.ipv4.tcp_allowed_congestion_control first if the kernel restricts it
+// (see Testbed.AllowedCongestionControl). Testbed.ECNWarning says when the
+// choice leaves the switch's marks without effect.
 //
 // No neighbour entries are added: ARP and NDP cross the switch like any
 // other traffic. On failure Up removes whatever it had created.
@@ -98,10 +107,18 @@ func Up(opts Options) (*Testbed, error) {
 			MTU:     o.MTU,
 			ECN:     !o.DisableECN,
 			IPv6:    o.IPv6,
+			CC:      o.CongestionControl,
 		},
 	}
 	if o.IPv6 {
 		t.st.Subnet6 = subnet6(o.Subnet)
+	}
+	if t.st.CCAllowed, err = allowCongestionControl(o.CongestionControl); err != nil {
+		return nil, fmt.Errorf("testbed: CongestionControl %s: %w", o.CongestionControl, err)
+	}
+	if t.st.CCAllowed {
+		t.log.Info("allowed congestion control for the hosts' namespaces",
+			zap.String("cc", o.CongestionControl), zap.String("sysctl", "net.ipv4.tcp_allowed_congestion_control"))
 	}
 	if err := os.MkdirAll(o.StateDir, 0o755); err != nil {
 		return nil, fmt.Errorf("testbed: state dir: %w", err)
@@ -121,7 +138,8 @@ func Up(opts Options) (*Testbed, error) {
 			return nil, errors.Join(fmt.Errorf("testbed: host %d: %w", i, err), t.Down())
 		}
 	}
-	t.log.Info("up", zap.Int("hosts", o.Hosts), zap.Stringer("subnet", o.Subnet), zap.String("state", t.path))
+	t.log.Info("up", zap.Int("hosts", o.Hosts), zap.Stringer("subnet", o.Subnet),
+		zap.String("cc", o.CongestionControl), zap.String("state", t.path))
 	return t, nil
 }
 
@@ -157,7 +175,13 @@ func (t *Testbed) addHost(o Options, i int) error {
 	if !o.DisableECN {
 		pre = append(pre, sysctl{"net/ipv4/tcp_ecn", "1"})
 	}
-	if err := inNetns(hs.Netns, func() error { return setSysctls(pre) }); err != nil {
+	err = inNetns(hs.Netns, func() error {
+		if err := setSysctls(pre); err != nil {
+			return err
+		}
+		return setCongestionControl(o.CongestionControl)
+	})
+	if err != nil {
 		return err
 	}
 
@@ -418,6 +442,33 @@ func (t *Testbed) Subnet6() netip.Prefix { return t.st.Subnet6 }
 
 // ECN reports whether the hosts' TCP requests ECN (net.ipv4.tcp_ecn=1).
 func (t *Testbed) ECN() bool { return t.st.ECN }
+
+// CongestionControl returns the hosts' default TCP congestion control, or
+// "" for a testbed whose state file predates the setting.
+func (t *Testbed) CongestionControl() string { return t.st.CC }
+
+// AllowedCongestionControl reports whether Up added the hosts' congestion
+// control to the machine's net.ipv4.tcp_allowed_congestion_control, without
+// which a namespace other than the initial one cannot make it its default.
+// The addition outlives the testbed.
+func (t *Testbed) AllowedCongestionControl() bool { return t.st.CCAllowed }
+
+// ECNWarning says why the hosts' TCP will not slow down for the switch's
+// CE marks, or returns "" when it will: their congestion control ignores
+// ECN (ReactsToECN), or they do not request ECN (Options.DisableECN; dctcp
+// asks for ECN on its own).
+func (t *Testbed) ECNWarning() string {
+	cc := t.st.CC
+	switch {
+	case cc == "":
+		return ""
+	case !ReactsToECN(cc):
+		return fmt.Sprintf("the hosts' congestion control %s ignores ECN: a marking switch will not slow their TCP down and its queues will stand; choose cubic, reno or dctcp", cc)
+	case !t.st.ECN && cc != "dctcp":
+		return fmt.Sprintf("the hosts do not request ECN (tcp_ecn=2): their %s connections are not ECN-capable, so the switch drops what it would mark", cc)
+	}
+	return ""
+}
 
 // Hosts returns the hosts Up recorded, in order. After a partial Up (seen
 // through Load) a host's interface fields may be empty.

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 
 	"github.com/ecnswitch/ecnswitch/packet"
 	"github.com/ecnswitch/ecnswitch/testbed"
@@ -50,6 +52,7 @@ func TestOptionsRejected(t *testing.T) {
 		{"ID", testbed.Options{Hosts: 1, ID: "A1"}, "ID"},
 		{"name too long", testbed.Options{Hosts: 10, Prefix: "ecnswitch", ID: "abcdef"}, "at most 15"},
 		{"queues", testbed.Options{Hosts: 1, Queues: -1}, "Queues"},
+		{"congestion control", testbed.Options{Hosts: 1, CongestionControl: "vegas"}, `CongestionControl "vegas": want one of reno, cubic, bbr, dctcp`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -188,6 +191,7 @@ func TestUp(t *testing.T) {
 		// Sysctls.
 		for key, want := range map[string]string{
 			"net/ipv4/tcp_ecn":                           "1",
+			"net/ipv4/tcp_congestion_control":            "cubic",
 			"net/ipv6/conf/all/disable_ipv6":             "0",
 			"net/ipv6/conf/eth0/disable_ipv6":            "0",
 			"net/ipv6/conf/eth0/accept_dad":              "0",
@@ -215,6 +219,69 @@ func TestDisableECN(t *testing.T) {
 	if got := readSysctl(t, tb.Hosts()[0].Netns, "net/ipv4/tcp_ecn"); got != "2" || tb.ECN() {
 		t.Fatalf("tcp_ecn = %s, ECN() = %v; want 2, false", got, tb.ECN())
 	}
+}
+
+// TestCongestionControl: every host's namespace defaults to the chosen
+// TCP congestion control — cubic unless told otherwise, since the
+// machine's default may ignore ECN (bbr here) — so that any socket a user
+// opens in a host reacts to the switch's marks; a choice that ignores ECN
+// is warned about, and an algorithm the kernel lacks is an error that says
+// which it has.
+func TestCongestionControl(t *testing.T) {
+	available := strings.Fields(readSysctl(t, "", "net/ipv4/tcp_available_congestion_control"))
+	for _, cc := range []string{"", "reno", "cubic", "bbr"} {
+		t.Run("cc="+cc, func(t *testing.T) {
+			tb := testbedtest.New(t, 2, func(o *testbed.Options) { o.CongestionControl = cc })
+			want := cc
+			if want == "" {
+				want = testbed.DefaultCongestionControl
+			}
+			if got := tb.CongestionControl(); got != want {
+				t.Errorf("CongestionControl() = %q, want %q", got, want)
+			}
+			for _, h := range tb.Hosts() {
+				if got := readSysctl(t, h.Netns, "net/ipv4/tcp_congestion_control"); got != want {
+					t.Errorf("%s: tcp_congestion_control = %s, want %s", h.Netns, got, want)
+				}
+				// A new socket in the host gets it without asking.
+				var got string
+				err := h.Do(func() error {
+					fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+					if err != nil {
+						return err
+					}
+					defer unix.Close(fd)
+					got, err = unix.GetsockoptString(fd, unix.IPPROTO_TCP, unix.TCP_CONGESTION)
+					return err
+				})
+				if err != nil || got != want {
+					t.Errorf("%s: a new TCP socket's congestion control %q (%v), want %q", h.Name, got, err, want)
+				}
+			}
+			if w := tb.ECNWarning(); (w != "") != (want == "bbr") || (w != "" && !strings.Contains(w, "bbr ignores ECN")) {
+				t.Errorf("ECNWarning() = %q, want a warning exactly for bbr", w)
+			}
+		})
+	}
+	t.Run("dctcp", func(t *testing.T) {
+		tb, err := testbed.Up(testbed.Options{Hosts: 1, CongestionControl: "dctcp", Subnet: testbedtest.Subnet(t, ""), StateDir: t.TempDir()})
+		if err == nil {
+			t.Cleanup(func() { tb.Down() })
+			if got := readSysctl(t, tb.Hosts()[0].Netns, "net/ipv4/tcp_congestion_control"); got != "dctcp" {
+				t.Errorf("tcp_congestion_control = %s, want dctcp", got)
+			}
+			return
+		}
+		if slices.Contains(available, "dctcp") || !strings.Contains(err.Error(), "CongestionControl dctcp: not in this kernel (available: ") {
+			t.Fatalf("Up with dctcp: %v; want success where the kernel has dctcp, else an error listing what it has", err)
+		}
+	})
+	t.Run("no ECN", func(t *testing.T) {
+		tb := testbedtest.New(t, 1, func(o *testbed.Options) { o.DisableECN = true })
+		if w := tb.ECNWarning(); !strings.Contains(w, "do not request ECN") {
+			t.Errorf("ECNWarning() = %q with tcp_ecn=2, want a warning", w)
+		}
+	})
 }
 
 // TestTrafficThroughBridge: with the switch ends bridged, hosts reach each

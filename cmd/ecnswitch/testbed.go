@@ -58,6 +58,8 @@ func testbedUp(e *env, args []string) int {
 	subnet := fs.String("subnet", testbed.DefaultSubnet, "the hosts' IPv4 subnet, inside 198.18.0.0/15")
 	ipv6 := fs.Bool("ipv6", false, "also give hosts addresses in 2001:2::/48")
 	noECN := fs.Bool("no-ecn", false, "leave net.ipv4.tcp_ecn at the kernel default instead of 1")
+	cc := fs.String("cc", testbed.DefaultCongestionControl, "the hosts' default TCP congestion control: "+strings.Join(testbed.CongestionControls(), ", ")+
+		" (dctcp where the kernel has it); bbr ignores ECN marks")
 	if code, ok := parse(fs, args, 0); !ok {
 		return code
 	}
@@ -76,7 +78,7 @@ func testbedUp(e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "ecnswitch testbed up: --subnet %q: %v\n", *subnet, err)
 		return exitUsage
 	}
-	opts := testbed.Options{Hosts: *n, MTU: *mtu, Subnet: pfx, IPv6: *ipv6, DisableECN: *noECN, Logger: log}
+	opts := testbed.Options{Hosts: *n, MTU: *mtu, Subnet: pfx, IPv6: *ipv6, DisableECN: *noECN, CongestionControl: *cc, Logger: log}
 	if *state != "" {
 		if opts.StateDir, opts.ID, err = splitState(*state); err != nil {
 			fmt.Fprintln(e.stderr, "ecnswitch testbed up:", err)
@@ -102,6 +104,17 @@ func testbedUp(e *env, args []string) int {
 			v6 = " " + h.IPv6.String()
 		}
 		fmt.Fprintf(e.stdout, "  %-4s %-15s%s  netns %s  mac %s  switch port %s\n", h.Name, h.IPv4, v6, h.Netns, h.MAC, h.SwitchIf)
+	}
+	ecn := "requested"
+	if !tb.ECN() {
+		ecn = "not requested"
+	}
+	fmt.Fprintf(e.stdout, "tcp     congestion control %s in every host, ECN %s\n", tb.CongestionControl(), ecn)
+	if tb.AllowedCongestionControl() {
+		fmt.Fprintf(e.stdout, "        (added %s to net.ipv4.tcp_allowed_congestion_control, so that a host may default to it)\n", tb.CongestionControl())
+	}
+	if w := tb.ECNWarning(); w != "" {
+		fmt.Fprintln(e.stderr, "ecnswitch testbed up: warning:", w)
 	}
 	fmt.Fprintf(e.stdout, "state   %s\nconfig  %s\n\n", tb.StatePath(), cfgPath)
 	fmt.Fprintf(e.stdout, "run the switch:   ecnswitch run -c %s\n", cfgPath)
