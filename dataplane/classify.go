@@ -24,31 +24,50 @@ type classifier struct {
 	pcp    [8]uint8
 }
 
+// Codepoint limits.
+const (
+	MaxDSCP = 63
+	MaxPCP  = 7
+)
+
+// DSCPQueue returns the egress queue of a packet with DSCP dscp, classified
+// by its DSCP (untagged, or UsePCP off), on a port with the given number
+// of queues: the DSCP map, else the class selector dscp >> 3, capped at
+// the port's last queue.
+func (c Classifier) DSCPQueue(dscp uint8, queues int) int {
+	q := int(dscp >> 3)
+	if v, ok := c.DSCP[dscp]; ok {
+		q = v
+	}
+	return min(q, queues-1)
+}
+
 func newClassifier(c Classifier, maxQueues int) (classifier, error) {
 	var cl classifier
-	for i := range cl.dscp {
-		cl.dscp[i] = uint8(i >> 3)
-	}
-	for i := range cl.pcp {
-		cl.pcp[i] = uint8(i)
-	}
 	for k, q := range c.DSCP {
-		if k > 63 {
-			return cl, fmt.Errorf("classifier: dscp %d outside [0, 63]", k)
+		if k > MaxDSCP {
+			return cl, fmt.Errorf("classifier: dscp %d outside [0, %d]", k, MaxDSCP)
 		}
 		if q < 0 || q >= maxQueues {
 			return cl, fmt.Errorf("classifier: dscp[%d]: queue %d outside [0, %d]", k, q, maxQueues-1)
 		}
-		cl.dscp[k] = uint8(q)
 	}
 	for k, q := range c.PCP {
-		if k > 7 {
-			return cl, fmt.Errorf("classifier: pcp %d outside [0, 7]", k)
+		if k > MaxPCP {
+			return cl, fmt.Errorf("classifier: pcp %d outside [0, %d]", k, MaxPCP)
 		}
 		if q < 0 || q >= maxQueues {
 			return cl, fmt.Errorf("classifier: pcp[%d]: queue %d outside [0, %d]", k, q, maxQueues-1)
 		}
-		cl.pcp[k] = uint8(q)
+	}
+	for i := range cl.dscp {
+		cl.dscp[i] = uint8(c.DSCPQueue(uint8(i), maxQueues))
+	}
+	for i := range cl.pcp {
+		cl.pcp[i] = uint8(i)
+		if q, ok := c.PCP[uint8(i)]; ok {
+			cl.pcp[i] = uint8(q)
+		}
 	}
 	cl.usePCP = c.UsePCP
 	return cl, nil

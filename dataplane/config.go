@@ -10,6 +10,56 @@ import (
 	"github.com/ecnswitch/ecnswitch/scheduler"
 )
 
+// Defaults and limits of a Config. Package config reads them for its YAML
+// keys; nothing else repeats them.
+const (
+	DefaultWorkers = 1
+	MaxWorkers     = 64 // a port's owner is a uint8 and workers pin like DPDK lcores
+	MaxPorts       = 1024
+
+	DefaultFrameSize = 2048 // bytes per arena slot
+	MinFrameSize     = 128
+	MaxFrameSize     = 65536
+	DefaultFrames    = 16384 // arena slots per worker, a power of two
+	MinFrames        = 64
+	MaxFrames        = 1 << 22
+	DefaultBatch     = ports.BatchSize
+	MaxBatch         = 1024
+	DefaultSpin      = 256     // idle polls before a worker waits on its ports
+	MaxSpin          = 1 << 30 // idle polls; Spin < 0 never waits
+	MaxCPU           = 1023    // the highest CPU a worker can be pinned to (unix.CPUSet)
+	MaxMarkers       = 255     // markers per port, enqueue and dequeue together
+	MaxDelay         = time.Second
+
+	// DefaultPoolSize is the shared buffer of a switch that names no pool:
+	// the MQ-ECN/TCN kernel module's shared_buffer, 2 MB.
+	DefaultPoolSize = 2_000_000
+	// DefaultAlpha is the Dynamic Threshold α of a queue that sets neither
+	// α nor a static cap.
+	DefaultAlpha = 1.0
+
+	DefaultAgeTime   = 300 * time.Second // a learned MAC's lifetime, as on most switches
+	MinAgeTime       = time.Second
+	MaxAgeTime       = 24 * time.Hour
+	DefaultTableSize = 4096 // learning table slots
+	MaxTableSize     = 1 << 24
+
+	// DefaultBucketMin and DefaultBucketTime give a shaped port's default
+	// token bucket, DefaultBucket.
+	DefaultBucketMin  = 2500                  // bytes: 001 §4.2's 2.5 KB bucket
+	DefaultBucketTime = 20 * time.Microsecond // the HKUST module's bucket_ns; 2.5 KB at 1 Gbit/s
+)
+
+// DefaultBucket is the token bucket of a port shaped to rate bit/s that
+// configures none: the bytes of DefaultBucketTime at the rate, at least
+// DefaultBucketMin (001 §4.2); 0 for an unshaped port.
+func DefaultBucket(rate int64) int64 {
+	if rate <= 0 {
+		return 0
+	}
+	return max(DefaultBucketMin, rate*int64(DefaultBucketTime)/8e9)
+}
+
 // Config is the switch's pipeline, typed. The config package turns a YAML
 // file into one; tests build it directly.
 type Config struct {
@@ -19,22 +69,27 @@ type Config struct {
 	Classifier Classifier
 
 	// Workers is the number of poll-mode workers (goroutines locked to OS
-	// threads). Default 1. Ports are spread over them unless PortConfig.Worker says.
+	// threads), 1 to MaxWorkers; 0 means DefaultWorkers. Ports are spread
+	// over them unless PortConfig.Worker says.
 	Workers int
 	// FrameSize is the size of an arena slot, the largest frame the switch
-	// holds. Default 2048.
+	// holds, MinFrameSize to MaxFrameSize; 0 means DefaultFrameSize.
 	FrameSize int
 	// Frames is the number of arena slots per worker, a power of two. It
 	// bounds how many packets a worker can hold in its queues, delay lines
-	// and rings at once; it should exceed the buffer in frames. Default 16384.
+	// and rings at once; it should exceed the buffer in frames. MinFrames
+	// to MaxFrames; 0 means DefaultFrames.
 	Frames int
-	// Batch is the number of frames moved per Receive and Transmit. Default ports.BatchSize.
+	// Batch is the number of frames moved per Receive and Transmit, 1 to
+	// MaxBatch; 0 means DefaultBatch (ports.BatchSize).
 	Batch int
 	// CPUs pins worker i's thread to CPUs[i % len(CPUs)], like DPDK lcores;
 	// empty leaves the scheduling to the kernel.
 	CPUs []int
-	// Spin is how many idle polls a worker makes before it waits on its
-	// ports; 0 means the default (256), negative means never wait (pure busy poll).
+	// Spin is how many idle polls a worker makes before it sleeps on its
+	// ports (ppoll), up to MaxSpin; 0 means DefaultSpin. Negative means
+	// never sleep: the worker spins on its ports forever, a core each.
+	// (This is the worker's own loop, not the kernel's SO_BUSY_POLL.)
 	Spin int
 }
 
@@ -117,50 +172,75 @@ func (d Distribution) String() string {
 	return "distribution(?)"
 }
 
+// Validate checks c as New does, with the defaults of its zero fields, and
+// builds nothing. The error names the first bad key, its value and the
+// allowed range.
+func (c Config) Validate() error {
+	if err := c.setDefaults(); err != nil {
+		return fmt.Errorf("dataplane: %w", err)
+	}
+	return nil
+}
+
 func (c *Config) setDefaults() error {
 	if c.Workers == 0 {
-		c.Workers = 1
+		c.Workers = DefaultWorkers
 	}
 	if c.FrameSize == 0 {
-		c.FrameSize = 2048
+		c.FrameSize = DefaultFrameSize
 	}
 	if c.Frames == 0 {
-		c.Frames = 16384
+		c.Frames = DefaultFrames
 	}
 	if c.Batch == 0 {
-		c.Batch = ports.BatchSize
+		c.Batch = DefaultBatch
 	}
 	if c.Spin == 0 {
-		c.Spin = 256
+		c.Spin = DefaultSpin
 	}
 	switch {
-	case len(c.Ports) == 0 || len(c.Ports) > 1024:
-		return fmt.Errorf("ports: %d configured, want 1 to 1024", len(c.Ports))
-	case c.Workers < 1 || c.Workers > 64:
-		return fmt.Errorf("workers: %d outside [1, 64]", c.Workers)
-	case c.FrameSize < 128 || c.FrameSize > 65536:
-		return fmt.Errorf("frame_size: %d outside [128, 65536]", c.FrameSize)
-	case c.Frames < 64 || c.Frames > 1<<22 || c.Frames&(c.Frames-1) != 0:
-		return fmt.Errorf("frames: %d is not a power of two in [64, %d]", c.Frames, 1<<22)
-	case c.Batch < 1 || c.Batch > 1024:
-		return fmt.Errorf("batch: %d outside [1, 1024]", c.Batch)
+	case len(c.Ports) == 0 || len(c.Ports) > MaxPorts:
+		return fmt.Errorf("ports: %d configured, want 1 to %d", len(c.Ports), MaxPorts)
+	case c.Workers < 1 || c.Workers > MaxWorkers:
+		return fmt.Errorf("workers: %d outside [1, %d]", c.Workers, MaxWorkers)
+	case c.FrameSize < MinFrameSize || c.FrameSize > MaxFrameSize:
+		return fmt.Errorf("frame_size: %d outside [%d, %d]", c.FrameSize, MinFrameSize, MaxFrameSize)
+	case c.Frames < MinFrames || c.Frames > MaxFrames || c.Frames&(c.Frames-1) != 0:
+		return fmt.Errorf("frames: %d is not a power of two in [%d, %d]", c.Frames, MinFrames, MaxFrames)
+	case c.Batch < 1 || c.Batch > MaxBatch:
+		return fmt.Errorf("batch: %d outside [1, %d]", c.Batch, MaxBatch)
+	case c.Spin > MaxSpin:
+		return fmt.Errorf("spin: %d outside [1, %d] (or negative: never sleep)", c.Spin, MaxSpin)
+	}
+	for i, cpu := range c.CPUs {
+		if cpu < 0 || cpu > MaxCPU {
+			return fmt.Errorf("cpus[%d]: %d outside [0, %d]", i, cpu, MaxCPU)
+		}
 	}
 	for i := range c.Ports {
 		p := &c.Ports[i]
 		if int(p.Delay.Distribution) >= len(distributionNames) {
 			return fmt.Errorf("ports[%d].delay.distribution: %d is not one of uniform, normal, exponential", i, p.Delay.Distribution)
 		}
-		if p.Delay.Fixed < 0 || p.Delay.Jitter < 0 {
-			return fmt.Errorf("ports[%d].delay: negative delay %v + jitter %v", i, p.Delay.Fixed, p.Delay.Jitter)
+		if !delayInRange(p.Delay) {
+			return fmt.Errorf("ports[%d].delay: delay %v + jitter %v outside [0, %v]", i, p.Delay.Fixed, p.Delay.Jitter, MaxDelay)
 		}
 		for q, d := range p.Delay.PerQueue {
-			if d.Fixed < 0 || d.Jitter < 0 {
-				return fmt.Errorf("ports[%d].delay.per_queue[%d]: negative delay", i, q)
+			if !delayInRange(d) {
+				return fmt.Errorf("ports[%d].delay.per_queue[%d]: delay %v + jitter %v outside [0, %v]", i, q, d.Fixed, d.Jitter, MaxDelay)
 			}
 		}
 		if c.Workers > 1 && (p.Worker < -1 || p.Worker >= c.Workers) {
 			return fmt.Errorf("ports[%d].worker: %d outside [0, %d] (or -1 to choose)", i, p.Worker, c.Workers-1)
 		}
+		if n := len(p.Enqueue) + len(p.Dequeue); n > MaxMarkers {
+			return fmt.Errorf("ports[%d].markers: %d configured, at most %d", i, n, MaxMarkers)
+		}
 	}
 	return nil
+}
+
+// delayInRange reports whether d's fixed delay and jitter each lie in [0, MaxDelay].
+func delayInRange(d Delay) bool {
+	return d.Fixed >= 0 && d.Fixed <= MaxDelay && d.Jitter >= 0 && d.Jitter <= MaxDelay
 }

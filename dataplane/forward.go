@@ -19,10 +19,10 @@ type Forwarding struct {
 	// NoLearning turns the L2 learning table off; unknown destinations flood.
 	NoLearning bool
 	// AgeTime is how long a learned MAC stays valid without being seen
-	// again. Default 300 s, as on most switches.
+	// again; 0 means DefaultAgeTime.
 	AgeTime time.Duration
 	// TableSize is the number of slots in the learning table (rounded up to a
-	// power of two). Default 4096.
+	// power of two), up to MaxTableSize; 0 means DefaultTableSize.
 	TableSize int
 
 	Patches  []Patch
@@ -106,14 +106,14 @@ func newForwarder(f Forwarding, nports int) (*forwarder, error) {
 	if !f.NoLearning {
 		age := f.AgeTime
 		if age == 0 {
-			age = 300 * time.Second
+			age = DefaultAgeTime
 		}
 		size := f.TableSize
 		if size == 0 {
-			size = 4096
+			size = DefaultTableSize
 		}
-		if size < 0 || size > 1<<24 {
-			return nil, fmt.Errorf("forwarding: table_size: %d outside [1, %d]", size, 1<<24)
+		if size < 0 || size > MaxTableSize {
+			return nil, fmt.Errorf("forwarding: table_size: %d outside [1, %d]", size, MaxTableSize)
 		}
 		fw.fdb = newFDB(size, int64(age))
 	}

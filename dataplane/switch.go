@@ -180,8 +180,8 @@ func newPort(idx int, pc *PortConfig, dev ports.Port, batch int, now int64) (*po
 	for _, sp := range pc.Dequeue {
 		p.markers = append(p.markers, sp.Name)
 	}
-	if len(p.markers) > 255 {
-		return nil, fmt.Errorf("markers: %d configured, at most 255", len(p.markers))
+	if len(p.markers) > MaxMarkers {
+		return nil, fmt.Errorf("markers: %d configured, at most %d", len(p.markers), MaxMarkers)
 	}
 	if p.delay, err = newDelayLine(pc.Delay, nq); err != nil {
 		return nil, err

@@ -89,7 +89,7 @@ type BCCParams struct {
 func (cfg BCCConfig) Derive() (BCCParams, error) {
 	const scheme = "bcc"
 	if cfg.LineRate <= 0 {
-		return BCCParams{}, fmt.Errorf("marking: %s: line_rate %d bit/s out of range (0, ∞): deriving kmin and kmax needs C", scheme, cfg.LineRate)
+		return BCCParams{}, paramError(scheme, "line_rate", "line_rate %d bit/s out of range (0, ∞): deriving kmin and kmax needs C", cfg.LineRate)
 	}
 	if err := checkRTT(scheme, cfg.RTT); err != nil {
 		return BCCParams{}, err
@@ -101,33 +101,33 @@ func (cfg BCCConfig) Derive() (BCCParams, error) {
 		return BCCParams{}, err
 	}
 	if cfg.PoolSize <= 0 {
-		return BCCParams{}, fmt.Errorf("marking: %s: pool_size %d bytes out of range (0, ∞)", scheme, cfg.PoolSize)
+		return BCCParams{}, paramError(scheme, "pool_size", "pool_size %d bytes out of range (0, ∞)", cfg.PoolSize)
 	}
 	if !(cfg.Alpha > 0 && cfg.Alpha <= bccAlphaMax) {
-		return BCCParams{}, fmt.Errorf("marking: %s: alpha %g out of range (0, %g]", scheme, cfg.Alpha, bccAlphaMax)
+		return BCCParams{}, paramError(scheme, "alpha", "alpha %g out of range (0, %g]", cfg.Alpha, bccAlphaMax)
 	}
 	if cfg.Reserve < 0 {
-		return BCCParams{}, fmt.Errorf("marking: %s: reserve %d bytes out of range [0, ∞)", scheme, cfg.Reserve)
+		return BCCParams{}, paramError(scheme, "reserve", "reserve %d bytes out of range [0, ∞)", cfg.Reserve)
 	}
 	if cfg.Ports < 1 || cfg.Ports > bccPortsMax {
-		return BCCParams{}, fmt.Errorf("marking: %s: ports %d out of range [1, %d]", scheme, cfg.Ports, bccPortsMax)
+		return BCCParams{}, paramError(scheme, "ports", "ports %d out of range [1, %d]", cfg.Ports, bccPortsMax)
 	}
 	if cfg.H == 0 {
 		cfg.H = BCCDefaultH
 	}
 	if cfg.H < 0 || cfg.H > thresholdTimeMax {
-		return BCCParams{}, fmt.Errorf("marking: %s: h %d ns out of range (0, %d] ns", scheme, cfg.H, thresholdTimeMax)
+		return BCCParams{}, paramError(scheme, "h", "h %d ns out of range (0, %d] ns", cfg.H, thresholdTimeMax)
 	}
 	bdp := mulDivSat(cfg.LineRate, cfg.RTT, 8e9)
 	br := max(int64(math.Round(float64(bdp)*(1+cfg.Lambda)))-cfg.Reserve, 0)
 	kmax := cfg.PoolSize - int64(math.Round(float64(br)/cfg.Alpha))
 	if kmax <= 0 {
-		return BCCParams{}, fmt.Errorf("marking: %s: pool_size %d bytes must exceed B_R/α = %d/%g bytes (002 Eq. 2): K_max = B − B_R/α would be %d", scheme, cfg.PoolSize, br, cfg.Alpha, kmax)
+		return BCCParams{}, paramError(scheme, "pool_size", "pool_size %d bytes must exceed B_R/α = %d/%g bytes (002 Eq. 2): K_max = B − B_R/α would be %d", cfg.PoolSize, br, cfg.Alpha, kmax)
 	}
 	span := mulDivSat(mulDivSat(cfg.LineRate, cfg.H, 8e9), int64(cfg.Ports), 1)
 	kmin := kmax - span
 	if kmin < 0 {
-		return BCCParams{}, fmt.Errorf("marking: %s: K_min = K_max − C·N·h = %d − %d < 0 bytes (002 Eq. 3): lower h (%d ns) or ports (%d)", scheme, kmax, span, cfg.H, cfg.Ports)
+		return BCCParams{}, paramError(scheme, "", "K_min = K_max − C·N·h = %d − %d < 0 bytes (002 Eq. 3): lower h (%d ns) or ports (%d)", kmax, span, cfg.H, cfg.Ports)
 	}
 	return BCCParams{BR: br, KMin: kmin, KMax: kmax, PMax: cfg.PMax}, nil
 }
@@ -163,7 +163,10 @@ func NewBCC(cfg BCCConfig, stage Stage, queues int) ([]Member, error) {
 	port := cfg.PortThreshold
 	if port.IsZero() {
 		if err := checkRTT(scheme, cfg.RTT); err != nil {
-			return nil, fmt.Errorf("%w (needed for the default port_threshold C·RTT·λ)", err)
+			if pe, ok := err.(*ParamError); ok {
+				pe.Msg += " (needed for the default port_threshold C·RTT·λ)"
+			}
+			return nil, err
 		}
 		lambda := cfg.Lambda
 		if err := checkLambda(scheme, &lambda); err != nil {
@@ -180,7 +183,7 @@ func NewBCC(cfg BCCConfig, stage Stage, queues int) ([]Member, error) {
 	}
 	if cfg.KMin.IsZero() {
 		if !cfg.KMax.IsZero() {
-			return nil, fmt.Errorf("marking: %s: kmax %v given without kmin", scheme, cfg.KMax)
+			return nil, paramError(scheme, "kmax", "kmax %v given without kmin", cfg.KMax)
 		}
 		p, err := cfg.Derive()
 		if err != nil {

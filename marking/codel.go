@@ -1,9 +1,6 @@
 package marking
 
-import (
-	"fmt"
-	"math"
-)
+import "math"
 
 // CoDel defaults: the baseline of the ECN♯ paper's testbed, "For CoDel, we
 // set interval to be 200µs and target to be 85µs" (000 §5.2, base RTTs of
@@ -70,13 +67,13 @@ func NewCoDel(cfg CoDelConfig, stage Stage, queues int) (Marker, error) {
 		return nil, err
 	}
 	if cfg.Target >= cfg.Interval {
-		return nil, fmt.Errorf("marking: codel: target %d ns must be below interval %d ns", cfg.Target, cfg.Interval)
+		return nil, paramError("codel", "target", "target %d ns must be below interval %d ns", cfg.Target, cfg.Interval)
 	}
 	if cfg.MaxPacket == 0 {
 		cfg.MaxPacket = CoDelDefaultMaxPacket
 	}
 	if cfg.MaxPacket < 0 || cfg.MaxPacket > codelMaxPacketMax {
-		return nil, fmt.Errorf("marking: codel: max_packet %d bytes out of range (0, %d] bytes", cfg.MaxPacket, codelMaxPacketMax)
+		return nil, paramError("codel", "max_packet", "max_packet %d bytes out of range (0, %d] bytes", cfg.MaxPacket, codelMaxPacketMax)
 	}
 	return &codel{
 		target:    cfg.Target,

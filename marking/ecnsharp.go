@@ -1,7 +1,6 @@
 package marking
 
 import (
-	"fmt"
 	"math"
 	"math/bits"
 )
@@ -100,10 +99,10 @@ func NewECNSharp(cfg ECNSharpConfig, stage Stage, queues int) (Marker, error) {
 			continue
 		}
 		if !cfg.QueueLength {
-			return nil, fmt.Errorf("marking: ecnsharp: %s %d bytes needs queue_length: true", p.key, p.v)
+			return nil, paramError("ecnsharp", p.key, "%s %d bytes needs queue_length: true", p.key, p.v)
 		}
 		if p.v < 0 || p.v > ecnsharpBytesMax {
-			return nil, fmt.Errorf("marking: ecnsharp: %s %d bytes out of range (0, %d] bytes", p.key, p.v, int64(ecnsharpBytesMax))
+			return nil, paramError("ecnsharp", p.key, "%s %d bytes out of range (0, %d] bytes", p.key, p.v, int64(ecnsharpBytesMax))
 		}
 	}
 	return &ecnsharp{

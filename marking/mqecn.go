@@ -1,7 +1,6 @@
 package marking
 
 import (
-	"fmt"
 	"math/bits"
 )
 
@@ -80,7 +79,7 @@ type mqecn struct {
 func NewMQECN(cfg MQECNConfig, stage Stage, queues int) (Marker, error) {
 	const scheme = "mqecn"
 	if stage == Dequeue {
-		return nil, fmt.Errorf("marking: %s: stage %v: MQ-ECN is RED-like enqueue marking (001 §2.3): %w", scheme, stage, ErrEnqueueOnly)
+		return nil, stageError(scheme, ErrEnqueueOnly, "stage %v: MQ-ECN is RED-like enqueue marking (001 §2.3)", stage)
 	}
 	if err := checkStage(scheme, stage); err != nil {
 		return nil, err
@@ -93,7 +92,7 @@ func NewMQECN(cfg MQECNConfig, stage Stage, queues int) (Marker, error) {
 	}
 	if cfg.KMin.IsZero() {
 		if !cfg.KMax.IsZero() {
-			return nil, fmt.Errorf("marking: %s: kmax %v given without kmin", scheme, cfg.KMax)
+			return nil, paramError(scheme, "kmax", "kmax %v given without kmin", cfg.KMax)
 		}
 		if err := checkRTT(scheme, cfg.RTT); err != nil {
 			return nil, err
@@ -103,7 +102,7 @@ func NewMQECN(cfg MQECNConfig, stage Stage, queues int) (Marker, error) {
 		}
 		cfg.KMin = Standard(cfg.RTT, cfg.Lambda)
 	} else if cfg.RTT != 0 || cfg.Lambda != 0 {
-		return nil, fmt.Errorf("marking: %s: kmin %v given together with rtt %d ns and lambda %g: give one or the other", scheme, cfg.KMin, cfg.RTT, cfg.Lambda)
+		return nil, paramError(scheme, "kmin", "kmin %v given together with rtt %d ns and lambda %g: give one or the other", cfg.KMin, cfg.RTT, cfg.Lambda)
 	}
 	if cfg.KMax.IsZero() {
 		cfg.KMax = cfg.KMin

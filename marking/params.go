@@ -11,6 +11,35 @@ import (
 // enqueue marking") when they are asked to run at Dequeue.
 var ErrEnqueueOnly = errors.New("marking: scheme needs the enqueue stage")
 
+// ParamError is an invalid parameter given to a scheme's constructor.
+// Scheme names the scheme (red, mqecn, …); Key names the parameter as the
+// scheme's config and the YAML file do (kmin, pmax, rtt, …), or is empty
+// when the error is about the stage, the queue count or a combination of
+// parameters. Err is ErrEnqueueOnly or ErrDequeueOnly for a scheme placed
+// at a stage its paper does not use, else nil.
+type ParamError struct {
+	Scheme string
+	Key    string
+	Msg    string // what is wrong: the key, the value and what is allowed
+	Err    error
+}
+
+// Error returns "marking: SCHEME: MSG".
+func (e *ParamError) Error() string { return "marking: " + e.Scheme + ": " + e.Msg }
+
+// Unwrap returns Err.
+func (e *ParamError) Unwrap() error { return e.Err }
+
+func paramError(scheme, key, format string, args ...any) error {
+	return &ParamError{Scheme: scheme, Key: key, Msg: fmt.Sprintf(format, args...)}
+}
+
+// stageError reports a scheme placed at a stage its paper does not use;
+// it wraps sentinel, ErrEnqueueOnly or ErrDequeueOnly.
+func stageError(scheme string, sentinel error, format string, args ...any) error {
+	return &ParamError{Scheme: scheme, Msg: fmt.Sprintf(format, args...) + ": " + sentinel.Error(), Err: sentinel}
+}
+
 // Measure names the occupancy a queue-length scheme compares with its
 // thresholds: the packet's queue, its egress port, or the shared pool, the
 // per-queue, per-port and per-service-pool ECN of commodity chips (001 §2.1,
@@ -61,10 +90,16 @@ const (
 	markMTUMax    = 1 << 20 // bytes: the largest MTU accepted
 )
 
+// Limits every constructor enforces, exported for the YAML layer to quote.
+const (
+	MaxLambda = thresholdLambdaMax // the largest λ
+	MaxMTU    = markMTUMax         // bytes: the largest mtu
+)
+
 // checkStage checks that stage is one of the two stages.
 func checkStage(scheme string, stage Stage) error {
 	if stage != Enqueue && stage != Dequeue {
-		return fmt.Errorf("marking: %s: stage %d is not a stage, want enqueue or dequeue", scheme, stage)
+		return paramError(scheme, "", "stage %d is not a stage, want enqueue or dequeue", stage)
 	}
 	return nil
 }
@@ -72,7 +107,7 @@ func checkStage(scheme string, stage Stage) error {
 // checkQueues checks the number of queues a marker serves.
 func checkQueues(scheme string, queues int) error {
 	if queues < 1 || queues > markQueuesMax {
-		return fmt.Errorf("marking: %s: queues %d out of range [1, %d]", scheme, queues, markQueuesMax)
+		return paramError(scheme, "", "queues %d out of range [1, %d]", queues, markQueuesMax)
 	}
 	return nil
 }
@@ -81,13 +116,13 @@ func checkQueues(scheme string, queues int) error {
 // its thresholds, replacing a zero MTU by 1500.
 func checkPort(scheme string, lineRate int64, mtu *int64) error {
 	if lineRate < 0 {
-		return fmt.Errorf("marking: %s: line_rate %d bit/s out of range [0, ∞) (0: take C from each packet's view)", scheme, lineRate)
+		return paramError(scheme, "line_rate", "line_rate %d bit/s out of range [0, ∞) (0: take C from each packet's view)", lineRate)
 	}
 	if *mtu == 0 {
 		*mtu = defaultMTU
 	}
 	if *mtu < 0 || *mtu > markMTUMax {
-		return fmt.Errorf("marking: %s: mtu %d bytes out of range (0, %d] bytes", scheme, *mtu, markMTUMax)
+		return paramError(scheme, "mtu", "mtu %d bytes out of range (0, %d] bytes", *mtu, markMTUMax)
 	}
 	return nil
 }
@@ -98,7 +133,7 @@ func checkPMax(scheme string, pmax *float64) error {
 		*pmax = DefaultPMax
 	}
 	if !(*pmax > 0 && *pmax <= 1) { // also rejects NaN
-		return fmt.Errorf("marking: %s: pmax %g out of range (0, 1]", scheme, *pmax)
+		return paramError(scheme, "pmax", "pmax %g out of range (0, 1]", *pmax)
 	}
 	return nil
 }
@@ -109,7 +144,7 @@ func checkLambda(scheme string, lambda *float64) error {
 		*lambda = DefaultLambda
 	}
 	if !(*lambda > 0 && *lambda <= thresholdLambdaMax) {
-		return fmt.Errorf("marking: %s: lambda %g out of range (0, %g]", scheme, *lambda, thresholdLambdaMax)
+		return paramError(scheme, "lambda", "lambda %g out of range (0, %g]", *lambda, thresholdLambdaMax)
 	}
 	return nil
 }
@@ -117,7 +152,7 @@ func checkLambda(scheme string, lambda *float64) error {
 // checkRTT validates an RTT in ns.
 func checkRTT(scheme string, rtt int64) error {
 	if rtt <= 0 || rtt > thresholdTimeMax {
-		return fmt.Errorf("marking: %s: rtt %d ns out of range (0, %d] ns", scheme, rtt, thresholdTimeMax)
+		return paramError(scheme, "rtt", "rtt %d ns out of range (0, %d] ns", rtt, thresholdTimeMax)
 	}
 	return nil
 }
@@ -139,12 +174,12 @@ func checkPair(scheme string, kmin, kmax Threshold, lineRate, mtu int64) error {
 		case kmin.RateDependent() && kmax.RateDependent():
 			rate = 1e9
 		case kmin.RateDependent() || kmax.RateDependent():
-			return fmt.Errorf("marking: %s: kmin %v and kmax %v can be ordered only at a known line rate: set line_rate > 0 or give both in the same kind of unit", scheme, kmin, kmax)
+			return paramError(scheme, "kmin", "kmin %v and kmax %v can be ordered only at a known line rate: set line_rate > 0 or give both in the same kind of unit", kmin, kmax)
 		}
 	}
 	lo, hi := kmin.Bytes(rate, mtu), kmax.Bytes(rate, mtu)
 	if lo > hi {
-		return fmt.Errorf("marking: %s: kmin %v (%d bytes) above kmax %v (%d bytes): want kmin ≤ kmax", scheme, kmin, lo, kmax, hi)
+		return paramError(scheme, "kmin", "kmin %v (%d bytes) above kmax %v (%d bytes): want kmin ≤ kmax", kmin, lo, kmax, hi)
 	}
 	return nil
 }

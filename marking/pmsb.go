@@ -1,7 +1,5 @@
 package marking
 
-import "fmt"
-
 // PMSBConfig configures PMSB, per-port marking with selective blindness
 // (003 §IV, Algorithm 1).
 type PMSBConfig struct {
@@ -65,7 +63,7 @@ func NewPMSB(cfg PMSBConfig, stage Stage, queues int) (Marker, error) {
 		}
 		cfg.PortThreshold = Standard(cfg.RTT, cfg.Lambda)
 	} else if cfg.RTT != 0 || cfg.Lambda != 0 {
-		return nil, fmt.Errorf("marking: %s: port_threshold %v given together with rtt %d ns and lambda %g: give one or the other", scheme, cfg.PortThreshold, cfg.RTT, cfg.Lambda)
+		return nil, paramError(scheme, "port_threshold", "port_threshold %v given together with rtt %d ns and lambda %g: give one or the other", cfg.PortThreshold, cfg.RTT, cfg.Lambda)
 	}
 	if err := cfg.PortThreshold.check(scheme, "port_threshold"); err != nil {
 		return nil, err

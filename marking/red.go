@@ -1,9 +1,6 @@
 package marking
 
-import (
-	"fmt"
-	"math"
-)
+import "math"
 
 // REDConfig configures RED/ECN marking on one occupancy (001 §2.1, §3.4;
 // 002 §IV-B/C). The YAML keys are given with each field.
@@ -149,7 +146,7 @@ func NewRED(cfg REDConfig, stage Stage, queues int) (Marker, error) {
 		return nil, err
 	}
 	if cfg.Measure > MeasurePool {
-		return nil, fmt.Errorf("marking: %s: measure %d out of range, want queue, port or pool", scheme, cfg.Measure)
+		return nil, paramError(scheme, "measure", "measure %d out of range, want queue, port or pool", cfg.Measure)
 	}
 	if err := checkPort(scheme, cfg.LineRate, &cfg.MTU); err != nil {
 		return nil, err
@@ -164,13 +161,13 @@ func NewRED(cfg REDConfig, stage Stage, queues int) (Marker, error) {
 		return nil, err
 	}
 	if !(cfg.Weight >= 0 && cfg.Weight <= 1) {
-		return nil, fmt.Errorf("marking: %s: weight %g out of range [0, 1] (0: instantaneous)", scheme, cfg.Weight)
+		return nil, paramError(scheme, "weight", "weight %g out of range [0, 1] (0: instantaneous)", cfg.Weight)
 	}
 	if cfg.Split && cfg.Measure != MeasureQueue {
-		return nil, fmt.Errorf("marking: %s: split needs measure queue, not %v", scheme, cfg.Measure)
+		return nil, paramError(scheme, "split", "split needs measure queue, not %v", cfg.Measure)
 	}
 	if cfg.Count > CountOn {
-		return nil, fmt.Errorf("marking: %s: count %d out of range, want default, off or on", scheme, cfg.Count)
+		return nil, paramError(scheme, "count", "count %d out of range, want default, off or on", cfg.Count)
 	}
 	r := &red{
 		stage:   stage,

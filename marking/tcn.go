@@ -2,7 +2,6 @@ package marking
 
 import (
 	"errors"
-	"fmt"
 	"math"
 )
 
@@ -21,9 +20,9 @@ func dequeuePlacement(scheme string, stage Stage, queues int) error {
 	switch stage {
 	case Dequeue:
 	case Enqueue:
-		return fmt.Errorf("marking: %s: stage %s: the sojourn time is known only at dequeue: %w", scheme, stage, ErrDequeueOnly)
+		return stageError(scheme, ErrDequeueOnly, "stage %s: the sojourn time is known only at dequeue", stage)
 	default:
-		return fmt.Errorf("marking: %s: stage %d is not a stage, want dequeue: %w", scheme, stage, ErrDequeueOnly)
+		return stageError(scheme, ErrDequeueOnly, "stage %d is not a stage, want dequeue", stage)
 	}
 	return checkQueues(scheme, queues)
 }
@@ -35,7 +34,7 @@ func dequeueTime(scheme, key string, v *int64, def int64) error {
 		*v = def
 	}
 	if *v < 0 || *v > dequeueTimeMax {
-		return fmt.Errorf("marking: %s: %s %d ns out of range (0, %d] ns", scheme, key, *v, dequeueTimeMax)
+		return paramError(scheme, key, "%s %d ns out of range (0, %d] ns", key, *v, dequeueTimeMax)
 	}
 	return nil
 }
@@ -84,7 +83,7 @@ func NewTCN(cfg TCNConfig, stage Stage, queues int) (Marker, error) {
 func (cfg TCNConfig) threshold() (int64, error) {
 	derived := cfg.Lambda != 0 || cfg.RTT != 0
 	if cfg.Threshold != 0 && derived {
-		return 0, fmt.Errorf("marking: tcn: threshold %d ns given together with lambda %g and rtt %d ns: give one or the other", cfg.Threshold, cfg.Lambda, cfg.RTT)
+		return 0, paramError("tcn", "threshold", "threshold %d ns given together with lambda %g and rtt %d ns: give one or the other", cfg.Threshold, cfg.Lambda, cfg.RTT)
 	}
 	if !derived {
 		t := cfg.Threshold
@@ -94,14 +93,14 @@ func (cfg TCNConfig) threshold() (int64, error) {
 		return t, nil
 	}
 	if !(cfg.Lambda > 0 && cfg.Lambda <= tcnLambdaMax) { // also rejects NaN
-		return 0, fmt.Errorf("marking: tcn: lambda %g out of range (0, %g]", cfg.Lambda, tcnLambdaMax)
+		return 0, paramError("tcn", "lambda", "lambda %g out of range (0, %g]", cfg.Lambda, tcnLambdaMax)
 	}
 	if cfg.RTT <= 0 || cfg.RTT > dequeueTimeMax {
-		return 0, fmt.Errorf("marking: tcn: rtt %d ns out of range (0, %d] ns", cfg.RTT, dequeueTimeMax)
+		return 0, paramError("tcn", "rtt", "rtt %d ns out of range (0, %d] ns", cfg.RTT, dequeueTimeMax)
 	}
 	t := int64(math.Round(cfg.Lambda * float64(cfg.RTT)))
 	if t < 1 || t > dequeueTimeMax {
-		return 0, fmt.Errorf("marking: tcn: lambda·rtt = %d ns out of range (0, %d] ns", t, dequeueTimeMax)
+		return 0, paramError("tcn", "", "lambda·rtt = %d ns out of range (0, %d] ns", t, dequeueTimeMax)
 	}
 	return t, nil
 }

@@ -1,7 +1,6 @@
 package marking
 
 import (
-	"fmt"
 	"math"
 	"math/bits"
 	"strconv"
@@ -118,31 +117,31 @@ func (t Threshold) Bytes(lineRate, mtu int64) int64 {
 func (t Threshold) check(scheme, key string) error {
 	switch t.kind {
 	case thresholdUnset:
-		return fmt.Errorf("marking: %s: %s is not set", scheme, key)
+		return paramError(scheme, key, "%s is not set", key)
 	case thresholdBytes:
 		if t.n < 0 {
-			return fmt.Errorf("marking: %s: %s %d bytes out of range [0, %d] bytes", scheme, key, t.n, int64(math.MaxInt64))
+			return paramError(scheme, key, "%s %d bytes out of range [0, %d] bytes", key, t.n, int64(math.MaxInt64))
 		}
 	case thresholdPackets:
 		if t.n < 0 {
-			return fmt.Errorf("marking: %s: %s %d packets out of range [0, %d] packets", scheme, key, t.n, int64(math.MaxInt64))
+			return paramError(scheme, key, "%s %d packets out of range [0, %d] packets", key, t.n, int64(math.MaxInt64))
 		}
 		if t.size < 0 {
-			return fmt.Errorf("marking: %s: %s packet size %d bytes out of range [1, %d] bytes (0 means the mtu)", scheme, key, t.size, int64(math.MaxInt64))
+			return paramError(scheme, key, "%s packet size %d bytes out of range [1, %d] bytes (0 means the mtu)", key, t.size, int64(math.MaxInt64))
 		}
 	case thresholdDelay:
 		if t.n < 0 || t.n > thresholdTimeMax {
-			return fmt.Errorf("marking: %s: %s %d ns out of range [0, %d] ns", scheme, key, t.n, thresholdTimeMax)
+			return paramError(scheme, key, "%s %d ns out of range [0, %d] ns", key, t.n, thresholdTimeMax)
 		}
 	case thresholdStandard:
 		if t.n <= 0 || t.n > thresholdTimeMax {
-			return fmt.Errorf("marking: %s: %s: rtt %d ns out of range (0, %d] ns", scheme, key, t.n, thresholdTimeMax)
+			return paramError(scheme, key, "%s: rtt %d ns out of range (0, %d] ns", key, t.n, thresholdTimeMax)
 		}
 		if !(t.lambda > 0 && t.lambda <= thresholdLambdaMax) { // also rejects NaN
-			return fmt.Errorf("marking: %s: %s: lambda %g out of range (0, %g]", scheme, key, t.lambda, thresholdLambdaMax)
+			return paramError(scheme, key, "%s: lambda %g out of range (0, %g]", key, t.lambda, thresholdLambdaMax)
 		}
 	default:
-		return fmt.Errorf("marking: %s: %s has unknown unit %d", scheme, key, t.kind)
+		return paramError(scheme, key, "%s has unknown unit %d", key, t.kind)
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 const (
 	MaxQueues     = 64      // queues per port (one bit each in a uint64 bitmap)
 	DefaultQueues = 8       // queues per port when Config.NumQueues is 0
+	DefaultMTU    = 1514    // bytes: a 1500-byte IP packet in an untagged frame, without FCS
 	MaxCapacity   = 1 << 20 // packets per queue ring
 	MaxMTU        = 1 << 16 // bytes
 	MinMTU        = 64      // bytes, the minimum Ethernet frame
@@ -24,7 +25,6 @@ const (
 	betaOne       = 1 << 16 // β is kept in Q16 fixed point
 	wfqScale      = 1 << 24 // WFQ finish-tag units per byte at weight 1
 	defaultCap    = 1024    // packets per queue ring
-	defaultMTU    = 1514    // a 1500-byte IP packet in an untagged frame, without FCS
 	defaultBeta   = 0.75    // 001 §5 "we set β to 0.75"
 	betaPrecision = 1.0 / betaOne
 )
@@ -233,7 +233,7 @@ func (c *Config) validate() (params, error) {
 	}
 	p.mtu = c.MTU
 	if p.mtu == 0 {
-		p.mtu = defaultMTU
+		p.mtu = DefaultMTU
 	}
 	if p.mtu < MinMTU || p.mtu > MaxMTU {
 		return p, fmt.Errorf("%w: mtu: %d outside [%d, %d] bytes", ErrConfig, c.MTU, MinMTU, MaxMTU)

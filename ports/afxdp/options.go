@@ -94,11 +94,12 @@ const (
 	// FrameSize − Headroom: 1792 bytes at 2048, 3840 at 4096.
 	Headroom = 256
 
-	minRingSize = 64
-	maxRingSize = 1 << 16
-	minFrames   = 128
-	maxFrames   = 1 << 18
-	minTxBudget = 32 // the kernel's TX_BATCH_SIZE, the lowest budget it accepts
+	MaxFrameSize = 4096 // bytes per UMEM frame: a page; FrameSize is DefaultFrameSize or this
+	MinRingSize  = 64
+	MaxRingSize  = 1 << 16
+	MinFrames    = 128
+	MaxFrames    = 1 << 18
+	MinTxBudget  = 32 // the kernel's TX_BATCH_SIZE, the lowest budget it accepts
 )
 
 // Options configure a Port. The zero value of every field selects its
@@ -186,8 +187,8 @@ func isPow2(n int) bool { return n > 0 && n&(n-1) == 0 }
 // applied, naming the field, its value and the allowed range.
 func (o Options) Validate() error {
 	o = o.withDefaults()
-	if o.FrameSize != 2048 && o.FrameSize != 4096 {
-		return fmt.Errorf("afxdp: FrameSize = %d: must be 2048 or 4096", o.FrameSize)
+	if o.FrameSize != DefaultFrameSize && o.FrameSize != MaxFrameSize {
+		return fmt.Errorf("afxdp: FrameSize = %d: must be %d or %d", o.FrameSize, DefaultFrameSize, MaxFrameSize)
 	}
 	rings := [...]struct {
 		name string
@@ -199,23 +200,23 @@ func (o Options) Validate() error {
 		{"TxRingSize", o.TxRingSize},
 	}
 	for _, r := range rings {
-		if !isPow2(r.v) || r.v < minRingSize || r.v > maxRingSize {
-			return fmt.Errorf("afxdp: %s = %d: must be a power of two in [%d, %d]", r.name, r.v, minRingSize, maxRingSize)
+		if !isPow2(r.v) || r.v < MinRingSize || r.v > MaxRingSize {
+			return fmt.Errorf("afxdp: %s = %d: must be a power of two in [%d, %d]", r.name, r.v, MinRingSize, MaxRingSize)
 		}
 	}
 	if o.CompletionRingSize < o.TxRingSize {
 		return fmt.Errorf("afxdp: CompletionRingSize = %d: must be at least TxRingSize (%d), or TX stalls on a full completion ring",
 			o.CompletionRingSize, o.TxRingSize)
 	}
-	if !isPow2(o.Frames) || o.Frames < minFrames || o.Frames > maxFrames {
-		return fmt.Errorf("afxdp: Frames = %d: must be a power of two in [%d, %d]", o.Frames, minFrames, maxFrames)
+	if !isPow2(o.Frames) || o.Frames < MinFrames || o.Frames > MaxFrames {
+		return fmt.Errorf("afxdp: Frames = %d: must be a power of two in [%d, %d]", o.Frames, MinFrames, MaxFrames)
 	}
 	if o.Frames < o.FillRingSize+o.TxRingSize {
 		return fmt.Errorf("afxdp: Frames = %d: must be at least FillRingSize + TxRingSize = %d",
 			o.Frames, o.FillRingSize+o.TxRingSize)
 	}
-	if o.TxBudget < minTxBudget || o.TxBudget > o.TxRingSize {
-		return fmt.Errorf("afxdp: TxBudget = %d: must be in [%d, TxRingSize = %d]", o.TxBudget, minTxBudget, o.TxRingSize)
+	if o.TxBudget < MinTxBudget || o.TxBudget > o.TxRingSize {
+		return fmt.Errorf("afxdp: TxBudget = %d: must be in [%d, TxRingSize = %d]", o.TxBudget, MinTxBudget, o.TxRingSize)
 	}
 	if o.Attach > AttachGeneric {
 		return fmt.Errorf("afxdp: Attach = %d: must be AttachAuto, AttachNative or AttachGeneric", uint8(o.Attach))
