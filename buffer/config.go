@@ -58,6 +58,10 @@ type QueueConfig struct {
 	Cap int64 `yaml:"cap"`
 }
 
+// Validate checks c as New does, and builds nothing. Errors wrap
+// ErrConfig and name the first bad key.
+func (c Config) Validate() error { return c.validate() }
+
 // validate checks c and returns an error naming the first bad key.
 func (c *Config) validate() error {
 	if len(c.Pools) == 0 {

@@ -104,7 +104,7 @@ func (c *checker) captureSpec(cfg *Config, key string, y captureSpecYAML) (captu
 		return s, false
 	}
 	if s.Queue != nil {
-		if nq := cfg.Ports[port].Scheduler.NumQueues; *s.Queue < 0 || *s.Queue >= nq {
+		if nq := cfg.Switch.Ports[port].Scheduler.NumQueues; *s.Queue < 0 || *s.Queue >= nq {
 			c.capErrf(key+".queue", "%d outside [0, %d] (port %s has %d queues)", *s.Queue, nq-1, s.Port, nq)
 			return s, false
 		}

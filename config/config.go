@@ -3,37 +3,42 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"time"
 
-	"github.com/ecnswitch/ecnswitch/buffer"
 	"github.com/ecnswitch/ecnswitch/dataplane"
 	"github.com/ecnswitch/ecnswitch/marking"
 	"github.com/ecnswitch/ecnswitch/ports/afxdp"
-	"github.com/ecnswitch/ecnswitch/scheduler"
 )
 
-// Config is a validated switch configuration with every default filled
-// in. Parse and Load make one; Dataplane turns it into the switch's
-// pipeline, and Ports carries what the daemon needs to open each port.
+// Config is a validated configuration file: the switch it describes, as a
+// dataplane.Config, plus what only the daemon needs — the devices to open,
+// telemetry, capture, logging. Parse and Load make one, with every default
+// filled in.
+//
+// Parse builds every marker once, to check the scheme's parameters; the
+// first switch made from Dataplane gets those markers, and a later one
+// gets markers built anew from the same parameters, so that no two
+// switches share a marker's state.
 type Config struct {
+	// Switch is the pipeline: port and pool names resolved to indexes in
+	// Forwarding and the ports, every marker built. Dataplane hands out
+	// copies.
+	Switch dataplane.Config
+	// Ports are the devices, parallel to Switch.Ports.
+	Ports []Port
+	// Pools names the shared buffer pools, parallel to Switch.Pools.
+	Pools []string
+
 	LogLevel  string // debug, info, warn or error
-	Workers   int
-	Frames    int
-	FrameSize int
-	Batch     int
-	Spin      int   // idle polls before a worker waits; -1 never waits (busy_poll)
-	CPUs      []int // CPUs the process runs on; worker i is pinned to CPUs[i % len]; empty means no pinning
-
 	Telemetry Telemetry
-	Pools     []Pool
+	Capture   Capture
 
-	Forwarding dataplane.Forwarding // port names resolved to indexes
-	Classifier dataplane.Classifier
-	Ports      []Port
-
-	Capture Capture
+	// Warnings name keys the file uses that are deprecated, with their
+	// replacement; the daemon logs them.
+	Warnings []string
 }
 
 // Telemetry configures the telemetry HTTP server.
@@ -44,36 +49,24 @@ type Telemetry struct {
 	QueueSamples      int           // length of the sampler's ring
 }
 
-// Pool is one named shared buffer pool.
-type Pool struct {
-	Name string
-	Size int64 // bytes
-}
-
-// Port is one switch port: the device to open and its egress pipeline.
+// Port is the device of one switch port and the markers as the file wrote
+// them.
 type Port struct {
 	Name      string
 	Interface string        // the network interface ecnswitch drives
 	AFXDP     afxdp.Options // Logger left nil for the daemon to set
-
-	Scheduler scheduler.Config // LineRate is the shaper's rate
-	Shaper    scheduler.ShaperConfig
-	Pool      int                  // index in Config.Pools
-	Buffer    []buffer.QueueConfig // one per queue
-	Markers   []Marker             // enqueue and dequeue, in file order
-	NonECT    marking.NonECT
-	Delay     dataplane.Delay
-	Worker    int // -1: the switch chooses
+	Markers   []Marker      // enqueue and dequeue, in file order
 }
 
-// Marker is one configured marker.
+// Marker is one configured marker, as written.
 type Marker struct {
 	Key    string // its path in the file, e.g. ports[0].markers.enqueue[1]
 	Scheme string
 	Stage  marking.Stage
 	Params string // the parameters as written, for summaries
-	// Specs are the chain members the marker adds to its stage: one, or
-	// two for BCC (per-port standard ECN and shared-pool RED, 002 §IV-B).
+	// Specs are the chain members the marker adds to its stage in
+	// Switch.Ports: one, or two for BCC (per-port standard ECN and
+	// shared-pool RED, 002 §IV-B).
 	Specs []dataplane.MarkerSpec
 }
 
@@ -106,53 +99,28 @@ func Parse(data []byte) (*Config, error) {
 	return cfg, nil
 }
 
-// Dataplane returns the switch pipeline the config describes. Each call
-// returns fresh slices, so dataplane.New may change them.
+// Dataplane returns a copy of the switch's pipeline, for dataplane.New.
+// Each call returns fresh slices and maps, so New may change them.
 func (c *Config) Dataplane() (dataplane.Config, error) {
-	if len(c.Ports) == 0 {
+	if len(c.Switch.Ports) == 0 {
 		return dataplane.Config{}, errors.New("config: no ports; make the Config with Parse or Load")
 	}
-	dc := dataplane.Config{
-		Workers:   c.Workers,
-		FrameSize: c.FrameSize,
-		Frames:    c.Frames,
-		Batch:     c.Batch,
-		Spin:      c.Spin,
-		CPUs:      slices.Clone(c.CPUs),
-		Classifier: dataplane.Classifier{
-			DSCP:   cloneMap(c.Classifier.DSCP),
-			UsePCP: c.Classifier.UsePCP,
-			PCP:    cloneMap(c.Classifier.PCP),
-		},
-		Forwarding: c.Forwarding,
-	}
-	dc.Forwarding.Patches = slices.Clone(c.Forwarding.Patches)
-	dc.Forwarding.MACs = slices.Clone(c.Forwarding.MACs)
-	dc.Forwarding.Prefixes = slices.Clone(c.Forwarding.Prefixes)
-	for _, p := range c.Pools {
-		dc.Pools = append(dc.Pools, buffer.PoolConfig{Size: p.Size})
-	}
-	for _, p := range c.Ports {
-		pc := dataplane.PortConfig{
-			Name:      p.Name,
-			Scheduler: p.Scheduler,
-			Shaper:    p.Shaper,
-			Pool:      p.Pool,
-			Queues:    slices.Clone(p.Buffer),
-			NonECT:    p.NonECT,
-			Delay:     p.Delay,
-			Worker:    p.Worker,
-		}
-		pc.Scheduler.Queues = slices.Clone(p.Scheduler.Queues)
-		pc.Delay.PerQueue = cloneMap(p.Delay.PerQueue)
-		for _, m := range p.Markers {
-			if m.Stage == marking.Dequeue {
-				pc.Dequeue = append(pc.Dequeue, m.Specs...)
-			} else {
-				pc.Enqueue = append(pc.Enqueue, m.Specs...)
-			}
-		}
-		dc.Ports = append(dc.Ports, pc)
+	dc := c.Switch
+	dc.CPUs = slices.Clone(dc.CPUs)
+	dc.Pools = slices.Clone(dc.Pools)
+	dc.Classifier.DSCP = maps.Clone(dc.Classifier.DSCP)
+	dc.Classifier.PCP = maps.Clone(dc.Classifier.PCP)
+	dc.Forwarding.Patches = slices.Clone(dc.Forwarding.Patches)
+	dc.Forwarding.MACs = slices.Clone(dc.Forwarding.MACs)
+	dc.Forwarding.Prefixes = slices.Clone(dc.Forwarding.Prefixes)
+	dc.Ports = slices.Clone(dc.Ports)
+	for i := range dc.Ports {
+		p := &dc.Ports[i]
+		p.Scheduler.Queues = slices.Clone(p.Scheduler.Queues)
+		p.Queues = slices.Clone(p.Queues)
+		p.Enqueue = slices.Clone(p.Enqueue)
+		p.Dequeue = slices.Clone(p.Dequeue)
+		p.Delay.PerQueue = maps.Clone(p.Delay.PerQueue)
 	}
 	return dc, nil
 }
@@ -164,24 +132,4 @@ func (c *Config) PortNames() []string {
 		names[i] = p.Name
 	}
 	return names
-}
-
-// PoolNames returns the pools' names in order.
-func (c *Config) PoolNames() []string {
-	names := make([]string, len(c.Pools))
-	for i, p := range c.Pools {
-		names[i] = p.Name
-	}
-	return names
-}
-
-func cloneMap[K comparable, V any](m map[K]V) map[K]V {
-	if m == nil {
-		return nil
-	}
-	out := make(map[K]V, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }

@@ -55,7 +55,7 @@ func mustParse(t *testing.T, y string) *Config {
 // marker builds port p's marker m's member s for a port of nq queues.
 func marker(t *testing.T, c *Config, p, m, s int) marking.Marker {
 	t.Helper()
-	mk, err := c.Ports[p].Markers[m].Specs[s].New(c.Ports[p].Scheduler.NumQueues)
+	mk, err := c.Ports[p].Markers[m].Specs[s].New(c.Switch.Ports[p].Scheduler.NumQueues)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,32 +75,33 @@ func TestExampleLoadsAndBuilds(t *testing.T) {
 	if len(st.Pools) != 1 || st.Pools[0].Size != 2_000_000 {
 		t.Errorf("pools = %+v, want one of 2MB", st.Pools)
 	}
-	p1, p2, p3 := c.Ports[0], c.Ports[1], c.Ports[2]
-	if p1.Interface != "ens1f0" || p2.AFXDP.Attach != afxdp.AttachNative || p1.AFXDP.Attach != afxdp.AttachAuto {
-		t.Errorf("interfaces/afxdp: %q %v %v", p1.Interface, p1.AFXDP.Attach, p2.AFXDP.Attach)
+	d1, d2, d3 := c.Ports[0], c.Ports[1], c.Ports[2]
+	p1, p3 := c.Switch.Ports[0], c.Switch.Ports[2]
+	if d1.Interface != "ens1f0" || d2.AFXDP.Attach != afxdp.AttachNative || d1.AFXDP.Attach != afxdp.AttachAuto {
+		t.Errorf("interfaces/afxdp: %q %v %v", d1.Interface, d1.AFXDP.Attach, d2.AFXDP.Attach)
 	}
-	if err := p2.AFXDP.Validate(); err != nil {
+	if err := d2.AFXDP.Validate(); err != nil {
 		t.Errorf("afxdp options of p2: %v", err)
 	}
 	if p1.Shaper.Rate != 995e6 || p1.Scheduler.LineRate != 995e6 || p1.Shaper.Bucket != 2500 {
 		t.Errorf("p1 shaper %+v, scheduler rate %d", p1.Shaper, p1.Scheduler.LineRate)
 	}
-	if !p1.Scheduler.Queues[7].Strict || p1.Scheduler.Queues[6].Strict || p1.Buffer[7].Reserve != 10_000 || p1.Buffer[0].Alpha != 1 {
-		t.Errorf("port_defaults not merged: sched %+v buffer %+v", p1.Scheduler.Queues, p1.Buffer)
+	if !p1.Scheduler.Queues[7].Strict || p1.Scheduler.Queues[6].Strict || p1.Queues[7].Reserve != 10_000 || p1.Queues[0].Alpha != 1 {
+		t.Errorf("port_defaults not merged: sched %+v buffer %+v", p1.Scheduler.Queues, p1.Queues)
 	}
-	if c.Classifier.DSCP[46] != 7 {
-		t.Errorf("classifier dscp 46 → %d, want 7", c.Classifier.DSCP[46])
+	if c.Switch.Classifier.DSCP[46] != 7 {
+		t.Errorf("classifier dscp 46 → %d, want 7", c.Switch.Classifier.DSCP[46])
 	}
 	// p3 replaces the default marker list: MQ-ECN at enqueue, TCN at dequeue.
-	if len(p3.Markers) != 2 || p3.Markers[0].Scheme != "mqecn" || p3.Markers[1].Stage != marking.Dequeue {
-		t.Errorf("p3 markers = %+v", p3.Markers)
+	if len(d3.Markers) != 2 || d3.Markers[0].Scheme != "mqecn" || d3.Markers[1].Stage != marking.Dequeue {
+		t.Errorf("p3 markers = %+v", d3.Markers)
 	}
 	// per_dscp_class 1 (DSCP 8–15) classifies into queue 1.
 	if d := p3.Delay.PerQueue[1]; d.Fixed != 70*time.Microsecond || d.Jitter != 10*time.Microsecond {
 		t.Errorf("p3 delay per queue = %+v", p3.Delay.PerQueue)
 	}
-	if len(c.Forwarding.Prefixes) != 1 || c.Forwarding.Prefixes[0].Port != 2 || c.Forwarding.MACs[0].Port != 2 {
-		t.Errorf("forwarding = %+v", c.Forwarding)
+	if fw := c.Switch.Forwarding; len(fw.Prefixes) != 1 || fw.Prefixes[0].Port != 2 || fw.MACs[0].Port != 2 {
+		t.Errorf("forwarding = %+v", fw)
 	}
 }
 
@@ -131,7 +132,7 @@ func TestDataplaneReturnsFreshSlices(t *testing.T) {
 	dc.Ports[0].Scheduler.Queues[0].Weight = 9
 	dc.Ports[0].Queues[0].Alpha = 9
 	dc.Forwarding.Patches[0].To = 0
-	if c.Ports[0].Scheduler.Queues[0].Weight != 2 || c.Ports[0].Buffer[0].Alpha != 1 || c.Forwarding.Patches[0].To != 1 {
+	if sw := c.Switch; sw.Ports[0].Scheduler.Queues[0].Weight != 2 || sw.Ports[0].Queues[0].Alpha != 1 || sw.Forwarding.Patches[0].To != 1 {
 		t.Error("Dataplane shares slices with the Config")
 	}
 	if _, err := (&Config{}).Dataplane(); err == nil {
@@ -141,34 +142,34 @@ func TestDataplaneReturnsFreshSlices(t *testing.T) {
 
 func TestDefaults(t *testing.T) {
 	c := mustParse(t, "ports: [{name: p1}]")
-	p := c.Ports[0]
+	p, dev, sw := c.Switch.Ports[0], c.Ports[0], c.Switch
 	switch {
-	case c.Workers != 1 || c.Frames != 16384 || c.FrameSize != 2048 || c.Batch != 64 || c.Spin != 256 || c.LogLevel != "info":
+	case sw.Workers != 1 || sw.Frames != 16384 || sw.FrameSize != 2048 || sw.Batch != 64 || sw.Spin != 256 || c.LogLevel != "info":
 		t.Errorf("switch defaults: %+v", c)
 	case c.Telemetry != (Telemetry{Enabled: true, Listen: "127.0.0.1:9090", QueueSamplePeriod: 100 * time.Microsecond, QueueSamples: 65536}):
 		t.Errorf("telemetry defaults: %+v", c.Telemetry)
-	case len(c.Pools) != 1 || c.Pools[0] != (Pool{Name: "default", Size: 2_000_000}):
-		t.Errorf("pool defaults: %+v", c.Pools)
-	case c.Forwarding.NoLearning || c.Forwarding.AgeTime != 300*time.Second || c.Forwarding.TableSize != 4096:
-		t.Errorf("forwarding defaults: %+v", c.Forwarding)
-	case p.Interface != "p1" || p.Worker != -1 || p.NonECT != marking.NonECTDrop || p.Pool != 0:
+	case len(c.Pools) != 1 || c.Pools[0] != "default" || len(sw.Pools) != 1 || sw.Pools[0].Size != 2_000_000:
+		t.Errorf("pool defaults: %+v %+v", c.Pools, sw.Pools)
+	case sw.Forwarding.NoLearning || sw.Forwarding.AgeTime != 300*time.Second || sw.Forwarding.TableSize != 4096:
+		t.Errorf("forwarding defaults: %+v", sw.Forwarding)
+	case dev.Interface != "p1" || p.Worker != -1 || p.NonECT != marking.NonECTDrop || p.Pool != 0:
 		t.Errorf("port defaults: %+v", p)
 	case p.Scheduler.Kind != scheduler.DWRR || p.Scheduler.NumQueues != 8 || p.Scheduler.MTU != 1514 || p.Scheduler.LineRate != 0:
 		t.Errorf("scheduler defaults: %+v", p.Scheduler)
 	case p.Shaper != (scheduler.ShaperConfig{Overhead: scheduler.OverheadEthernet}):
 		t.Errorf("shaper defaults: %+v (unshaped, no bucket)", p.Shaper)
-	case len(p.Buffer) != 8 || p.Buffer[3].Alpha != 1 || p.Buffer[3].Cap != 0 || p.Buffer[3].Reserve != 0:
-		t.Errorf("buffer defaults: %+v", p.Buffer)
-	case p.AFXDP.FrameSize != 2048 || p.AFXDP.Frames != 4096 || p.AFXDP.TxBudget != 256 || p.AFXDP.Attach != afxdp.AttachAuto:
-		t.Errorf("afxdp defaults: %+v", p.AFXDP)
+	case len(p.Queues) != 8 || p.Queues[3].Alpha != 1 || p.Queues[3].Cap != 0 || p.Queues[3].Reserve != 0:
+		t.Errorf("buffer defaults: %+v", p.Queues)
+	case dev.AFXDP.FrameSize != 2048 || dev.AFXDP.Frames != 4096 || dev.AFXDP.TxBudget != 256 || dev.AFXDP.Attach != afxdp.AttachAuto:
+		t.Errorf("afxdp defaults: %+v", dev.AFXDP)
 	}
-	if err := p.AFXDP.Validate(); err != nil {
+	if err := dev.AFXDP.Validate(); err != nil {
 		t.Errorf("default afxdp options do not validate: %v", err)
 	}
 	build(t, c)
 
-	if c := mustParse(t, "busy_poll: true\nports: [{name: p1}]"); c.Spin != -1 {
-		t.Errorf("busy_poll: spin = %d, want -1", c.Spin)
+	if c := mustParse(t, "busy_poll: true\nports: [{name: p1}]"); c.Switch.Spin != -1 {
+		t.Errorf("busy_poll: spin = %d, want -1", c.Switch.Spin)
 	}
 }
 
@@ -179,7 +180,7 @@ func TestBucketDefault(t *testing.T) {
 		want int64
 	}{{"100Mbit", 2500}, {"1Gbit", 2500}, {"10Gbit", 25000}, {"100Gbit", 250000}} {
 		c := mustParse(t, fmt.Sprintf("ports: [{name: p, rate: %s}]", tc.rate))
-		if got := c.Ports[0].Shaper.Bucket; got != tc.want {
+		if got := c.Switch.Ports[0].Shaper.Bucket; got != tc.want {
 			t.Errorf("rate %s: bucket %d, want %d", tc.rate, got, tc.want)
 		}
 	}
@@ -203,21 +204,22 @@ ports:
     buffer: {queues: {1: {alpha: 4}}}
     markers: {enqueue: []}
 `)
-	a, b := c.Ports[0], c.Ports[1]
+	a, b := c.Switch.Ports[0], c.Switch.Ports[1]
+	da, db := c.Ports[0], c.Ports[1]
 	if a.Shaper.Rate != 1e9 || b.Shaper.Rate != 10e9 {
 		t.Errorf("rates %d %d", a.Shaper.Rate, b.Shaper.Rate)
 	}
-	if a.AFXDP.Attach != afxdp.AttachGeneric || b.AFXDP.Attach != afxdp.AttachNative || a.AFXDP.Frames != 16384 || b.AFXDP.Frames != 16384 {
-		t.Errorf("afxdp: a %v/%d b %v/%d", a.AFXDP.Attach, a.AFXDP.Frames, b.AFXDP.Attach, b.AFXDP.Frames)
+	if da.AFXDP.Attach != afxdp.AttachGeneric || db.AFXDP.Attach != afxdp.AttachNative || da.AFXDP.Frames != 16384 || db.AFXDP.Frames != 16384 {
+		t.Errorf("afxdp: a %v/%d b %v/%d", da.AFXDP.Attach, da.AFXDP.Frames, db.AFXDP.Attach, db.AFXDP.Frames)
 	}
 	if a.Scheduler.Kind != scheduler.WRR || a.Scheduler.Queues[1].Weight != 5 || b.Scheduler.Queues[1].Weight != 7 || b.Scheduler.Queues[0].Weight != 3 {
 		t.Errorf("scheduler queues: a %+v b %+v", a.Scheduler.Queues, b.Scheduler.Queues)
 	}
-	if a.Buffer[1].Cap != 50_000 || a.Buffer[1].Alpha != 0 || a.Buffer[0].Alpha != 2 || b.Buffer[1].Alpha != 4 || b.Buffer[1].Cap != 0 {
-		t.Errorf("buffer: a %+v b %+v", a.Buffer, b.Buffer)
+	if a.Queues[1].Cap != 50_000 || a.Queues[1].Alpha != 0 || a.Queues[0].Alpha != 2 || b.Queues[1].Alpha != 4 || b.Queues[1].Cap != 0 {
+		t.Errorf("buffer: a %+v b %+v", a.Queues, b.Queues)
 	}
-	if len(a.Markers) != 2 || len(b.Markers) != 1 || b.Markers[0].Scheme != "tcn" {
-		t.Errorf("markers: a %d, b %+v", len(a.Markers), b.Markers)
+	if len(da.Markers) != 2 || len(db.Markers) != 1 || db.Markers[0].Scheme != "tcn" {
+		t.Errorf("markers: a %d, b %+v", len(da.Markers), db.Markers)
 	}
 	build(t, c)
 }
@@ -547,7 +549,7 @@ func TestDelayDistribution(t *testing.T) {
 			y = "ports: [{name: p1, delay: {fixed: 70us, jitter: 20us, distribution: " + name + "}}]"
 		}
 		c := mustParse(t, y)
-		if d := c.Ports[0].Delay; d.Distribution != want || d.Fixed != 70*time.Microsecond || d.Jitter != 20*time.Microsecond {
+		if d := c.Switch.Ports[0].Delay; d.Distribution != want || d.Fixed != 70*time.Microsecond || d.Jitter != 20*time.Microsecond {
 			t.Errorf("distribution %q: delay %+v, want %v", name, d, want)
 		}
 	}

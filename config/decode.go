@@ -68,15 +68,16 @@ type entry struct {
 	value *yaml.Node
 }
 
-// index maps positions in the document to key paths, so that yaml.v3's
-// "line N: ..." errors can name the key.
+// index maps the document's nodes to their key paths and lines, so that
+// an error about a node can name its key.
 type index struct {
 	entries []entry
 	byPath  map[string]*entry
+	byNode  map[*yaml.Node]*entry // key and value nodes alike
 }
 
 func newIndex(doc *yaml.Node) *index {
-	ix := &index{byPath: map[string]*entry{}}
+	ix := &index{byPath: map[string]*entry{}, byNode: map[*yaml.Node]*entry{}}
 	var walk func(n *yaml.Node, path string)
 	walk = func(n *yaml.Node, path string) {
 		switch n.Kind {
@@ -101,8 +102,14 @@ func newIndex(doc *yaml.Node) *index {
 	}
 	walk(doc, "")
 	for i := range ix.entries {
-		if _, dup := ix.byPath[ix.entries[i].path]; !dup {
-			ix.byPath[ix.entries[i].path] = &ix.entries[i]
+		e := &ix.entries[i]
+		if _, dup := ix.byPath[e.path]; !dup {
+			ix.byPath[e.path] = e
+		}
+		for _, n := range []*yaml.Node{e.key, e.value} {
+			if _, dup := ix.byNode[n]; n != nil && !dup {
+				ix.byNode[n] = e
+			}
 		}
 	}
 	return ix
@@ -130,119 +137,202 @@ func (ix *index) line(path string) int {
 // has reports whether path was written in the file.
 func (ix *index) has(path string) bool { _, ok := ix.byPath[path]; return ok }
 
-var (
-	reUnknown   = regexp.MustCompile("^line (\\d+): field (.+) not found in type (\\S+)$")
-	reScalar    = regexp.MustCompile("^line (\\d+): cannot unmarshal !!(\\w+) `(.*)` into (\\S+)$")
-	reNonScalar = regexp.MustCompile("^line (\\d+): cannot unmarshal !!(\\w+) into (\\S+)$")
-	reColumn    = regexp.MustCompile("^line (\\d+): column (\\d+): (.*)$")
-	reDuplicate = regexp.MustCompile("^line (\\d+): mapping key \"(.*)\" already defined at line (\\d+)$")
-	reLine      = regexp.MustCompile("^(?:yaml: )?line (\\d+): (.*)$")
-)
+// at returns an error about node n, found at key path path.
+func at(n *yaml.Node, path, msg string) *Error { return &Error{Key: path, Line: n.Line, Msg: msg} }
 
-// translate turns one yaml.v3 error string into an *Error naming the key.
-func (ix *index) translate(s string) *Error {
-	atoi := func(s string) int { n, _ := strconv.Atoi(s); return n }
-	if m := reUnknown.FindStringSubmatch(s); m != nil {
-		line := atoi(m[1])
-		for _, e := range ix.entries {
-			if e.key != nil && e.key.Line == line && e.key.Value == m[2] {
-				return &Error{Key: e.path, Line: line, Msg: "unknown key; allowed here: " + strings.Join(allowedKeys(m[3]), ", ")}
-			}
-		}
-		return &Error{Key: m[2], Line: line, Msg: "unknown key"}
-	}
-	if m := reColumn.FindStringSubmatch(s); m != nil {
-		line, col := atoi(m[1]), atoi(m[2])
-		for _, e := range ix.entries {
-			if e.value.Line == line && e.value.Column == col || e.key != nil && e.key.Line == line && e.key.Column == col {
-				return &Error{Key: e.path, Line: line, Msg: m[3]}
-			}
-		}
-		return &Error{Line: line, Msg: m[3]}
-	}
-	if m := reScalar.FindStringSubmatch(s); m != nil {
-		line := atoi(m[1])
-		msg := fmt.Sprintf("%q is not %s", m[3], describeType(m[4]))
-		for _, e := range ix.entries {
-			if e.value.Line == line && e.value.Kind == yaml.ScalarNode && e.value.Value == m[3] {
-				return &Error{Key: e.path, Line: line, Msg: msg}
-			}
-		}
-		return &Error{Line: line, Msg: msg}
-	}
-	if m := reNonScalar.FindStringSubmatch(s); m != nil {
-		line := atoi(m[1])
-		msg := fmt.Sprintf("%s is not %s", kindName(m[2]), describeType(m[3]))
-		for _, e := range ix.entries {
-			if e.value.Line == line && e.value.Kind != yaml.ScalarNode {
-				return &Error{Key: e.path, Line: line, Msg: msg}
-			}
-		}
-		return &Error{Line: line, Msg: msg}
-	}
-	if m := reDuplicate.FindStringSubmatch(s); m != nil {
-		line := atoi(m[1])
-		for _, e := range ix.entries {
-			if e.key != nil && e.key.Line == line && e.key.Value == m[2] {
-				return &Error{Key: e.path, Line: line, Msg: "key given twice (first at line " + m[3] + ")"}
-			}
-		}
-		return &Error{Key: m[2], Line: line, Msg: "key given twice"}
-	}
-	if m := reLine.FindStringSubmatch(s); m != nil {
-		return &Error{Line: atoi(m[1]), Msg: m[2]}
-	}
-	return &Error{Msg: strings.TrimPrefix(s, "yaml: ")}
+// nodeErr is how the unit types and the decoder report a bad value: the
+// node it is about and what is wrong with it.
+type nodeErr struct {
+	node *yaml.Node
+	msg  string
 }
 
-func kindName(tag string) string {
-	switch tag {
-	case "seq":
-		return "a list"
-	case "map":
-		return "a mapping"
-	}
-	return "a " + tag
+func (e *nodeErr) Error() string { return fmt.Sprintf("line %d: %s", e.node.Line, e.msg) }
+
+func nodeError(n *yaml.Node, format string, args ...any) error {
+	return &nodeErr{node: n, msg: fmt.Sprintf(format, args...)}
 }
 
-// describeType names a Go type of a yaml.v3 error in the file's terms.
-func describeType(t string) string {
-	switch {
-	case strings.HasPrefix(t, "int"), strings.HasPrefix(t, "uint"):
+// decoder walks a node tree against the schema's Go types — the structs
+// of schema.go, their slices, maps and pointers, and the unit types —
+// strictly: every key must be a field, every value must fit. It reports
+// each problem at the node it is about, with the key path it walked, so
+// that nothing is read back out of yaml.v3's error text.
+type decoder struct {
+	ix   *index
+	errs Errors
+}
+
+var unmarshaler = reflect.TypeFor[yaml.Unmarshaler]()
+
+// decode decodes n into v (settable), at key path path.
+func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
+	if n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if v.CanAddr() && v.Addr().Type().Implements(unmarshaler) {
+		if err := n.Decode(v.Addr().Interface()); err != nil {
+			d.fail(n, path, err, v.Type())
+		}
+		return
+	}
+	null := n.Kind == yaml.ScalarNode && n.Tag == "!!null"
+	switch v.Kind() {
+	case reflect.Pointer:
+		if null {
+			v.SetZero()
+			return
+		}
+		p := reflect.New(v.Type().Elem())
+		d.decode(n, p.Elem(), path)
+		v.Set(p)
+	case reflect.Struct:
+		if null {
+			return
+		}
+		if n.Kind != yaml.MappingNode {
+			d.errs = append(d.errs, at(n, path, describeNode(n)+" is not "+describeType(v.Type())))
+			return
+		}
+		d.fields(n, v, path, nil)
+	case reflect.Slice:
+		if null {
+			return
+		}
+		if n.Kind != yaml.SequenceNode {
+			d.errs = append(d.errs, at(n, path, describeNode(n)+" is not "+describeType(v.Type())))
+			return
+		}
+		s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
+		for i, c := range n.Content {
+			d.decode(c, s.Index(i), path+"["+strconv.Itoa(i)+"]")
+		}
+		v.Set(s)
+	case reflect.Map:
+		if null {
+			return
+		}
+		if n.Kind != yaml.MappingNode {
+			d.errs = append(d.errs, at(n, path, describeNode(n)+" is not "+describeType(v.Type())))
+			return
+		}
+		m := reflect.MakeMap(v.Type())
+		seen := map[string]int{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, val := n.Content[i], n.Content[i+1]
+			key := joinKey(path, k.Value)
+			if d.duplicate(seen, k, key) {
+				continue
+			}
+			kv := reflect.New(v.Type().Key()).Elem()
+			d.decode(k, kv, key)
+			ev := reflect.New(v.Type().Elem()).Elem()
+			d.decode(val, ev, key)
+			m.SetMapIndex(kv, ev)
+		}
+		v.Set(m)
+	default: // a scalar: bool, integers, floats, string
+		if n.Kind != yaml.ScalarNode {
+			d.errs = append(d.errs, at(n, path, describeNode(n)+" is not "+describeType(v.Type())))
+			return
+		}
+		if err := n.Decode(v.Addr().Interface()); err != nil {
+			d.fail(n, path, err, v.Type())
+		}
+	}
+}
+
+// fields decodes mapping n into struct v, field by yaml key, skipping the
+// keys in skip (handled by the caller).
+func (d *decoder) fields(n *yaml.Node, v reflect.Value, path string, skip []string) {
+	seen := map[string]int{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, val := n.Content[i], n.Content[i+1]
+		key := joinKey(path, k.Value)
+		if d.duplicate(seen, k, key) || slices.Contains(skip, k.Value) {
+			continue
+		}
+		f, ok := field(v, k.Value)
+		if !ok {
+			d.errs = append(d.errs, at(k, key, "unknown key; allowed here: "+strings.Join(yamlKeys(v.Type()), ", ")))
+			continue
+		}
+		d.decode(val, f, key)
+	}
+}
+
+// duplicate reports (once) a key written twice in one mapping.
+func (d *decoder) duplicate(seen map[string]int, k *yaml.Node, key string) bool {
+	if first, dup := seen[k.Value]; dup {
+		d.errs = append(d.errs, at(k, key, "key given twice (first at line "+strconv.Itoa(first)+")"))
+		return true
+	}
+	seen[k.Value] = k.Line
+	return false
+}
+
+// field returns the field of struct v with yaml key key, looking into
+// inline fields.
+func field(v reflect.Value, key string) (reflect.Value, bool) {
+	t := v.Type()
+	for i := range t.NumField() {
+		name, opts, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+		if opts == "inline" {
+			if f, ok := field(v.Field(i), key); ok {
+				return f, true
+			}
+			continue
+		}
+		if name == key {
+			return v.Field(i), true
+		}
+	}
+	return reflect.Value{}, false
+}
+
+// fail records err, from decoding n into a value of type t.
+func (d *decoder) fail(n *yaml.Node, path string, err error, t reflect.Type) {
+	var ne *nodeErr
+	if errors.As(err, &ne) {
+		// The unit types may name a node inside n (a threshold's rtt).
+		if e, ok := d.ix.byNode[ne.node]; ok && ne.node != n {
+			path = e.path
+		}
+		d.errs = append(d.errs, at(ne.node, path, ne.msg))
+		return
+	}
+	// yaml.v3 could not convert the scalar: say so in the file's terms.
+	d.errs = append(d.errs, at(n, path, describeNode(n)+" is not "+describeType(t)))
+}
+
+// describeType names a schema type in the file's terms.
+func describeType(t reflect.Type) string {
+	switch t {
+	case reflect.TypeFor[Size]():
+		return "a size"
+	case reflect.TypeFor[Rate]():
+		return "a rate"
+	case reflect.TypeFor[Duration]():
+		return "a duration"
+	case reflect.TypeFor[Threshold]():
+		return "a threshold"
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		return "an integer"
-	case strings.HasPrefix(t, "float"):
+	case reflect.Float32, reflect.Float64:
 		return "a number"
-	case t == "bool":
+	case reflect.Bool:
 		return "true or false"
-	case t == "string":
+	case reflect.String:
 		return "a string"
-	case strings.HasPrefix(t, "[]"):
+	case reflect.Slice:
 		return "a list"
-	case strings.HasPrefix(t, "map["):
-		return "a mapping"
-	case strings.HasPrefix(t, "*"):
-		return describeType(t[1:])
+	case reflect.Pointer:
+		return describeType(t.Elem())
 	}
-	return "a mapping" // one of our structs
-}
-
-// schemaTypes are the structs the file decodes into, by the name yaml.v3
-// uses in its errors.
-var schemaTypes = []any{
-	fileYAML{}, afxdpYAML{}, telemetryYAML{}, poolYAML{}, forwardingYAML{}, patchYAML{}, macYAML{},
-	prefixYAML{}, classifierYAML{}, portYAML{}, schedulerYAML{}, schedulerQueueYAML{}, bufferYAML{},
-	bufferQueueYAML{}, markersYAML{}, delayYAML{}, delayParamsYAML{}, captureYAML{}, captureSpecYAML{},
-}
-
-// allowedKeys returns the keys of the schema struct yaml.v3 calls typeName.
-func allowedKeys(typeName string) []string {
-	for _, v := range schemaTypes {
-		t := reflect.TypeOf(v)
-		if t.String() == typeName {
-			return yamlKeys(t)
-		}
-	}
-	return nil
+	return "a mapping" // one of the schema's structs, or a map
 }
 
 // yamlKeys lists the yaml keys of struct type t, inline fields included.
@@ -262,16 +352,37 @@ func yamlKeys(t reflect.Type) []string {
 	return keys
 }
 
+// reSyntax reads the line out of a yaml.v3 syntax error, the one error
+// that comes without a node: the file did not parse into one.
+var reSyntax = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+func syntaxError(err error) *Error {
+	if m := reSyntax.FindStringSubmatch(err.Error()); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		return &Error{Line: line, Msg: m[2]}
+	}
+	return &Error{Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
+}
+
 // decodeFile parses data: a strict pass over the file as written, which
-// catches unknown keys and wrong types, then port_defaults and the afxdp
-// section merged into each port, decoded from the merged node tree.
+// catches unknown keys, keys given twice and values of the wrong type,
+// then port_defaults and the afxdp section merged into each port, decoded
+// from the merged node tree.
 func decodeFile(data []byte) (*fileYAML, *index, error) {
 	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, nil, Errors{(&index{}).translate(err.Error())}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil && err != io.EOF {
+		return nil, nil, Errors{syntaxError(err)}
 	}
 	if len(doc.Content) == 0 {
 		return nil, nil, Errors{{Msg: "the file is empty; want a mapping with at least a ports key"}}
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err != io.EOF {
+		if err != nil {
+			return nil, nil, Errors{syntaxError(err)}
+		}
+		return nil, nil, Errors{{Line: extra.Line, Msg: "a second YAML document; want one"}}
 	}
 	root := doc.Content[0]
 	if root.Kind != yaml.MappingNode {
@@ -279,49 +390,32 @@ func decodeFile(data []byte) (*fileYAML, *index, error) {
 	}
 	ix := newIndex(&doc)
 
+	d := &decoder{ix: ix}
 	var strict fileYAML
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&strict); err != nil {
-		return nil, ix, ix.errors(err)
-	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); err != io.EOF {
-		return nil, ix, Errors{{Line: extra.Line, Msg: "a second YAML document; want one"}}
-	}
-
-	var errs Errors
+	d.decode(root, reflect.ValueOf(&strict).Elem(), "")
 	if pd := mapValue(root, "port_defaults"); pd != nil {
 		for _, k := range []string{"name", "interface"} {
 			if kn := mapKey(pd, k); kn != nil {
-				errs = append(errs, &Error{Key: "port_defaults." + k, Line: kn.Line, Msg: "not allowed in port_defaults; every port sets its own"})
+				d.errs = append(d.errs, &Error{Key: "port_defaults." + k, Line: kn.Line, Msg: "not allowed in port_defaults; every port sets its own"})
 			}
 		}
 	}
-	if len(errs) > 0 {
-		return nil, ix, errs
+	if len(d.errs) > 0 {
+		return nil, ix, d.sorted()
 	}
-	merged := mergePorts(root)
 	var f fileYAML
-	if err := merged.Decode(&f); err != nil {
-		return nil, ix, ix.errors(err)
+	d.decode(mergePorts(root), reflect.ValueOf(&f).Elem(), "")
+	if len(d.errs) > 0 {
+		return nil, ix, d.sorted()
 	}
 	return &f, ix, nil
 }
 
-// errors converts a yaml.v3 error into Errors, deduplicated and in file order.
-func (ix *index) errors(err error) Errors {
-	var te *yaml.TypeError
-	var msgs []string
-	if errors.As(err, &te) {
-		msgs = te.Errors
-	} else {
-		msgs = []string{err.Error()}
-	}
+// sorted returns the errors deduplicated, in file order.
+func (d *decoder) sorted() Errors {
 	var out Errors
 	seen := map[string]bool{}
-	for _, m := range msgs {
-		e := ix.translate(m)
+	for _, e := range d.errs {
 		if s := e.Error(); !seen[s] {
 			seen[s] = true
 			out = append(out, e)

@@ -1,12 +1,15 @@
-// Package config reads ecnswitch's YAML configuration into a validated
-// Config, and turns it into the switch's pipeline (Config.Dataplane) and
-// the devices the daemon opens (Config.Ports: interface names and
-// ports/afxdp options).
+// Package config decodes ecnswitch's YAML configuration onto the switch's
+// own model, a dataplane.Config (Config.Switch), plus what only the daemon
+// needs: the devices it opens (Config.Ports: interface names and
+// ports/afxdp options), telemetry, capture and logging. Defaults and
+// limits are those of dataplane and the packages it composes; config adds
+// only the file's own (names, units, rates a port may be shaped to).
 //
-// The file is decoded strictly with gopkg.in/yaml.v3 (Decoder.KnownFields):
-// unknown keys, wrong types and out-of-range values are errors. Every error
-// is an *Error naming the key's path in the file, the value and the allowed
-// range, for example
+// The file is parsed with gopkg.in/yaml.v3 into a node tree, which a
+// decoder walks against the schema's Go types strictly: unknown keys, keys
+// given twice, wrong types and out-of-range values are errors, each
+// reported at the node it is about. Every error is an *Error naming the
+// key's path in the file, the value and the allowed range, for example
 //
 //	ports[1].rate: "5Tbit" outside [1Mbit, 400Gbit] (or 0 for unshaped) (line 12)
 //
@@ -16,7 +19,7 @@
 //
 // examples/ecnswitch.yaml documents every key and its default. In brief:
 //
-//	log_level, workers, frames, frame_size, batch, spin, busy_poll, cpus
+//	log_level, workers, frames, frame_size, batch, spin, never_sleep, cpus
 //	afxdp:        mode, zerocopy, queues, frames, frame_size, *_ring, tx_budget, tx_hash, force
 //	telemetry:    enabled, listen, queue_sample_period, queue_samples
 //	pools:        [{name, size}]
@@ -45,8 +48,10 @@
 // them): red, dctcp (RED as a cut-off at K on the queue, port or pool, or
 // the "minimum" per-queue K_i with split), mqecn, pmsb, bcc, tcn, codel,
 // ecnsharp. Each becomes one dataplane.MarkerSpec (BCC two: its per-port
-// and shared-pool members), and Parse builds it once so that the scheme's
-// own checks — a dequeue-only scheme placed at enqueue, K_min above K_max —
-// are reported at the marker's key. BCC's buffer-model inputs (B, α, S_min,
-// N) default to the port's pool and buffer settings (002 §IV-C).
+// and shared-pool members). Parse builds each marker once, so that the
+// scheme's own checks — a dequeue-only scheme placed at enqueue, K_min
+// above K_max — are reported at the marker's key (marking.ParamError names
+// the key), and the switch built from the Config gets those very markers.
+// BCC's buffer-model inputs (B, α, S_min, N) default to the port's pool
+// and buffer settings (002 §IV-C).
 package config

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 
@@ -124,17 +125,57 @@ func newParams(scheme string) any {
 	return nil
 }
 
-// member is one chain member a marker contributes.
-type member struct {
-	name string
-	new  func(stage marking.Stage, queues int) (marking.Marker, error)
+// builder makes the chain members of one configured marker for a port of
+// the given number of queues: one member, or BCC's two, from one
+// constructor call.
+type builder func(stage marking.Stage, queues int) ([]marking.Member, error)
+
+// group is one configured marker's members: built once by Parse, to check
+// the scheme's parameters, and handed to the first switch that takes them.
+// A later switch from the same Config gets a new build with the same
+// parameters (markers are deterministic in their seed), so that no two
+// switches share a marker's state.
+type group struct {
+	build  builder
+	stage  marking.Stage
+	mu     sync.Mutex
+	queues int
+	built  []marking.Marker // not yet taken; a taken member is nil
+}
+
+// take returns member i for a port of queues queues.
+func (g *group) take(i, queues int) (marking.Marker, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.built[i] == nil || g.queues != queues {
+		ms, err := g.build(g.stage, queues)
+		if err != nil {
+			return nil, err
+		}
+		for j, m := range ms {
+			g.built[j] = m.Marker
+		}
+		g.queues = queues
+	}
+	m := g.built[i]
+	g.built[i] = nil
+	return m, nil
+}
+
+// specs returns the dataplane's view of g: one MarkerSpec per member.
+func (g *group) specs(names []string) []dataplane.MarkerSpec {
+	out := make([]dataplane.MarkerSpec, len(names))
+	for i, name := range names {
+		out[i] = dataplane.MarkerSpec{Name: name, New: func(queues int) (marking.Marker, error) { return g.take(i, queues) }}
+	}
+	return out
 }
 
 // markerCtx is what building one marker needs to know.
 type markerCtx struct {
 	c      *checker
 	cfg    *Config
-	port   int
+	port   int    // index in cfg.Switch.Ports
 	key    string // the marker's path
 	scheme string
 	stage  marking.Stage
@@ -235,12 +276,18 @@ func (m *markerCtx) measure(s string) marking.Measure {
 }
 
 // one wraps a single-marker constructor.
-func one[C any](name string, cfg C, ctor func(C, marking.Stage, int) (marking.Marker, error)) []member {
-	return []member{{name: name, new: func(stage marking.Stage, q int) (marking.Marker, error) { return ctor(cfg, stage, q) }}}
+func one[C any](name string, cfg C, ctor func(C, marking.Stage, int) (marking.Marker, error)) ([]string, builder) {
+	return []string{name}, func(stage marking.Stage, q int) ([]marking.Member, error) {
+		mk, err := ctor(cfg, stage, q)
+		if err != nil {
+			return nil, err
+		}
+		return []marking.Member{{Name: name, Marker: mk}}, nil
+	}
 }
 
-// build returns the chain members of a decoded marker.
-func (m *markerCtx) build(params any, name string) []member {
+// build returns the member names and the builder of a decoded marker.
+func (m *markerCtx) build(params any, name string) ([]string, builder) {
 	switch p := params.(type) {
 	case *redParams:
 		if p.K.Set() && (p.KMin.Set() || p.KMax.Set()) {
@@ -340,36 +387,36 @@ func (m *markerCtx) build(params any, name string) []member {
 		}
 		return one(name, cfg, marking.NewECNSharp)
 	}
-	return nil
+	return nil, nil
 }
 
 // bcc fills BCC's buffer-model parameters from the config where the marker
 // leaves them out: B is the port's pool size, α the smallest Dynamic
 // Threshold α of the pool's queues, S_min the port's reserved buffer, and
 // N the number of ports drawing from the pool (002 §IV-C, §V-A).
-func (m *markerCtx) bcc(p *bccParams, name string) []member {
-	port := &m.cfg.Ports[m.port]
+func (m *markerCtx) bcc(p *bccParams, name string) ([]string, builder) {
+	port := &m.cfg.Switch.Ports[m.port]
 	cfg := marking.BCCConfig{
 		PortThreshold: p.PortThreshold.T, PerQueue: p.PerQueue, KMin: p.KMin.T, KMax: p.KMax.T,
 		PMax: m.pmax(p.PMax), Count: count(p.Count), RTT: ns(p.RTT), Lambda: m.lambda(p.Lambda), H: ns(p.H),
 		LineRate: m.rate, MTU: m.mtu(p.MTU), Seed: m.seedOr(p.Seed),
 	}
-	cfg.PoolSize = m.cfg.Pools[port.Pool].Size
+	cfg.PoolSize = m.cfg.Switch.Pools[port.Pool].Size
 	if p.PoolSize != nil {
 		cfg.PoolSize = p.PoolSize.N
 	}
-	for _, q := range port.Buffer {
+	for _, q := range port.Queues {
 		cfg.Reserve += q.Reserve
 	}
 	if p.Reserve != nil {
 		cfg.Reserve = p.Reserve.N
 	}
-	for _, o := range m.cfg.Ports {
+	for _, o := range m.cfg.Switch.Ports {
 		if o.Pool != port.Pool {
 			continue
 		}
 		cfg.Ports++
-		for _, q := range o.Buffer {
+		for _, q := range o.Queues {
 			if q.Alpha > 0 && (cfg.Alpha == 0 || q.Alpha < cfg.Alpha) {
 				cfg.Alpha = q.Alpha
 			}
@@ -383,7 +430,7 @@ func (m *markerCtx) bcc(p *bccParams, name string) []member {
 	}
 	deriving := !p.KMin.Set() && !p.KMax.Set()
 	if deriving && cfg.Alpha == 0 {
-		m.errf("", "bcc derives its pool thresholds from the Dynamic Threshold α, but every queue of pool %q has a static cap; set alpha, or kmin and kmax", m.cfg.Pools[port.Pool].Name)
+		m.errf("", "bcc derives its pool thresholds from the Dynamic Threshold α, but every queue of pool %q has a static cap; set alpha, or kmin and kmax", m.cfg.Pools[port.Pool])
 	}
 	if deriving || (!p.PortThreshold.Set() && p.RTT != nil) {
 		m.needRate("derive its thresholds from C·RTT (002 §IV-C)")
@@ -395,27 +442,21 @@ func (m *markerCtx) bcc(p *bccParams, name string) []member {
 	if name != "bcc" {
 		portName, poolName = name+"-port", name+"-pool"
 	}
-	pick := func(i int) func(marking.Stage, int) (marking.Marker, error) {
-		return func(stage marking.Stage, q int) (marking.Marker, error) {
-			ms, err := marking.NewBCC(cfg, stage, q)
-			if err != nil {
-				return nil, err
-			}
-			return ms[i].Marker, nil
-		}
+	return []string{portName, poolName}, func(stage marking.Stage, q int) ([]marking.Member, error) {
+		return marking.NewBCC(cfg, stage, q)
 	}
-	return []member{{name: portName, new: pick(0)}, {name: poolName, new: pick(1)}}
 }
 
-// markers builds port i's marker chains.
-func (c *checker) markers(cfg *Config, f *fileYAML, i int) []Marker {
+// markers checks port i's marker chains and builds each marker once.
+func (c *checker) markers(cfg *Config, f *fileYAML, i int) {
 	y := &f.Ports[i].Markers
-	var out []Marker
+	pc := &cfg.Switch.Ports[i]
 	for _, st := range []struct {
 		name  string
 		stage marking.Stage
 		list  []markerNode
-	}{{"enqueue", marking.Enqueue, y.Enqueue}, {"dequeue", marking.Dequeue, y.Dequeue}} {
+		chain *[]dataplane.MarkerSpec
+	}{{"enqueue", marking.Enqueue, y.Enqueue, &pc.Enqueue}, {"dequeue", marking.Dequeue, y.Dequeue, &pc.Dequeue}} {
 		names := map[string]string{}
 		for j, mn := range st.list {
 			key := c.portKey(i, fmt.Sprintf("markers.%s[%d]", st.name, j))
@@ -436,15 +477,16 @@ func (c *checker) markers(cfg *Config, f *fileYAML, i int) []Marker {
 				names[s.Name] = key
 			}
 			if ok {
-				out = append(out, mk)
+				cfg.Ports[i].Markers = append(cfg.Ports[i].Markers, mk)
+				*st.chain = append(*st.chain, mk.Specs...)
 			}
 		}
 	}
-	return out
 }
 
-// marker decodes and checks one marker, building it once so that the
-// scheme's own validation runs now, with the key in every error.
+// marker decodes and checks one marker and builds it, so that the
+// scheme's own validation runs now, with the key in every error; the
+// members built are the ones the switch gets (group).
 func (c *checker) marker(cfg *Config, i int, key string, stage marking.Stage, n *yaml.Node, seed uint64) (Marker, bool) {
 	var scheme, name string
 	var keys []*yaml.Node
@@ -476,7 +518,7 @@ func (c *checker) marker(cfg *Config, i int, key string, stage marking.Stage, n 
 	}
 	if name == "" {
 		name = scheme
-	} else if len(name) > maxNameLen || !nameRE.MatchString(name) {
+	} else if !validName(name) {
 		c.errf(key+".name", "%q: want 1 to %d letters, digits, '_', '.', ':' or '-'", name, maxNameLen)
 		return Marker{}, false
 	}
@@ -495,51 +537,46 @@ func (c *checker) marker(cfg *Config, i int, key string, stage marking.Stage, n 
 	if bad {
 		return Marker{}, false
 	}
-	if err := n.Decode(params); err != nil {
-		c.add(c.ix.errors(err))
+	d := &decoder{ix: c.ix}
+	d.fields(n, reflect.ValueOf(params).Elem(), key, []string{"scheme", "name"})
+	if len(d.errs) > 0 {
+		c.add(d.sorted())
 		return Marker{}, false
 	}
-	port := &cfg.Ports[i]
+	port := &cfg.Switch.Ports[i]
 	m := &markerCtx{c: c, cfg: cfg, port: i, key: key, scheme: scheme, stage: stage, rate: port.Shaper.Rate, seed: seed}
-	members := m.build(params, name)
+	names, build := m.build(params, name)
 	if m.failed {
 		return Marker{}, false
 	}
 	nq := port.Scheduler.NumQueues
-	mk := Marker{Key: key, Scheme: scheme, Stage: stage, Params: strings.Join(written, " ")}
-	for _, mb := range members {
-		if _, err := mb.new(stage, nq); err != nil {
-			c.markerErr(key, scheme, allowed, err)
-			return Marker{}, false
-		}
-		newFn := mb.new
-		mk.Specs = append(mk.Specs, dataplane.MarkerSpec{
-			Name: mb.name,
-			New:  func(queues int) (marking.Marker, error) { return newFn(stage, queues) },
-		})
+	members, err := build(stage, nq)
+	if err != nil {
+		c.markerErr(key, scheme, allowed, err)
+		return Marker{}, false
 	}
-	return mk, true
+	g := &group{build: build, stage: stage, queues: nq, built: make([]marking.Marker, len(members))}
+	for j, mb := range members {
+		g.built[j] = mb.Marker
+	}
+	return Marker{Key: key, Scheme: scheme, Stage: stage, Params: strings.Join(written, " "), Specs: g.specs(names)}, true
 }
 
 // markerErr reports a marking constructor's error at the key it names.
 func (c *checker) markerErr(key, scheme string, allowed []string, err error) {
+	var pe *marking.ParamError
 	switch {
 	case errors.Is(err, marking.ErrDequeueOnly):
 		c.errf(key+".scheme", "%q decides on the sojourn time, known only at dequeue; move it to markers.dequeue", scheme)
-		return
 	case errors.Is(err, marking.ErrEnqueueOnly):
 		c.errf(key+".scheme", "%q is enqueue marking (001 §2.3); move it to markers.enqueue", scheme)
-		return
+	case !errors.As(err, &pe):
+		c.errf(key, "%v", err)
+	case pe.Key != "" && slices.Contains(allowed, pe.Key) && c.ix.has(key+"."+pe.Key):
+		c.errf(key+"."+pe.Key, "%s", pe.Msg)
+	default:
+		c.errf(key, "%s", pe.Msg)
 	}
-	msg := strings.TrimPrefix(err.Error(), "marking: ")
-	msg = strings.TrimPrefix(msg, scheme+": ")
-	field, _, _ := strings.Cut(msg, " ")
-	field = strings.TrimSuffix(field, ":")
-	if slices.Contains(allowed, field) && c.ix.has(key+"."+field) {
-		c.errf(key+"."+field, "%s", msg)
-		return
-	}
-	c.errf(key, "%s", msg)
 }
 
 // nodeText renders a parameter's value as written, for summaries.

@@ -13,7 +13,8 @@ type fileYAML struct {
 	FrameSize    *int           `yaml:"frame_size"`
 	Batch        *int           `yaml:"batch"`
 	Spin         *int           `yaml:"spin"`
-	BusyPoll     bool           `yaml:"busy_poll"`
+	NeverSleep   *bool          `yaml:"never_sleep"`
+	BusyPoll     *bool          `yaml:"busy_poll"` // the old name of never_sleep, for one release
 	CPUs         []int          `yaml:"cpus"`
 	AFXDP        afxdpYAML      `yaml:"afxdp"`
 	Telemetry    telemetryYAML  `yaml:"telemetry"`

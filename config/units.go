@@ -89,13 +89,6 @@ func (t Threshold) String() string {
 	return t.T.String()
 }
 
-// nodeError is how unit types report a bad value: a yaml.TypeError whose
-// message carries the node's line and column, which Parse turns into the
-// key path.
-func nodeError(n *yaml.Node, format string, args ...any) error {
-	return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: column %d: %s", n.Line, n.Column, fmt.Sprintf(format, args...))}}
-}
-
 // scalar returns n's value if n is a scalar (not null), else an error.
 func scalar(n *yaml.Node, want string) (string, error) {
 	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {

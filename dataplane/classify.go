@@ -42,23 +42,31 @@ func (c Classifier) DSCPQueue(dscp uint8, queues int) int {
 	return min(q, queues-1)
 }
 
-func newClassifier(c Classifier, maxQueues int) (classifier, error) {
-	var cl classifier
+// validate checks c for ports of at most maxQueues queues.
+func (c Classifier) validate(maxQueues int) error {
 	for k, q := range c.DSCP {
 		if k > MaxDSCP {
-			return cl, fmt.Errorf("classifier: dscp %d outside [0, %d]", k, MaxDSCP)
+			return fmt.Errorf("classifier: dscp %d outside [0, %d]", k, MaxDSCP)
 		}
 		if q < 0 || q >= maxQueues {
-			return cl, fmt.Errorf("classifier: dscp[%d]: queue %d outside [0, %d]", k, q, maxQueues-1)
+			return fmt.Errorf("classifier: dscp[%d]: queue %d outside [0, %d]", k, q, maxQueues-1)
 		}
 	}
 	for k, q := range c.PCP {
 		if k > MaxPCP {
-			return cl, fmt.Errorf("classifier: pcp %d outside [0, %d]", k, MaxPCP)
+			return fmt.Errorf("classifier: pcp %d outside [0, %d]", k, MaxPCP)
 		}
 		if q < 0 || q >= maxQueues {
-			return cl, fmt.Errorf("classifier: pcp[%d]: queue %d outside [0, %d]", k, q, maxQueues-1)
+			return fmt.Errorf("classifier: pcp[%d]: queue %d outside [0, %d]", k, q, maxQueues-1)
 		}
+	}
+	return nil
+}
+
+func newClassifier(c Classifier, maxQueues int) (classifier, error) {
+	var cl classifier
+	if err := c.validate(maxQueues); err != nil {
+		return cl, err
 	}
 	for i := range cl.dscp {
 		cl.dscp[i] = uint8(c.DSCPQueue(uint8(i), maxQueues))

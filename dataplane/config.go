@@ -172,14 +172,56 @@ func (d Distribution) String() string {
 	return "distribution(?)"
 }
 
-// Validate checks c as New does, with the defaults of its zero fields, and
-// builds nothing. The error names the first bad key, its value and the
-// allowed range.
+// Validate checks c as New does, with the defaults of its zero fields,
+// and builds nothing: the switch's keys, the buffer, every port's
+// scheduler, shaper and delay, forwarding and classification. Markers are
+// checked when they are built (MarkerSpec.New), by New or by whoever made
+// them. The error names the first bad key, its value and the allowed
+// range.
 func (c Config) Validate() error {
 	if err := c.setDefaults(); err != nil {
 		return fmt.Errorf("dataplane: %w", err)
 	}
+	bc := buffer.Config{Pools: c.Pools}
+	maxQueues := 1
+	for i, pc := range c.Ports {
+		bc.Ports = append(bc.Ports, buffer.PortConfig{Pool: pc.Pool, Queues: pc.Queues})
+		sc := pc.Scheduler
+		if sc.Capacity == 0 {
+			sc.Capacity = c.Frames // as New sizes the queue rings
+		}
+		nq, err := pc.validate(sc)
+		if err != nil {
+			return fmt.Errorf("dataplane: ports[%d] (%s): %w", i, pc.Name, err)
+		}
+		maxQueues = max(maxQueues, nq)
+	}
+	if err := bc.Validate(); err != nil {
+		return fmt.Errorf("dataplane: %w", err)
+	}
+	if err := c.Forwarding.validate(len(c.Ports)); err != nil {
+		return fmt.Errorf("dataplane: %w", err)
+	}
+	if err := c.Classifier.validate(maxQueues); err != nil {
+		return fmt.Errorf("dataplane: %w", err)
+	}
 	return nil
+}
+
+// validate checks the port's pieces with scheduler sc and returns its
+// queue count.
+func (pc *PortConfig) validate(sc scheduler.Config) (int, error) {
+	if err := sc.Validate(); err != nil {
+		return 0, err
+	}
+	nq := sc.QueueCount()
+	if len(pc.Queues) != nq {
+		return 0, fmt.Errorf("queues: %d buffer queue configs for %d scheduler queues", len(pc.Queues), nq)
+	}
+	if _, err := scheduler.NewShaper(pc.Shaper, 0); err != nil { // a few words, no state
+		return 0, err
+	}
+	return nq, pc.Delay.validate(nq)
 }
 
 func (c *Config) setDefaults() error {

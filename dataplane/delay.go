@@ -34,12 +34,22 @@ type delayed struct {
 // delayCapacity bounds the packets one queue's line holds.
 const delayCapacity = 1 << 14
 
-func newDelayLine(c Delay, nq int) (*delayLine, error) {
-	any := c.Fixed > 0 || c.Jitter > 0
-	for q, d := range c.PerQueue {
+// validate checks c for a port of nq queues.
+func (c Delay) validate(nq int) error {
+	for q := range c.PerQueue {
 		if q < 0 || q >= nq {
-			return nil, fmt.Errorf("delay.per_queue: queue %d outside [0, %d]", q, nq-1)
+			return fmt.Errorf("delay.per_queue: queue %d outside [0, %d]", q, nq-1)
 		}
+	}
+	return nil
+}
+
+func newDelayLine(c Delay, nq int) (*delayLine, error) {
+	if err := c.validate(nq); err != nil {
+		return nil, err
+	}
+	any := c.Fixed > 0 || c.Jitter > 0
+	for _, d := range c.PerQueue {
 		any = any || d.Fixed > 0 || d.Jitter > 0
 	}
 	if !any {

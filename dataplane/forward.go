@@ -61,11 +61,8 @@ const (
 	flood  = -2
 )
 
-func newForwarder(f Forwarding, nports int) (*forwarder, error) {
-	fw := &forwarder{patch: make([]int16, nports), macs: map[uint64]int{}, nports: nports}
-	for i := range fw.patch {
-		fw.patch[i] = noPort
-	}
+// validate checks f for a switch of nports ports.
+func (f Forwarding) validate(nports int) error {
 	inRange := func(key string, p int) error {
 		if p < 0 || p >= nports {
 			return fmt.Errorf("forwarding: %s: port %d outside [0, %d]", key, p, nports-1)
@@ -74,32 +71,52 @@ func newForwarder(f Forwarding, nports int) (*forwarder, error) {
 	}
 	for i, p := range f.Patches {
 		if err := inRange(fmt.Sprintf("patches[%d].from", i), p.From); err != nil {
-			return nil, err
+			return err
 		}
 		if err := inRange(fmt.Sprintf("patches[%d].to", i), p.To); err != nil {
-			return nil, err
+			return err
 		}
 		if p.From == p.To {
-			return nil, fmt.Errorf("forwarding: patches[%d]: port %d patched to itself", i, p.From)
+			return fmt.Errorf("forwarding: patches[%d]: port %d patched to itself", i, p.From)
 		}
-		fw.patch[p.From] = int16(p.To)
 	}
 	for i, m := range f.MACs {
 		if len(m.MAC) != 6 {
-			return nil, fmt.Errorf("forwarding: macs[%d].mac: %q is not a 6-byte MAC", i, m.MAC)
+			return fmt.Errorf("forwarding: macs[%d].mac: %q is not a 6-byte MAC", i, m.MAC)
 		}
 		if err := inRange(fmt.Sprintf("macs[%d].port", i), m.Port); err != nil {
-			return nil, err
+			return err
 		}
-		fw.macs[macKey(m.MAC)] = m.Port
 	}
 	for i, r := range f.Prefixes {
 		if !r.Prefix.IsValid() {
-			return nil, fmt.Errorf("forwarding: prefixes[%d].prefix: invalid prefix", i)
+			return fmt.Errorf("forwarding: prefixes[%d].prefix: invalid prefix", i)
 		}
 		if err := inRange(fmt.Sprintf("prefixes[%d].port", i), r.Port); err != nil {
-			return nil, err
+			return err
 		}
+	}
+	if !f.NoLearning && (f.TableSize < 0 || f.TableSize > MaxTableSize) {
+		return fmt.Errorf("forwarding: table_size: %d outside [1, %d]", f.TableSize, MaxTableSize)
+	}
+	return nil
+}
+
+func newForwarder(f Forwarding, nports int) (*forwarder, error) {
+	if err := f.validate(nports); err != nil {
+		return nil, err
+	}
+	fw := &forwarder{patch: make([]int16, nports), macs: map[uint64]int{}, nports: nports}
+	for i := range fw.patch {
+		fw.patch[i] = noPort
+	}
+	for _, p := range f.Patches {
+		fw.patch[p.From] = int16(p.To)
+	}
+	for _, m := range f.MACs {
+		fw.macs[macKey(m.MAC)] = m.Port
+	}
+	for _, r := range f.Prefixes {
 		fw.prefixes = append(fw.prefixes, PrefixRule{r.Prefix.Masked(), r.Port})
 	}
 	slices.SortStableFunc(fw.prefixes, func(a, b PrefixRule) int { return b.Prefix.Bits() - a.Prefix.Bits() })
@@ -111,9 +128,6 @@ func newForwarder(f Forwarding, nports int) (*forwarder, error) {
 		size := f.TableSize
 		if size == 0 {
 			size = DefaultTableSize
-		}
-		if size < 0 || size > MaxTableSize {
-			return nil, fmt.Errorf("forwarding: table_size: %d outside [1, %d]", size, MaxTableSize)
 		}
 		fw.fdb = newFDB(size, int64(age))
 	}

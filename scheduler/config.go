@@ -200,6 +200,25 @@ type params struct {
 	tIdle    int64  // ns; 0 = no decay
 }
 
+// Validate checks c as New does, and builds nothing. Errors wrap
+// ErrConfig and name the key, its value and the allowed range.
+func (c Config) Validate() error {
+	_, err := c.validate()
+	return err
+}
+
+// QueueCount returns the number of queues a scheduler of c has:
+// NumQueues, else len(Queues), else DefaultQueues.
+func (c Config) QueueCount() int {
+	switch {
+	case c.NumQueues != 0:
+		return c.NumQueues
+	case len(c.Queues) != 0:
+		return len(c.Queues)
+	}
+	return DefaultQueues
+}
+
 func (c *Config) validate() (params, error) {
 	p := params{kind: c.Kind, overhead: c.Overhead, lineRate: c.LineRate}
 	if c.Kind < SP || c.Kind > WFQ {
@@ -208,13 +227,7 @@ func (c *Config) validate() (params, error) {
 	if c.Overhead > OverheadEthernet {
 		return p, fmt.Errorf("%w: overhead: %v is not one of none, ethernet", ErrConfig, c.Overhead)
 	}
-	p.n = c.NumQueues
-	if p.n == 0 {
-		p.n = len(c.Queues)
-		if p.n == 0 {
-			p.n = DefaultQueues
-		}
-	}
+	p.n = c.QueueCount()
 	if p.n < 1 || p.n > MaxQueues {
 		return p, fmt.Errorf("%w: num_queues: %d outside [1, %d]", ErrConfig, p.n, MaxQueues)
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/ecnswitch/ecnswitch/capture"
 	"github.com/ecnswitch/ecnswitch/config"
+	"github.com/ecnswitch/ecnswitch/telemetry"
 )
 
 // captureTimeout bounds one call to the capture API; stop waits for the
@@ -72,7 +73,7 @@ func (o *optInt) Set(s string) error {
 
 // captureFlags adds the flags every capture subcommand has.
 func captureFlags(fs *flag.FlagSet) (addr *string, asJSON *bool) {
-	addr = fs.String("addr", config.DefaultListen, "the switch's telemetry address (telemetry.listen), host:port or a URL")
+	addr = fs.String("addr", telemetry.DefaultListen, "the switch's telemetry address (telemetry.listen), host:port or a URL")
 	asJSON = fs.Bool("json", false, "print the API's JSON instead of a table")
 	return addr, asJSON
 }
@@ -137,7 +138,7 @@ func captureStart(e *env, args []string) int {
 	}
 	fmt.Fprintf(e.stdout, "capture %d started on port %s: %s\nfile     %s\n", st.ID, st.Spec.Port, describeSpec(st.Spec), st.File)
 	stop := fmt.Sprintf("ecnswitch capture stop %d", st.ID)
-	if *addr != config.DefaultListen {
+	if *addr != telemetry.DefaultListen {
 		stop += " --addr " + *addr
 	}
 	fmt.Fprintf(e.stdout, "stop it: %s\n", stop)

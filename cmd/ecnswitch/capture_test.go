@@ -85,7 +85,7 @@ func newCaptureRig(t *testing.T) *captureRig {
 	}
 	m := capture.New(r.sw, r.sw.Clock(), capture.Options{Dir: filepath.Join(r.dir, "captures")})
 	t.Cleanup(func() { m.Close(); r.sw.Close() })
-	tel, err := telemetry.New(r.sw, telemetry.Options{Clock: r.clk, Samples: 16, PoolNames: c.PoolNames()})
+	tel, err := telemetry.New(r.sw, telemetry.Options{Clock: r.clk, Samples: 16, PoolNames: c.Pools})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -148,7 +148,7 @@ func statsServer(t *testing.T) *httptest.Server {
 	hosts[0].Transmit(ds)
 	clk.Advance(time.Microsecond)
 	sw.Poll()
-	srv, err := telemetry.New(sw, telemetry.Options{Clock: clk, Samples: 16, PoolNames: c.PoolNames()})
+	srv, err := telemetry.New(sw, telemetry.Options{Clock: clk, Samples: 16, PoolNames: c.Pools})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,10 +222,10 @@ func TestTestbedConfig(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, b)
 	}
-	if len(c.Ports) != 2 || c.Ports[1].Interface != "ecnswab12s2" || c.Ports[0].Name != "h1" || c.Ports[0].Shaper.Rate != 995e6 {
+	if len(c.Ports) != 2 || c.Ports[1].Interface != "ecnswab12s2" || c.Ports[0].Name != "h1" || c.Switch.Ports[0].Shaper.Rate != 995e6 {
 		t.Errorf("ports: %+v", c.Ports)
 	}
-	if err := dryRun(c); err != nil {
+	if err := buildOnMemoryPorts(c); err != nil {
 		t.Error(err)
 	}
 	dir, id, err := splitState("/tmp/tb/testbed-ab12.json")
@@ -252,4 +252,25 @@ func TestLogger(t *testing.T) {
 	if logLevel("", "") != "info" || logLevel("debug", "warn") != "debug" || logLevel("", "warn") != "warn" {
 		t.Error("logLevel precedence")
 	}
+}
+
+// buildOnMemoryPorts builds the switch c describes on memory ports, so
+// that dataplane.New's own checks run too.
+func buildOnMemoryPorts(c *config.Config) error {
+	dc, err := c.Dataplane()
+	if err != nil {
+		return err
+	}
+	clk := timestamp.NewVirtual(0)
+	devs := make([]ports.Port, len(dc.Ports))
+	for i, p := range dc.Ports {
+		if devs[i], _, err = memport.Pair(p.Name, "host", clk, memport.Link{}); err != nil {
+			return err
+		}
+	}
+	sw, err := dataplane.New(dc, devs, clk, nil)
+	if err != nil {
+		return err
+	}
+	return sw.Close()
 }

@@ -39,6 +39,9 @@ func runCmd(e *env, args []string) int {
 		return exitUsage
 	}
 	defer log.Sync()
+	for _, w := range cfg.Warnings {
+		log.Warn("config: " + w)
+	}
 	if err := preflight(cfg); err != nil {
 		return e.fail("run", err)
 	}
@@ -74,7 +77,7 @@ func preflight(cfg *config.Config) error {
 	if err := errors.Join(missing...); err != nil {
 		return err
 	}
-	for i, c := range cfg.CPUs {
+	for i, c := range cfg.Switch.CPUs {
 		if c >= runtime.NumCPU() {
 			return fmt.Errorf("cpus[%d]: CPU %d outside [0, %d] (this machine's CPUs)", i, c, runtime.NumCPU()-1)
 		}
@@ -86,11 +89,11 @@ func preflight(cfg *config.Config) error {
 // everything down. It returns the final counters once the switch ran, and
 // the final status of every capture that was running at the end.
 func serve(ctx context.Context, cfg *config.Config, log *zap.Logger, stopSignals func()) (*telemetry.StatsResponse, []capture.Status, error) {
-	if len(cfg.CPUs) > 0 {
-		if err := pinCPUs(cfg.CPUs); err != nil {
+	if cpus := cfg.Switch.CPUs; len(cpus) > 0 {
+		if err := pinCPUs(cpus); err != nil {
 			return nil, nil, fmt.Errorf("cpus: %w", err)
 		}
-		log.Info("pinned to CPUs", zap.Ints("cpus", cfg.CPUs))
+		log.Info("pinned to CPUs", zap.Ints("cpus", cpus))
 	}
 	capDir, err := filepath.Abs(cfg.Capture.Dir)
 	if err != nil {
@@ -142,7 +145,7 @@ func serve(ctx context.Context, cfg *config.Config, log *zap.Logger, stopSignals
 		var tel *telemetry.Server
 		tel, err = telemetry.New(sw, telemetry.Options{
 			Listen: cfg.Telemetry.Listen, SamplePeriod: cfg.Telemetry.QueueSamplePeriod, Samples: cfg.Telemetry.QueueSamples,
-			PoolNames: cfg.PoolNames(), Clock: clock, Logger: log,
+			PoolNames: cfg.Pools, Clock: clock, Logger: log,
 		})
 		if err == nil {
 			tel.Handle("/capture/", caps.Handler())
@@ -185,7 +188,7 @@ func serve(ctx context.Context, cfg *config.Config, log *zap.Logger, stopSignals
 		stopSignals() // a second signal kills the process
 		rerr = <-runErr
 	}
-	st := telemetry.StatsResponse{TimeNS: clock.Now(), Stats: sw.Stats(), PoolNames: cfg.PoolNames()}
+	st := telemetry.StatsResponse{TimeNS: clock.Now(), Stats: sw.Stats(), PoolNames: cfg.Pools}
 	// The API first, so that no capture starts after the Manager closed.
 	stopTelemetry()
 	closeCaptures()

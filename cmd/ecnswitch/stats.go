@@ -24,7 +24,7 @@ func statsCmd(e *env, args []string) int {
 	fs, _ := e.flagSet("stats", "[--addr HOST:PORT] [--json] [--interval D] [--count N]",
 		"Show a running switch's per-port and per-queue counters, read from its telemetry\n"+
 			"server's /stats and redrawn every interval like top. --json prints the snapshot\nonce, for scripts.")
-	addr := fs.String("addr", config.DefaultListen, "the switch's telemetry address (telemetry.listen)")
+	addr := fs.String("addr", telemetry.DefaultListen, "the switch's telemetry address (telemetry.listen)")
 	asJSON := fs.Bool("json", false, "print one snapshot as JSON and exit")
 	interval := fs.Duration("interval", time.Second, "refresh interval")
 	count := fs.Int("count", 0, "stop after this many refreshes (0: until interrupted)")

@@ -10,7 +10,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/ecnswitch/ecnswitch/config"
+	"github.com/ecnswitch/ecnswitch/telemetry"
 	"github.com/ecnswitch/ecnswitch/testbed"
 )
 
@@ -178,7 +178,7 @@ func testbedConfig(id, state string, hosts []testbed.Host) []byte {
 	b.WriteString(`
 log_level: info
 telemetry:
-  listen: ` + config.DefaultListen + `
+  listen: ` + telemetry.DefaultListen + `
 afxdp:
   mode: native      # veth has native XDP; AF_XDP on veth is always copy mode
 port_defaults:

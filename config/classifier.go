@@ -1,0 +1,79 @@
+package config
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/ecnswitch/ecnswitch/dataplane"
+	"github.com/ecnswitch/ecnswitch/scheduler"
+)
+
+// classifier checks the classifier section's codepoints; classifierQueues
+// checks their queues once the ports are known.
+func (c *checker) classifier(y classifierYAML) dataplane.Classifier {
+	return dataplane.Classifier{
+		UsePCP: y.UsePCP,
+		DSCP:   c.codepoints("classifier.dscp", "DSCP", y.DSCP, dataplane.MaxDSCP),
+		PCP:    c.codepoints("classifier.pcp", "PCP", y.PCP, dataplane.MaxPCP),
+	}
+}
+
+// codepoints checks a map of codepoints in [0, maxCode] to queues; nil
+// when it is empty.
+func (c *checker) codepoints(key, name string, m map[int]int, maxCode int) map[uint8]int {
+	var out map[uint8]int
+	for _, k := range sortedIntKeys(m) {
+		key := fmt.Sprintf("%s.%d", key, k)
+		q := m[k]
+		switch {
+		case k < 0 || k > maxCode:
+			c.errf(key, "%s %d outside [0, %d]", name, k, maxCode)
+		case q < 0 || q >= scheduler.MaxQueues:
+			c.errf(key, "queue %d outside [0, %d]", q, scheduler.MaxQueues-1)
+		default:
+			if out == nil {
+				out = map[uint8]int{}
+			}
+			out[uint8(k)] = q
+		}
+	}
+	return out
+}
+
+func sortedIntKeys[V any](m map[int]V) []int {
+	keys := make([]int, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// classifierQueues checks that every queue the classifier names exists on
+// the port with the most queues.
+func (c *checker) classifierQueues(cfg *Config) {
+	maxQ := 1
+	for _, p := range cfg.Switch.Ports {
+		maxQ = max(maxQ, p.Scheduler.NumQueues)
+	}
+	cl := cfg.Switch.Classifier
+	for _, k := range sortedKeys(cl.DSCP) {
+		if q := cl.DSCP[k]; q >= maxQ {
+			c.errf(fmt.Sprintf("classifier.dscp.%d", k), "queue %d outside [0, %d] (the most queues any port has, minus 1)", q, maxQ-1)
+		}
+	}
+	for _, k := range sortedKeys(cl.PCP) {
+		if q := cl.PCP[k]; q >= maxQ {
+			c.errf(fmt.Sprintf("classifier.pcp.%d", k), "queue %d outside [0, %d] (the most queues any port has, minus 1)", q, maxQ-1)
+		}
+	}
+}
+
+func sortedKeys[V any](m map[uint8]V) []uint8 {
+	keys := make([]uint8, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
