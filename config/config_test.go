@@ -150,7 +150,8 @@ func TestDefaults(t *testing.T) {
 		t.Errorf("telemetry defaults: %+v", c.Telemetry)
 	case len(c.Pools) != 1 || c.Pools[0] != "default" || len(sw.Pools) != 1 || sw.Pools[0].Size != 2_000_000:
 		t.Errorf("pool defaults: %+v %+v", c.Pools, sw.Pools)
-	case sw.Forwarding.NoLearning || sw.Forwarding.AgeTime != 300*time.Second || sw.Forwarding.TableSize != 4096:
+	case sw.Forwarding.NoLearning || sw.Forwarding.AgeTime != 300*time.Second || sw.Forwarding.TableSize != 4096 ||
+		sw.Forwarding.MACLimit != 1024 || sw.Forwarding.FloodRate != 10_000 || sw.Forwarding.FloodBurst != 1000:
 		t.Errorf("forwarding defaults: %+v", sw.Forwarding)
 	case dev.Interface != "p1" || p.Worker != -1 || p.NonECT != marking.NonECTDrop || p.Pool != 0:
 		t.Errorf("port defaults: %+v", p)
@@ -427,6 +428,9 @@ func TestBadConfigs(t *testing.T) {
 		{"bad mac", "forwarding: {macs: [{mac: '02:00', port: p1}]}\n" + two, "forwarding.macs[0].mac", "not a 6-byte MAC"},
 		{"bad prefix", "forwarding: {prefixes: [{prefix: 198.18.0.0/33, port: p1}]}\n" + two, "forwarding.prefixes[0].prefix", "not an IP prefix"},
 		{"patch to itself", "forwarding: {patches: [{from: p1, to: p1}]}\n" + two, "forwarding.patches[0].to", "patched to itself"},
+		{"negative mac limit", "forwarding: {mac_limit: -1}\n" + two, "forwarding.mac_limit", "-1 outside [0, 16777216]"},
+		{"flood rate too high", "forwarding: {flood_rate: 2000000000}\n" + two, "forwarding.flood_rate", "2000000000 outside [0, 1000000000]"},
+		{"flood burst 0", "forwarding: {flood_burst: 0}\n" + two, "forwarding.flood_burst", "0 outside [1, 1048576]"},
 		{"missing pool", "ports: [{name: p1, pool: nope}]", "ports[0].pool", `"nope" is not a pool; pools are default`},
 		{"pool without size", "pools: [{name: a}]\n" + two, "pools[0].size", "missing"},
 		{"duplicate pool", "pools: [{name: a, size: 1MB}, {name: a, size: 1MB}]\n" + two, "pools[1].name", "already names pools[0]"},
@@ -552,5 +556,18 @@ func TestDelayDistribution(t *testing.T) {
 		if d := c.Switch.Ports[0].Delay; d.Distribution != want || d.Fixed != 70*time.Microsecond || d.Jitter != 20*time.Microsecond {
 			t.Errorf("distribution %q: delay %+v, want %v", name, d, want)
 		}
+	}
+}
+
+// mac_limit and flood_rate 0 turn the limits off; the dataplane reads
+// that as a negative limit.
+func TestForwardingLimits(t *testing.T) {
+	c := mustParse(t, "ports: [{name: p1}]\nforwarding: {mac_limit: 0, flood_rate: 0}\n")
+	if f := c.Switch.Forwarding; f.MACLimit >= 0 || f.FloodRate >= 0 {
+		t.Errorf("limits 0: %+v, want both off (negative)", f)
+	}
+	c = mustParse(t, "ports: [{name: p1}]\nforwarding: {mac_limit: 8, flood_rate: 500, flood_burst: 20}\n")
+	if f := c.Switch.Forwarding; f.MACLimit != 8 || f.FloodRate != 500 || f.FloodBurst != 20 {
+		t.Errorf("limits: %+v", f)
 	}
 }

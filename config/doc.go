@@ -23,7 +23,8 @@
 //	afxdp:        mode, zerocopy, queues, frames, frame_size, *_ring, tx_budget, tx_hash, force
 //	telemetry:    enabled, listen, queue_sample_period, queue_samples
 //	pools:        [{name, size}]
-//	forwarding:   learning, age_time, table_size, patches, macs, prefixes (ports by name)
+//	forwarding:   learning, age_time, table_size, mac_limit, flood_rate, flood_burst,
+//	              patches, macs, prefixes (ports by name)
 //	classifier:   dscp, use_pcp, pcp
 //	port_defaults: any port key but name and interface, merged into every port
 //	ports:        [{name, interface, afxdp, queues, mtu, scheduler, rate, bucket,

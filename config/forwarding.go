@@ -25,6 +25,16 @@ func (c *checker) forwarding(y forwardingYAML, names map[string]int) dataplane.F
 		}
 	}
 	fw.TableSize = c.intIn("forwarding.table_size", y.TableSize, dataplane.DefaultTableSize, 1, dataplane.MaxTableSize)
+	// 0 in the file means no limit, a negative limit in dataplane.Forwarding.
+	noLimit := func(n int) int {
+		if n == 0 {
+			return -1
+		}
+		return n
+	}
+	fw.MACLimit = noLimit(c.intIn("forwarding.mac_limit", y.MACLimit, dataplane.DefaultMACLimit, 0, dataplane.MaxMACLimit))
+	fw.FloodRate = noLimit(c.intIn("forwarding.flood_rate", y.FloodRate, dataplane.DefaultFloodRate, 0, dataplane.MaxFloodRate))
+	fw.FloodBurst = c.intIn("forwarding.flood_burst", y.FloodBurst, dataplane.DefaultFloodBurst, 1, dataplane.MaxFloodBurst)
 	port := func(key, name string) (int, bool) {
 		if name == "" {
 			c.errf(key, "missing; want a port name")

@@ -75,12 +75,15 @@ type poolYAML struct {
 }
 
 type forwardingYAML struct {
-	Learning  *bool        `yaml:"learning"`
-	AgeTime   *Duration    `yaml:"age_time"`
-	TableSize *int         `yaml:"table_size"`
-	Patches   []patchYAML  `yaml:"patches"`
-	MACs      []macYAML    `yaml:"macs"`
-	Prefixes  []prefixYAML `yaml:"prefixes"`
+	Learning   *bool        `yaml:"learning"`
+	AgeTime    *Duration    `yaml:"age_time"`
+	TableSize  *int         `yaml:"table_size"`
+	MACLimit   *int         `yaml:"mac_limit"`
+	FloodRate  *int         `yaml:"flood_rate"`
+	FloodBurst *int         `yaml:"flood_burst"`
+	Patches    []patchYAML  `yaml:"patches"`
+	MACs       []macYAML    `yaml:"macs"`
+	Prefixes   []prefixYAML `yaml:"prefixes"`
 }
 
 type patchYAML struct {

@@ -21,6 +21,7 @@ const (
 	DropQueueFull                          // the queue's descriptor ring was full
 	DropDelayFull                          // the delay line was full
 	DropTxError                            // the egress device returned an error
+	DropStorm                              // it would flood, beyond its ingress port's flood rate (ingress)
 
 	NumDropReasons = iota
 )
@@ -29,6 +30,7 @@ var dropNames = [NumDropReasons]string{
 	"malformed", "filtered", "no_frame", "cross_worker",
 	"pool_full", "dynamic_threshold", "static_cap",
 	"enqueue_marker", "dequeue_marker", "queue_full", "delay_full", "tx_error",
+	"storm",
 }
 
 // String returns the reason's name as telemetry labels it.

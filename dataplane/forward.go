@@ -24,11 +24,36 @@ type Forwarding struct {
 	// TableSize is the number of slots in the learning table (rounded up to a
 	// power of two), up to MaxTableSize; 0 means DefaultTableSize.
 	TableSize int
+	// MACLimit is how many MACs the table may hold learned on one port, a
+	// port security maximum: beyond it a new source MAC is not learned
+	// (frames to it flood) and is counted. Up to MaxMACLimit; 0 means
+	// DefaultMACLimit, negative no limit.
+	MACLimit int
+	// FloodRate is storm control: how many frames per second each ingress
+	// port may flood (broadcast, multicast, unknown unicast, and with
+	// learning off every frame no rule matches), in a token bucket of
+	// FloodBurst frames. Frames above it are dropped with reason storm. Up
+	// to MaxFloodRate; 0 means DefaultFloodRate, negative no limit.
+	FloodRate int
+	// FloodBurst is the storm-control bucket in frames, up to
+	// MaxFloodBurst; 0 means DefaultFloodBurst.
+	FloodBurst int
 
 	Patches  []Patch
 	MACs     []MACRule
 	Prefixes []PrefixRule
 }
+
+// Defaults and limits of the learning table's per-port limit and of storm
+// control.
+const (
+	DefaultMACLimit   = 1024
+	MaxMACLimit       = MaxTableSize
+	DefaultFloodRate  = 10_000 // frames/s per ingress port
+	MaxFloodRate      = 1_000_000_000
+	DefaultFloodBurst = 1_000 // frames
+	MaxFloodBurst     = 1 << 20
+)
 
 // Patch sends everything received on From out of To.
 type Patch struct{ From, To int }
@@ -53,13 +78,42 @@ type forwarder struct {
 	prefixes []PrefixRule // longest first
 	fdb      *fdb         // nil when learning is off
 	nports   int
+	storm    []floodBucket // by ingress port; nil when flooding is not limited
 }
 
-// noPort is the egress of a frame that goes nowhere.
+// Special egress ports route returns.
 const (
-	noPort = -1
-	flood  = -2
+	noPort  = -1 // the frame goes nowhere: its destination is behind its ingress port
+	flood   = -2 // to every port but the ingress one
+	stormed = -3 // it would flood, but its port's flood rate is spent
 )
+
+// floodBucket is one ingress port's storm-control token bucket, with its
+// credit in nanoseconds (like scheduler.Shaper's): each flooded frame
+// costs 1/FloodRate seconds of credit, the credit grows with time, and
+// holds at most FloodBurst frames' worth. Only the worker that receives on
+// the port touches it, so it needs no atomics; the padding keeps other
+// ports' buckets off its cache line.
+type floodBucket struct {
+	credit int64 // ns
+	last   int64 // ns; when credit was computed
+	cost   int64 // ns per frame
+	depth  int64 // ns
+	_      [32]byte
+}
+
+// allow takes one frame's credit at now, reporting whether there was any.
+func (b *floodBucket) allow(now int64) bool {
+	if el := now - b.last; el > 0 {
+		b.credit = min(b.depth, b.credit+el)
+		b.last = now
+	}
+	if b.credit < b.cost {
+		return false
+	}
+	b.credit -= b.cost
+	return true
+}
 
 // validate checks f for a switch of nports ports.
 func (f Forwarding) validate(nports int) error {
@@ -99,6 +153,15 @@ func (f Forwarding) validate(nports int) error {
 	if !f.NoLearning && (f.TableSize < 0 || f.TableSize > MaxTableSize) {
 		return fmt.Errorf("forwarding: table_size: %d outside [1, %d]", f.TableSize, MaxTableSize)
 	}
+	if !f.NoLearning && f.MACLimit > MaxMACLimit {
+		return fmt.Errorf("forwarding: mac_limit: %d outside [1, %d] (or negative: no limit)", f.MACLimit, MaxMACLimit)
+	}
+	if f.FloodRate > MaxFloodRate {
+		return fmt.Errorf("forwarding: flood_rate: %d frames/s outside [1, %d] (or negative: no limit)", f.FloodRate, MaxFloodRate)
+	}
+	if f.FloodBurst < 0 || f.FloodBurst > MaxFloodBurst {
+		return fmt.Errorf("forwarding: flood_burst: %d frames outside [1, %d]", f.FloodBurst, MaxFloodBurst)
+	}
 	return nil
 }
 
@@ -129,25 +192,45 @@ func newForwarder(f Forwarding, nports int) (*forwarder, error) {
 		if size == 0 {
 			size = DefaultTableSize
 		}
-		fw.fdb = newFDB(size, int64(age))
+		limit := f.MACLimit
+		if limit == 0 {
+			limit = DefaultMACLimit
+		}
+		fw.fdb = newFDB(size, int64(age), limit, nports)
+	}
+	rate, burst := f.FloodRate, f.FloodBurst
+	if rate == 0 {
+		rate = DefaultFloodRate
+	}
+	if burst == 0 {
+		burst = DefaultFloodBurst
+	}
+	if rate > 0 {
+		cost := int64(time.Second) / int64(rate)
+		fw.storm = make([]floodBucket, nports)
+		for i := range fw.storm {
+			fw.storm[i] = floodBucket{cost: cost, depth: cost * int64(burst), credit: cost * int64(burst)}
+		}
 	}
 	return fw, nil
 }
 
-// route returns the egress port of a parsed frame, flood, or noPort. It
-// learns the source MAC as a side effect.
+// route returns the egress port of a parsed frame, flood, stormed or
+// noPort. It learns the source MAC as a side effect. It is called by the
+// worker that received the frame, the one owner of its ingress port's
+// flood bucket.
 func (fw *forwarder) route(d *packet.Desc, now int64) int {
 	f := d.Frame()
 	in := int(d.InPort)
-	dst, src := macKey(f[0:6]), macKey(f[6:12])
+	dst := macKey(f[0:6])
 	if fw.fdb != nil && f[6]&1 == 0 {
-		fw.fdb.learn(src, in, now)
+		fw.fdb.learn(f[6:12], macKey(f[6:12]), in, now)
 	}
 	if p := fw.patch[in]; p != noPort {
 		return int(p)
 	}
 	if f[0]&1 != 0 { // broadcast and multicast
-		return flood
+		return fw.flood(in, now)
 	}
 	if len(fw.macs) > 0 {
 		if p, ok := fw.macs[dst]; ok {
@@ -164,9 +247,17 @@ func (fw *forwarder) route(d *packet.Desc, now int64) int {
 		}
 	}
 	if fw.fdb != nil {
-		if p := fw.fdb.lookup(dst, now); p >= 0 {
+		if p := fw.fdb.lookup(f[0:6], dst, now); p >= 0 {
 			return fw.notBack(p, in)
 		}
+	}
+	return fw.flood(in, now)
+}
+
+// flood returns flood, or stormed when port in has flooded its rate.
+func (fw *forwarder) flood(in int, now int64) int {
+	if fw.storm != nil && !fw.storm[in].allow(now) {
+		return stormed
 	}
 	return flood
 }

@@ -11,23 +11,45 @@ import (
 type Stats struct {
 	Ports []PortStats `json:"ports"`
 	Pools []PoolStats `json:"pools"`
+	// MACTable is the learning table's state; nil when learning is off.
+	MACTable *MACTableStats `json:"mac_table,omitempty"`
+}
+
+// MACTableStats describe the L2 learning table. Each port's share is in
+// PortStats (MACs, MACLimited); frames dropped by storm control count as
+// the drop reason storm.
+type MACTableStats struct {
+	Slots int `json:"slots"`
+	// Entries are the slots holding a learned MAC, stale ones included
+	// until they are reused or swept.
+	Entries int64 `json:"entries"`
+	// Full counts source MACs not learned because no slot of their probe
+	// window was free.
+	Full uint64 `json:"full"`
+	// Limit is the most MACs one port may hold; 0 for no limit.
+	Limit int64 `json:"limit"`
 }
 
 // PortStats are one port's counters.
 type PortStats struct {
-	Name      string                 `json:"name"`
-	RxPackets uint64                 `json:"rx_packets"`
-	RxBytes   uint64                 `json:"rx_bytes"`
-	TxPackets uint64                 `json:"tx_packets"`
-	TxBytes   uint64                 `json:"tx_bytes"`
-	Flooded   uint64                 `json:"flooded"` // extra copies made by flooding frames received here
-	Drops     map[string]uint64      `json:"drops"`   // by DropReason name, zero reasons omitted
-	Bytes     int64                  `json:"bytes"`   // buffered now
-	Packets   int64                  `json:"packets"` // buffered now
-	Peak      int64                  `json:"peak_bytes"`
-	Held      int64                  `json:"held"` // in the delay line and the TX backlog
-	Queues    []QueueStats           `json:"queues"`
-	Markers   []marking.MemberCounts `json:"markers,omitempty"`
+	Name      string            `json:"name"`
+	RxPackets uint64            `json:"rx_packets"`
+	RxBytes   uint64            `json:"rx_bytes"`
+	TxPackets uint64            `json:"tx_packets"`
+	TxBytes   uint64            `json:"tx_bytes"`
+	Flooded   uint64            `json:"flooded"` // extra copies made by flooding frames received here
+	Drops     map[string]uint64 `json:"drops"`   // by DropReason name, zero reasons omitted
+	Bytes     int64             `json:"bytes"`   // buffered now
+	Packets   int64             `json:"packets"` // buffered now
+	Peak      int64             `json:"peak_bytes"`
+	Held      int64             `json:"held"` // in the delay line and the TX backlog
+	// MACs is how many learning-table entries hold MACs learned on the port.
+	MACs int64 `json:"macs"`
+	// MACLimited counts new source MACs not learned because the port held
+	// forwarding.mac_limit of them.
+	MACLimited uint64                 `json:"mac_limited"`
+	Queues     []QueueStats           `json:"queues"`
+	Markers    []marking.MemberCounts `json:"markers,omitempty"`
 }
 
 // QueueStats are one egress queue's counters.
@@ -72,6 +94,9 @@ func (s *Switch) Stats() Stats {
 				ps.Drops[DropReason(r).String()] = v
 			}
 		}
+		if t := s.fw.fdb; t != nil {
+			ps.MACs, ps.MACLimited = t.ports[p.idx].learned.Load(), t.ports[p.idx].limited.Load()
+		}
 		for q := range p.qc {
 			c := &p.qc[q]
 			qs := QueueStats{
@@ -100,6 +125,12 @@ func (s *Switch) Stats() Stats {
 	}
 	for i := 0; i < m.Pools(); i++ {
 		st.Pools = append(st.Pools, PoolStats{Size: m.PoolSize(i), Bytes: m.PoolBytes(i), Packets: m.PoolPackets(i)})
+	}
+	if t := s.fw.fdb; t != nil {
+		st.MACTable = &MACTableStats{Slots: len(t.slots), Full: t.full.Load(), Limit: t.limit}
+		for i := range t.ports {
+			st.MACTable.Entries += t.ports[i].learned.Load()
+		}
 	}
 	return st
 }

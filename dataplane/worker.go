@@ -219,6 +219,8 @@ func (w *worker) ingress(in *port, d *packet.Desc, now int64) {
 		w.drop(in, d, DropFiltered, now)
 	case flood:
 		w.flood(in, d, now)
+	case stormed:
+		w.drop(in, d, DropStorm, now)
 	default:
 		w.forward(in, d, out, now)
 	}

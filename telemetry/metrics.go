@@ -26,6 +26,9 @@ type collector struct {
 	markerMarks, markerDrops *prometheus.Desc
 
 	poolBytes, poolPackets, poolSize *prometheus.Desc
+
+	portMACs, portMACLimited              *prometheus.Desc
+	macSlots, macEntries, macFull, macCap *prometheus.Desc
 }
 
 func newCollector(sw Switch, pools []string) *collector {
@@ -66,6 +69,13 @@ func newCollector(sw Switch, pools []string) *collector {
 		poolBytes:   d("pool_bytes", "Bytes in the shared pool now, reserves included.", "pool"),
 		poolPackets: d("pool_packets", "Packets in the shared pool now.", "pool"),
 		poolSize:    d("pool_size_bytes", "The shared pool's size B.", "pool"),
+
+		portMACs:       d("port_macs", "Learning-table entries holding MACs learned on the port.", port...),
+		portMACLimited: d("port_mac_limited_total", "New source MACs not learned because the port held forwarding.mac_limit of them.", port...),
+		macSlots:       d("mac_table_slots", "Slots of the L2 learning table."),
+		macEntries:     d("mac_table_entries", "Slots holding a learned MAC, stale ones until reused or swept."),
+		macFull:        d("mac_table_full_total", "Source MACs not learned because their probe window had no free slot."),
+		macCap:         d("mac_table_port_limit", "The most MACs one port may hold (forwarding.mac_limit); 0 for no limit."),
 	}
 }
 
@@ -77,6 +87,7 @@ func (c *collector) descs() []*prometheus.Desc {
 		c.queueBytes, c.queuePackets, c.queuePeak, c.thres,
 		c.markerMarks, c.markerDrops,
 		c.poolBytes, c.poolPackets, c.poolSize,
+		c.portMACs, c.portMACLimited, c.macSlots, c.macEntries, c.macFull, c.macCap,
 	}
 }
 
@@ -129,6 +140,16 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			counter(c.markerMarks, m.Marks, p.Name, m.Name)
 			counter(c.markerDrops, m.Drops, p.Name, m.Name)
 		}
+	}
+	if t := st.MACTable; t != nil {
+		for _, p := range st.Ports {
+			gauge(c.portMACs, p.MACs, p.Name)
+			counter(c.portMACLimited, p.MACLimited, p.Name)
+		}
+		gauge(c.macSlots, int64(t.Slots))
+		gauge(c.macEntries, t.Entries)
+		counter(c.macFull, t.Full)
+		gauge(c.macCap, t.Limit)
 	}
 	for i, pool := range st.Pools {
 		name := poolName(c.pools, i)

@@ -267,6 +267,8 @@ func TestStatsAndMetrics(t *testing.T) {
 		t.Errorf("port b queue 1: marked %d peak %d, want %d marked", b.Queues[1].MarkedEnq, b.Queues[1].Peak, marked)
 	case len(b.Markers) != 1 || b.Markers[0].Name != "dctcp" || b.Markers[0].Marks != marked:
 		t.Errorf("port b markers: %+v", b.Markers)
+	case st.MACTable == nil || st.MACTable.Entries != 1 || a.MACs != 1 || b.MACs != 0:
+		t.Errorf("mac table %+v, port a %d MACs, b %d", st.MACTable, a.MACs, b.MACs)
 	}
 
 	res, body = get(t, r.srv.Handler(), "/metrics")
@@ -293,6 +295,14 @@ func TestStatsAndMetrics(t *testing.T) {
 		`ecnswitch_queue_bytes{port="b",queue="1"}`:                                "0",
 		`ecnswitch_pool_size_bytes{pool="shared"}`:                                 "1e+06",
 		`ecnswitch_queue_peak_bytes{port="b",queue="1"}`:                           fmt.Sprint(b.Queues[1].Peak),
+		// The burst's one source MAC, learned on a.
+		`ecnswitch_port_macs{port="a"}`:              "1",
+		`ecnswitch_port_macs{port="b"}`:              "0",
+		`ecnswitch_port_mac_limited_total{port="a"}`: "0",
+		`ecnswitch_mac_table_slots`:                  "4096",
+		`ecnswitch_mac_table_entries`:                "1",
+		`ecnswitch_mac_table_full_total`:             "0",
+		`ecnswitch_mac_table_port_limit`:             "1024",
 	} {
 		if got, ok := metrics[series]; !ok || got != want {
 			t.Errorf("%s = %q (present %v), want %s", series, got, ok, want)

@@ -1,0 +1,94 @@
+package dataplane
+
+import (
+	"encoding/binary"
+	"sync"
+	"testing"
+
+	"github.com/ecnswitch/ecnswitch/packet"
+	"github.com/ecnswitch/ecnswitch/packet/packettest"
+)
+
+// macN is a locally administered unicast MAC numbered n.
+func macN(n uint32) []byte {
+	m := []byte{0x02, 0xaa, 0, 0, 0, 0}
+	binary.BigEndian.PutUint32(m[2:], n)
+	return m
+}
+
+// counted returns, by port, the slots whose key names the port.
+func (t *fdb) counted() []int64 {
+	n := make([]int64, len(t.ports))
+	for i := range t.slots {
+		if k := t.slots[i].key.Load(); k != 0 && k != tomb {
+			n[keyPort(k)]++
+		}
+	}
+	return n
+}
+
+// Routing allocates nothing on any of the table's paths: a new MAC, a
+// known one, one refused at its port's limit (with a sweep), a flood, and
+// a frame storm control drops.
+func TestRouteAllocatesNothing(t *testing.T) {
+	fw, err := newForwarder(Forwarding{MACLimit: 64, TableSize: 256, AgeTime: 1_000_000, FloodRate: 1000, FloodBurst: 10}, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frame := packettest.UDP4(t, packettest.Options{SrcMAC: packet.MAC{0x02, 1, 2, 3, 4, 5}, DstMAC: packet.MAC{0x02, 9, 9, 9, 9, 9}})
+	d := packettest.Desc(t, frame)
+	n, now := uint32(0), int64(0)
+	verdicts := map[int]int{}
+	allocs := testing.AllocsPerRun(2000, func() {
+		n++
+		now += 1000
+		binary.BigEndian.PutUint32(d.Buf[8:12], n%512) // 512 MACs: new, then known, then stale
+		d.InPort = uint16(n % 4)
+		verdicts[fw.route(d, now)]++
+	})
+	if allocs != 0 {
+		t.Errorf("route allocates %v times per frame", allocs)
+	}
+	if verdicts[flood] == 0 || verdicts[stormed] == 0 {
+		t.Errorf("verdicts %v: want floods and storm drops", verdicts)
+	}
+	limited := uint64(0)
+	for p, c := range fw.fdb.counted() {
+		if c > 64 {
+			t.Errorf("port %d holds %d MACs, over the limit of 64", p, c)
+		}
+		limited += fw.fdb.ports[p].limited.Load()
+	}
+	if limited == 0 {
+		t.Error("no MAC was refused at the limit")
+	}
+}
+
+// Workers learn, move, look up and sweep concurrently: afterwards every
+// port's count equals the slots holding its MACs, and none is over the
+// limit. Run with -race.
+func TestFDBConcurrentCounts(t *testing.T) {
+	const ports, limit, macs = 4, 100, 2000
+	tb := newFDB(1024, 1000, limit, ports)
+	var wg sync.WaitGroup
+	for w := range ports {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 20 * macs {
+				m := uint32((i*7 + w*13) % macs)
+				mac := macN(m)
+				now := int64(i) // ages out entries older than 1000 steps
+				tb.learn(mac, macKey(mac), w, now)
+				tb.lookup(mac, macKey(mac), now)
+			}
+		}()
+	}
+	wg.Wait()
+	got := tb.counted()
+	for p := range ports {
+		if l := tb.ports[p].learned.Load(); l != got[p] || l > limit {
+			t.Errorf("port %d: count %d, slots %d, limit %d", p, l, got[p], limit)
+		}
+	}
+}
