@@ -112,7 +112,7 @@ func (t *fdb) learn(mac []byte, k uint64, port int, now int64) {
 		s := &t.slots[(i+p)&t.mask]
 		sk := s.key.Load()
 		switch {
-		case sk>>16 == k && sk != tomb:
+		case sk>>16 == k && sk != 0 && sk != tomb:
 			if sk != want { // the station moved
 				if t.atLimit(port, now) || !s.key.CompareAndSwap(sk, want) {
 					return

@@ -92,3 +92,17 @@ func TestFDBConcurrentCounts(t *testing.T) {
 		}
 	}
 }
+
+// The all-zeros MAC is a key like any other, not an empty slot.
+func TestFDBZeroMAC(t *testing.T) {
+	tb := newFDB(64, 1000, 0, 2)
+	zero := make([]byte, 6)
+	tb.learn(zero, 0, 1, 0)
+	tb.learn(zero, 0, 1, 1)
+	if p := tb.lookup(zero, 0, 2); p != 1 {
+		t.Errorf("the zero MAC maps to port %d, want 1", p)
+	}
+	if c := tb.counted(); c[1] != 1 || tb.ports[1].learned.Load() != 1 {
+		t.Errorf("counts %v, %d; want one entry on port 1", c, tb.ports[1].learned.Load())
+	}
+}
