@@ -228,6 +228,9 @@ func (s *Switch) Run(ctx context.Context) error {
 		return errors.New("dataplane: switch is already running")
 	}
 	defer s.running.Store(false)
+	// A worker that fails (one that cannot be pinned, say) stops them all.
+	ctx, failed := context.WithCancel(ctx)
+	defer failed()
 	var stop atomic.Bool
 	var wg sync.WaitGroup
 	errs := make([]error, len(s.workers))
@@ -235,17 +238,24 @@ func (s *Switch) Run(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// A pinned thread stays locked, so that it ends with its
+			// goroutine instead of going back to the runtime's pool.
 			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
-			if w.cpu >= 0 {
+			if w.cpu < 0 {
+				defer runtime.UnlockOSThread()
+			} else {
 				var set unix.CPUSet
 				set.Set(w.cpu)
 				if err := unix.SchedSetaffinity(0, &set); err != nil {
-					errs[i] = fmt.Errorf("dataplane: pin worker %d to CPU %d: %w", i, w.cpu, err)
+					allowed, _ := AllowedCPUs()
+					errs[i] = fmt.Errorf("dataplane: pin worker %d to CPU %d (this process may run on %s): %w", i, w.cpu, FormatCPUs(allowed), err)
+					failed()
 					return
 				}
 			}
-			errs[i] = w.run(&stop)
+			if errs[i] = w.run(&stop); errs[i] != nil {
+				failed()
+			}
 		}()
 	}
 	s.log.Info("switch running", zap.Int("ports", len(s.ports)), zap.Int("workers", len(s.workers)))

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime"
 	"syscall"
 	"time"
 
@@ -77,12 +76,7 @@ func preflight(cfg *config.Config) error {
 	if err := errors.Join(missing...); err != nil {
 		return err
 	}
-	for i, c := range cfg.Switch.CPUs {
-		if c >= runtime.NumCPU() {
-			return fmt.Errorf("cpus[%d]: CPU %d outside [0, %d] (this machine's CPUs)", i, c, runtime.NumCPU()-1)
-		}
-	}
-	return nil
+	return dataplane.CheckCPUs(cfg.Switch.CPUs)
 }
 
 // serve opens the ports, runs the switch until ctx is done and tears

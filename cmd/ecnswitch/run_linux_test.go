@@ -9,8 +9,10 @@ import (
 	"io"
 	"net/netip"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +23,7 @@ import (
 
 	"github.com/ecnswitch/ecnswitch/capture"
 	"github.com/ecnswitch/ecnswitch/config"
+	"github.com/ecnswitch/ecnswitch/dataplane"
 	"github.com/ecnswitch/ecnswitch/telemetry"
 	"github.com/ecnswitch/ecnswitch/testbed"
 	"github.com/ecnswitch/ecnswitch/testbed/testbedtest"
@@ -234,4 +237,44 @@ func countPcap(t *testing.T, path string) (packets, size uint64) {
 		t.Fatal(err)
 	}
 	return packets, uint64(fi.Size())
+}
+
+// tasksetEnv carries, to the test binary run again under taskset, the CPU
+// it was restricted to.
+const tasksetEnv = "ECNSWITCH_TEST_TASKSET_CPU"
+
+// Under `taskset -c N`, preflight accepts cpus: [N] and rejects cpus: [0],
+// naming the allowed set. Before issue 12 it compared with the CPU count
+// (1 under taskset) and said "CPU N outside [0, 0]".
+func TestPreflightUnderTaskset(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("preflight checks for root's capabilities first")
+	}
+	if cpu := os.Getenv(tasksetEnv); cpu != "" {
+		pf := func(cpus string) error {
+			cfg, err := config.Parse([]byte("cpus: " + cpus + "\nports: [{name: a, interface: lo}]\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return preflight(cfg)
+		}
+		if err := pf("[" + cpu + "]"); err != nil {
+			t.Errorf("under taskset -c %s, cpus: [%s]: %v", cpu, cpu, err)
+		}
+		if err := pf("[0]"); err == nil || !strings.Contains(err.Error(), "cpus[0]: CPU 0") || !strings.Contains(err.Error(), "may run on ("+cpu+":") {
+			t.Errorf("under taskset -c %s, cpus: [0]: %v; want the key and the allowed CPU", cpu, err)
+		}
+		return
+	}
+	allowed, err := dataplane.AllowedCPUs()
+	if err != nil || len(allowed) < 2 {
+		t.Skipf("needs two CPUs to leave one out (have %v, %v)", allowed, err)
+	}
+	last := strconv.Itoa(allowed[len(allowed)-1])
+	cmd := exec.Command("taskset", "-c", last, os.Args[0], "-test.run=^TestPreflightUnderTaskset$", "-test.v")
+	cmd.Env = append(os.Environ(), tasksetEnv+"="+last)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestPreflightUnderTaskset") {
+		t.Fatalf("under taskset -c %s: %v\n%s", last, err, out)
+	}
 }

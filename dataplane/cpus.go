@@ -1,0 +1,76 @@
+package dataplane
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// AllowedCPUs returns the CPUs the calling thread may run on, in order:
+// its affinity mask (sched_getaffinity), which taskset, a cgroup's cpuset
+// or a container narrows from the machine's CPUs. A process's threads
+// share the mask they started with.
+func AllowedCPUs() ([]int, error) {
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		return nil, fmt.Errorf("sched_getaffinity: %w", err)
+	}
+	var cpus []int
+	for c := range MaxCPU + 1 {
+		if set.IsSet(c) {
+			cpus = append(cpus, c)
+		}
+	}
+	return cpus, nil
+}
+
+// CheckCPUs checks Config.CPUs against the CPUs the calling process may
+// run on (AllowedCPUs), not the machine's count: under `taskset -c 1`,
+// cpus: [1] is fine and cpus: [0] is not. The error names the key, the CPU
+// and the allowed set.
+func CheckCPUs(cpus []int) error {
+	if len(cpus) == 0 {
+		return nil
+	}
+	allowed, err := AllowedCPUs()
+	if err != nil {
+		return fmt.Errorf("cpus: %w", err)
+	}
+	ok := make(map[int]bool, len(allowed))
+	for _, c := range allowed {
+		ok[c] = true
+	}
+	for i, c := range cpus {
+		if !ok[c] {
+			return fmt.Errorf("cpus[%d]: CPU %d is not one this process may run on (%s: its affinity mask, as taskset or a cgroup cpuset set it)",
+				i, c, FormatCPUs(allowed))
+		}
+	}
+	return nil
+}
+
+// FormatCPUs writes a set of CPUs as taskset's list does: 0-3,6.
+func FormatCPUs(cpus []int) string {
+	var b strings.Builder
+	for i := 0; i < len(cpus); {
+		j := i
+		for j+1 < len(cpus) && cpus[j+1] == cpus[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(cpus[i]))
+		if j > i {
+			b.WriteByte('-')
+			b.WriteString(strconv.Itoa(cpus[j]))
+		}
+		i = j + 1
+	}
+	if b.Len() == 0 {
+		return "none"
+	}
+	return b.String()
+}
