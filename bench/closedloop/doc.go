@@ -4,18 +4,20 @@
 // it sets. It reproduces the static-flow experiments of the MQ-ECN paper:
 // two equal-quantum DWRR queues with 1 and 4 long-lived flows (001 §2.2.3,
 // Fig. 3; §5.1.1, Fig. 6) and N active queues sharing one port (001 §2.2.1,
-// Fig. 1).
+// Fig. 1); and the RTT variation that ECN♯ is built for (000 §2.3, §5.2):
+// flows whose base RTTs differ, thresholds set from the high-percentile RTT.
 //
 // # The sender model
 //
 // Each flow is a window of MSS-sized packets (1514-byte frames: IPv4, UDP,
 // ECT(0), the DSCP of its queue, a flow id, sequence number and send time in
 // the payload). A flow keeps cwnd packets in flight; the receiver's host
-// echoes every data packet's CE bit back to the sender after the return
-// half of the base RTT. The return path is modelled in the sender, not sent
-// through the switch, so a flow's RTT is the base RTT (propagation on the
-// links plus the return delay) plus the serialization and queueing on the
-// forward path. Two congestion controls are modelled:
+// echoes every data packet's CE bit back to the sender after the flow's
+// return delay: half the base RTT, or with RTT variation (Scenario.RTTMax)
+// whatever the flow's base RTT leaves after the forward links. The return
+// path is modelled in the sender, not sent through the switch, so a flow's
+// RTT is its base RTT (propagation on the links plus the return delay)
+// plus the serialization and queueing on the forward path. Two congestion controls are modelled:
 //
 //   - ECN* (regular ECN-enabled TCP, λ = 1, 001 §2.2 footnote 2): on an ACK
 //     echoing CE, halve cwnd, at most once per window of data (the sequence

@@ -52,12 +52,59 @@ type Result struct {
 
 // ack is an ACK in flight back to its sender.
 type ack struct {
-	at   int64 // ns: arrival at the sender
+	at   int64  // ns: arrival at the sender
+	n    uint64 // order of creation: ACKs due at the same time arrive in it
 	flow int
 	seq  uint64
 	sent int64
 	lost uint64
 	ce   bool
+}
+
+// ackHeap holds the ACKs in flight, a binary min-heap by (at, n). With one
+// return delay for every flow it pops in creation order, a FIFO; with RTT
+// variation a later ACK may be due first.
+type ackHeap []ack
+
+func (h ackHeap) less(i, j int) bool {
+	return h[i].at < h[j].at || (h[i].at == h[j].at && h[i].n < h[j].n)
+}
+
+func (h *ackHeap) push(a ack) {
+	*h = append(*h, a)
+	q := *h
+	for i := len(q) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !q.less(i, p) {
+			break
+		}
+		q[i], q[p] = q[p], q[i]
+		i = p
+	}
+}
+
+func (h *ackHeap) pop() ack {
+	q := *h
+	a := q[0]
+	n := len(q) - 1
+	q[0] = q[n]
+	q = q[:n]
+	for i := 0; ; {
+		m := 2*i + 1
+		if m >= n {
+			break
+		}
+		if r := m + 1; r < n && q.less(r, m) {
+			m = r
+		}
+		if !q.less(m, i) {
+			break
+		}
+		q[i], q[m] = q[m], q[i]
+		i = m
+	}
+	*h = q
+	return a
 }
 
 // sim is one running scenario.
@@ -72,10 +119,10 @@ type sim struct {
 	flows  []*flow
 	tmpl   []template
 	expect []uint64 // receiver: next sequence expected, per flow
-	acks   []ack    // FIFO: every ACK takes the same return delay
-	ackOff int
+	acks   ackHeap  // in flight back to the senders
+	nacks  uint64   // ACKs made so far
 
-	back int64 // ns: the modelled return path
+	back []int64 // ns: each flow's modelled return path
 	tx   []*packet.Desc
 	rx   []*packet.Desc
 
@@ -106,9 +153,10 @@ func Run(sc Scenario) (Result, error) {
 func newSim(sc Scenario) (*sim, error) {
 	nq := sc.Queues
 	s := &sim{sc: sc, clk: timestamp.NewVirtual(0), bott: nq}
-	rtt := int64(sc.RTT)
-	fwd := rtt / 4
-	s.back = rtt - 2*fwd
+	fwd := int64(sc.RTT) / 4
+	for _, rtt := range sc.FlowRTTs() {
+		s.back = append(s.back, int64(rtt)-2*fwd)
+	}
 
 	// Ports 0..nq-1 face the senders (one host per queue), port nq the
 	// receiver; each sender port is patched to the receiver's.
@@ -212,8 +260,8 @@ func (s *sim) run() Result {
 		} else {
 			next = min(next, warm)
 		}
-		if s.ackOff < len(s.acks) {
-			next = min(next, s.acks[s.ackOff].at)
+		if len(s.acks) > 0 {
+			next = min(next, s.acks[0].at)
 		}
 		for _, f := range s.flows {
 			if f.next == 0 && f.start > now {
@@ -268,9 +316,8 @@ func (s *sim) send(f *flow, now int64) {
 
 // deliverAcks hands every ACK due by now to its flow and lets the flow send.
 func (s *sim) deliverAcks(now int64) {
-	for s.ackOff < len(s.acks) && s.acks[s.ackOff].at <= now {
-		a := s.acks[s.ackOff]
-		s.ackOff++
+	for len(s.acks) > 0 && s.acks[0].at <= now {
+		a := s.acks.pop()
 		f := s.flows[a.flow]
 		r0, l0 := f.reductions, f.lossEvents
 		f.onAck(a.seq, a.ce, a.lost)
@@ -280,12 +327,6 @@ func (s *sim) deliverAcks(now int64) {
 			s.rtts = append(s.rtts, now-a.sent)
 		}
 		s.send(f, now)
-	}
-	if s.ackOff == len(s.acks) {
-		s.acks, s.ackOff = s.acks[:0], 0
-	} else if s.ackOff > 4096 && s.ackOff*2 > len(s.acks) {
-		s.acks = s.acks[:copy(s.acks, s.acks[s.ackOff:])]
-		s.ackOff = 0
 	}
 }
 
@@ -310,10 +351,11 @@ func (s *sim) receive(now int64) {
 			if s.measuring {
 				s.bytes[f.queue] += int64(d.Len)
 			}
-			s.acks = append(s.acks, ack{
-				at: d.RxTime + s.back, flow: info.flow, seq: info.seq,
+			s.acks.push(ack{
+				at: d.RxTime + s.back[info.flow], n: s.nacks, flow: info.flow, seq: info.seq,
 				sent: info.sent, lost: lost, ce: info.ce,
 			})
+			s.nacks++
 		}
 		if n < len(s.rx) {
 			return

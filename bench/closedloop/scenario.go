@@ -3,6 +3,7 @@ package closedloop
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/ecnswitch/ecnswitch/dataplane"
@@ -31,7 +32,9 @@ func (c CC) String() string {
 
 // Scheme is the marking configuration of the bottleneck port. Every
 // threshold derives from the standard threshold K = λ·C·RTT (001 §2.2
-// Eq. 1) of the scenario's λ, C and base RTT.
+// Eq. 1) of the scenario's λ, C and high-percentile base RTT (the base RTT
+// itself when every flow has the same), except CoDel's, which are the ECN♯
+// paper's.
 type Scheme uint8
 
 // Schemes.
@@ -55,16 +58,20 @@ const (
 	// (000 §2.1 Eq. 1 with T = K/C; 003 Eq. 4).
 	TCN
 	// ECNSharp is ECN♯ by its rule of thumb (000 §3.4): ins_target =
-	// λ·RTT (the high-percentile RTT, here the base RTT), pst_interval =
-	// RTT, pst_target = λ·RTT̄ with RTT̄ the average RTT, here also the base
-	// RTT; at dequeue, on sojourn time. Scenario.PstTarget overrides
-	// pst_target.
+	// λ·RTT_p90 (the high-percentile base RTT), pst_interval = RTT_p90,
+	// pst_target = λ·RTT̄ with RTT̄ the average base RTT; at dequeue, on
+	// sojourn time. With one base RTT all three are that RTT.
+	// Scenario.PstTarget overrides pst_target.
 	ECNSharp
+	// CoDel is RFC 8289 marking at dequeue with the ECN♯ paper's testbed
+	// values, target 85 µs and interval 200 µs (000 §5.2), its baseline
+	// for base RTTs of 70–210 µs.
+	CoDel
 )
 
 var schemeNames = [...]string{
 	PerPort: "per-port", PerQueue: "per-queue standard", PerQueueMin: "per-queue minimum",
-	MQECN: "MQ-ECN", PMSB: "PMSB", TCN: "TCN", ECNSharp: "ECN♯",
+	MQECN: "MQ-ECN", PMSB: "PMSB", TCN: "TCN", ECNSharp: "ECN♯", CoDel: "CoDel",
 }
 
 // String returns the scheme's name as the results table prints it.
@@ -132,6 +139,11 @@ type Scenario struct {
 	// RTT is the base RTT; 0 means DefaultRTT. The forward links carry
 	// RTT/4 each and the modelled return path RTT/2.
 	RTT time.Duration
+	// RTTMax, when above RTT, spreads the flows' base RTTs evenly from RTT
+	// to RTTMax in flow order, the RTT variation of 000 §2.3 (70–210 µs
+	// in its testbed, §5.2): the forward links stay RTT/4 and each flow's
+	// return path makes up the rest. 0 means every flow has RTT.
+	RTTMax time.Duration
 	// Lambda is λ of the standard threshold; 0 means 1.
 	Lambda float64
 	// PstTarget overrides ECN♯'s pst_target; 0 keeps the rule of thumb.
@@ -174,8 +186,8 @@ func (s Scenario) withDefaults() (Scenario, error) {
 		s.Step = DefaultStep
 	}
 	switch {
-	case s.Scheme < PerPort || s.Scheme > ECNSharp:
-		return s, fmt.Errorf("closedloop: scheme: %d is not a scheme, want 1 (per-port) to %d (ecn♯)", s.Scheme, ECNSharp)
+	case s.Scheme < PerPort || s.Scheme > CoDel:
+		return s, fmt.Errorf("closedloop: scheme: %d is not a scheme, want 1 (per-port) to %d (codel)", s.Scheme, CoDel)
 	case s.CC != ECNStar && s.CC != DCTCP:
 		return s, fmt.Errorf("closedloop: cc: %d is not a congestion control, want 1 (ecn*) or 2 (dctcp)", s.CC)
 	case s.Queues < 1 || s.Queues > maxQueues:
@@ -186,6 +198,8 @@ func (s Scenario) withDefaults() (Scenario, error) {
 		return s, fmt.Errorf("closedloop: rate: %d bit/s outside [%d, %d) bit/s", s.Rate, minRate, int64(maxRate))
 	case s.RTT < minRTT || s.RTT > maxRTT:
 		return s, fmt.Errorf("closedloop: rtt: %v outside [%v, %v]", s.RTT, minRTT, maxRTT)
+	case s.RTTMax != 0 && (s.RTTMax < s.RTT || s.RTTMax > maxRTT):
+		return s, fmt.Errorf("closedloop: rtt_max: %v outside [rtt = %v, %v] (or 0: no variation)", s.RTTMax, s.RTT, maxRTT)
 	case !(s.Lambda > 0 && s.Lambda <= 16):
 		return s, fmt.Errorf("closedloop: lambda: %g outside (0, 16]", s.Lambda)
 	case s.PstTarget < 0 || s.PstTarget > pstTargetMax:
@@ -215,9 +229,54 @@ func (s Scenario) withDefaults() (Scenario, error) {
 	return s, nil
 }
 
-// K returns the standard threshold λ·C·RTT in bytes (001 §2.2 Eq. 1).
+// K returns the standard threshold λ·C·RTT in bytes (001 §2.2 Eq. 1),
+// with the high-percentile base RTT (RTTHigh) as current practice sets it
+// (000 §2.3).
 func (s Scenario) K() int64 {
-	return marking.Standard(int64(s.RTT), s.Lambda).Bytes(s.Rate, frameLen)
+	return marking.Standard(int64(s.RTTHigh()), s.Lambda).Bytes(s.Rate, frameLen)
+}
+
+// FlowRTTs returns each flow's base RTT, in flow order: RTT for every flow,
+// or spread evenly from RTT to RTTMax.
+func (s Scenario) FlowRTTs() []time.Duration {
+	n := 0
+	for _, f := range s.Flows {
+		n += f
+	}
+	out := make([]time.Duration, n)
+	for i := range out {
+		out[i] = s.RTT
+		if s.RTTMax > s.RTT && n > 1 {
+			out[i] += (s.RTTMax - s.RTT) * time.Duration(i) / time.Duration(n-1)
+		}
+	}
+	return out
+}
+
+// RTTHigh returns the 90th percentile (nearest rank) of the flows' base
+// RTTs: the "high-percentile RTT" of ECN♯'s rule of thumb (000 §3.4) and of
+// current practice's threshold (000 §2.3).
+func (s Scenario) RTTHigh() time.Duration {
+	rtts := s.FlowRTTs()
+	if len(rtts) == 0 {
+		return s.RTT
+	}
+	slices.Sort(rtts)
+	return rtts[int(math.Ceil(0.9*float64(len(rtts))))-1]
+}
+
+// RTTMean returns the mean of the flows' base RTTs, the "average RTT" of
+// ECN♯'s pst_target (000 §3.4).
+func (s Scenario) RTTMean() time.Duration {
+	rtts := s.FlowRTTs()
+	if len(rtts) == 0 {
+		return s.RTT
+	}
+	var sum time.Duration
+	for _, r := range rtts {
+		sum += r
+	}
+	return sum / time.Duration(len(rtts))
 }
 
 // pstTarget returns ECN♯'s pst_target in ns.
@@ -225,13 +284,13 @@ func (s Scenario) pstTarget() int64 {
 	if s.PstTarget > 0 {
 		return int64(s.PstTarget)
 	}
-	return int64(math.Round(s.Lambda * float64(s.RTT)))
+	return int64(math.Round(s.Lambda * float64(s.RTTMean())))
 }
 
 // markers returns the bottleneck port's enqueue and dequeue marker specs,
 // and a one-line description of the thresholds.
 func (s Scenario) markers() (enq, deq []dataplane.MarkerSpec, desc string) {
-	rtt := int64(s.RTT)
+	rtt := int64(s.RTTHigh())
 	k := marking.Standard(rtt, s.Lambda)
 	spec := func(name string, f func(queues int) (marking.Marker, error)) []dataplane.MarkerSpec {
 		return []dataplane.MarkerSpec{{Name: name, New: f}}
@@ -269,7 +328,11 @@ func (s Scenario) markers() (enq, deq []dataplane.MarkerSpec, desc string) {
 			return marking.NewECNSharp(marking.ECNSharpConfig{
 				InsTarget: lrtt, PstTarget: pst, PstInterval: rtt,
 			}, marking.Dequeue, n)
-		}), fmt.Sprintf("ins_target %v, pst_target %v, pst_interval %v, dequeue", time.Duration(lrtt), time.Duration(pst), s.RTT)
+		}), fmt.Sprintf("ins_target %v, pst_target %v, pst_interval %v, dequeue", time.Duration(lrtt), time.Duration(pst), time.Duration(rtt))
+	case CoDel:
+		return nil, spec("codel", func(n int) (marking.Marker, error) {
+			return marking.NewCoDel(marking.CoDelConfig{}, marking.Dequeue, n)
+		}), fmt.Sprintf("target %v, interval %v (000 §5.2), dequeue", time.Duration(marking.CoDelDefaultTarget), time.Duration(marking.CoDelDefaultInterval))
 	}
 	return nil, nil, ""
 }

@@ -45,6 +45,34 @@ func StaticFlows(cc CC) []Scenario {
 	return append(out, Scenario{Scheme: ECNSharp, CC: cc, Queues: 2, Flows: []int{1, 4}, PstTarget: ECNSharpTestbedPstTarget})
 }
 
+// The RTT-variation experiment: ECN♯'s testbed spread base RTTs over
+// 70–210 µs (000 §5.2), "3× RTT variations"; RTTVariation gives one flow
+// each end of it.
+const (
+	RTTVariationMin = 70 * time.Microsecond
+	RTTVariationMax = 210 * time.Microsecond
+)
+
+// rttSchemes are the schemes of the RTT-variation table: current practice
+// (per-queue standard and TCN with a threshold from the high-percentile
+// RTT), ECN♯ by its rule of thumb, and ECN♯ and CoDel with its testbed's
+// values.
+var rttSchemes = [...]struct {
+	scheme Scheme
+	pst    time.Duration
+}{{PerQueue, 0}, {TCN, 0}, {ECNSharp, 0}, {ECNSharp, ECNSharpTestbedPstTarget}, {CoDel, 0}}
+
+// RTTVariation returns the RTT-variation experiment of 000 §2.3 and §5.2
+// for cc and scheme: one queue and two long-lived flows with base RTTs of
+// 70 and 210 µs, the ends of ECN♯'s testbed range. Every threshold is set
+// from the high-percentile RTT, 210 µs, as current practice does (000
+// §2.3), except ECN♯'s pst_target, λ times the mean RTT (000 §3.4), unless
+// pst overrides it, and CoDel's. Here, unlike with one base RTT, ECN♯'s
+// persistent rule sits below its instantaneous one.
+func RTTVariation(cc CC, scheme Scheme, pst time.Duration) Scenario {
+	return Scenario{Scheme: scheme, CC: cc, Queues: 1, Flows: []int{2}, RTT: RTTVariationMin, RTTMax: RTTVariationMax, PstTarget: pst}
+}
+
 // ActiveQueues returns the experiment of 001 §2.2.1 (Fig. 1) for cc and
 // scheme: a port with four equal-quantum DWRR queues and eight flows, all
 // in one queue (active = 1) or two in each of the four (active = 4).
@@ -68,6 +96,7 @@ func (s Scenario) label() string {
 type Tables struct {
 	Static []Result    // StaticFlows for each congestion control
 	Active [][2]Result // ActiveQueues with 1 and 4 active queues, per scheme and cc
+	RTT    []Result    // RTTVariation per scheme and cc
 }
 
 // Collect runs every scenario of the doc's tables, with warm-up and
@@ -103,6 +132,15 @@ func Collect(warmup, duration time.Duration, progress func(Result)) (Tables, err
 				pair[i] = r
 			}
 			t.Active = append(t.Active, pair)
+		}
+	}
+	for _, cc := range []CC{ECNStar, DCTCP} {
+		for _, s := range rttSchemes {
+			r, err := run(RTTVariation(cc, s.scheme, s.pst))
+			if err != nil {
+				return t, err
+			}
+			t.RTT = append(t.RTT, r)
 		}
 	}
 	return t, nil
@@ -145,6 +183,18 @@ func (t Tables) Markdown() string {
 				kb(one.PortMean), kb(one.PortP99), us(one.RTTMean), us(one.RTTP99), one.Throughput,
 				kb(four.PortMean), kb(four.PortP99), us(four.RTTMean), us(four.RTTP99), four.Throughput,
 				four.PortMean/one.PortMean)
+		}
+	}
+	if len(t.RTT) > 0 {
+		sc := t.RTT[0].Scenario
+		fmt.Fprintf(&b, "\n**RTT variation** (000 §2.3, §5.2): one queue, two flows with base RTTs of %v and %v; thresholds from the high-percentile RTT %v (K = λ·C·RTT = %d B), ECN♯'s pst_target from the mean %v. Queue in kB (mean / p99), RTT in µs (mean / p99).\n\n",
+			sc.RTT, sc.RTTMax, sc.RTTHigh(), sc.K(), sc.RTTMean())
+		b.WriteString("| cc | marking | thresholds | total | queue kB | RTT µs | marks | drops |\n")
+		b.WriteString("|---|---|---|---:|---:|---:|---:|---:|\n")
+		for _, r := range t.RTT {
+			fmt.Fprintf(&b, "| %v | %s | %s | %.3f | %s / %s | %s / %s | %d | %d |\n",
+				r.Scenario.CC, r.Scenario.label(), r.Marking, r.Throughput,
+				kb(r.QueueMean[0]), kb(r.QueueP99[0]), us(r.RTTMean), us(r.RTTP99), r.Marks[0], r.Drops)
 		}
 	}
 	return b.String()

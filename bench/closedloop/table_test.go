@@ -37,8 +37,13 @@ func TestMarkdownRows(t *testing.T) {
 		RTTMean: 430 * time.Microsecond, RTTP99: 702 * time.Microsecond, Marks: []uint64{2629, 3453}}
 	four := r
 	four.PortMean = 88400
-	md := Tables{Static: []Result{r}, Active: [][2]Result{{r, four}}}.Markdown()
+	rsc, _ := RTTVariation(DCTCP, CoDel, 0).withDefaults()
+	rr := Result{Scenario: rsc, Marking: "c", Share: []float64{0.999}, Throughput: 0.999,
+		QueueMean: []float64{13200}, QueueP99: []float64{18200}, RTTMean: 229 * time.Microsecond, RTTP99: 351 * time.Microsecond, Marks: []uint64{2762}}
+	md := Tables{Static: []Result{r}, Active: [][2]Result{{r, four}}, RTT: []Result{rr}}.Markdown()
 	for _, want := range []string{
+		"| dctcp | CoDel | c | 0.999 | 13.2 / 18.2 | 229 / 351 | 2762 | 0 |",
+		"base RTTs of 70µs and 210µs; thresholds from the high-percentile RTT 210µs (K = λ·C·RTT = 26250 B), ECN♯'s pst_target from the mean 140µs",
 		"| dctcp | ECN♯ (pst_target 85µs) | m | 0.406 | 0.594 | 1.000 | 1.6 / 6.1 | 20.5 / 33.3 | 22.1 / 34.8 | 430 / 702 | 2629 / 3453 | 0 |",
 		"| 22.1 / 34.8 | 430 / 702 | 1.000 | 88.4 / 34.8 | 430 / 702 | 1.000 | 4.00× |",
 		"K = λ·C·RTT = 31250 B", Command,
