@@ -5,8 +5,8 @@
 //
 // # Ring model
 //
-// Each socket has its own UMEM (Options.Frames frames of FrameSize bytes)
-// and four single-producer/single-consumer rings shared with the kernel:
+// Each socket has four single-producer/single-consumer rings shared with
+// the kernel:
 //
 //	ring        producer   consumer   carries
 //	fill        Port       kernel     empty frames for the kernel to receive into
@@ -22,27 +22,69 @@
 // keeps cached copies of both indices so the shared cache lines are touched
 // about once per batch.
 //
-// A frame's life: free (on the socket's LIFO stack, O(1) push and pop) →
-// fill ring → (kernel copies a packet in at frame + 256) → RX ring →
-// Receive copies it into the caller's packet.Desc.Buf → free → …; or free →
-// Transmit copies the caller's frame in → TX ring → (kernel sends) →
-// completion ring → reaped → free. Because ports.Port copies in both
-// directions, the dataplane never holds a UMEM frame: every frame is on the
-// free stack or on exactly one ring, and a one-byte state per frame checks
-// each hand-back from the kernel (FrameAccount.Violations counts frames
-// returned twice or out of turn, as asavie/xdp#24 saw, and such a frame is
-// never reused). Port.Frames reports the account; at rest
-// Free + Fill + Rx + Tx + Completion = Total. Options.FillRingSize frames
-// are kept on the fill and RX rings; the rest (at least TxRingSize, which
-// Validate enforces) serve TX, so a full fill ring never starves TX.
+// # One UMEM for the whole switch
+//
+// Frames live in a UMEM (FrameSize-byte frames). By default a Port makes
+// its own; with Options.UMEM every Port of a switch shares one
+// (XDP_SHARED_UMEM: the first socket registers it, every later one binds
+// on it with its own fill and completion ring), and the dataplane's frame
+// arena comes from it too (UMEM.Frames). Each socket takes a reserve of
+// Options.Frames frames; the rest belongs to whoever asked for it. From
+// then on frames change hands only one for one:
+//
+//   - Receive gives the caller the received frame itself, and takes the
+//     free frame the caller's descriptor held in exchange for the socket's
+//     reserve (packet.Desc.Buf changes; no copy). A descriptor whose
+//     buffer is not a frame of the UMEM gets a copy instead.
+//   - Transmit through the socket puts the caller's frame itself on the TX
+//     ring and gives the descriptor a frame of the reserve in exchange;
+//     the frame rejoins the reserve from the completion ring.
+//
+// So a frame received on one port leaves on another without a copy in user
+// space, and every holder keeps its count: at rest a socket's reserve is
+// Free + Fill + Rx + Tx + Completion (Port.Frames). A one-byte state per
+// frame (held in user space, on a fill/RX ring, on a TX/completion ring)
+// checks every hand-back from the kernel and every frame a caller offers;
+// FrameAccount.Violations counts frames returned twice or out of turn, as
+// asavie/xdp#24 saw, and such a frame is never reused.
+//
+// # Transmitting live frames
+//
+// Copy-mode AF_XDP TX (veth, and NICs without zero-copy) builds an skb per
+// frame, copies the frame into it and transmits it on its own: on veth each
+// frame then runs the peer's receive in its own softirq, and the peer's XDP
+// program, if any, copies the skb again. Transmit therefore sends a batch
+// of at least Options.LiveMin frames as XDP live frames when the device
+// takes redirected frames (its driver has ndo_xdp_xmit and the link is up;
+// a veth, while its peer has an XDP program or GRO on): it writes one
+// descriptor per frame (frame index, length) into a transmit queue it
+// shares with the Port's XDP program (an mmapped BPF array), and runs the
+// program once per frame with BPF_PROG_RUN and BPF_F_TEST_XDP_LIVE_FRAMES.
+// The UMEM is itself an mmapable BPF array, so the program copies each
+// frame straight from the UMEM into a kernel page-pool page and returns
+// XDP_TX, which the kernel turns into a redirect out of the Port's
+// interface, flushed in bulk every batch. The frames are copied when
+// Transmit returns, so the caller keeps its descriptors' frames. Each call
+// costs a fixed ~20 µs (the kernel builds and frees a page pool), so small
+// batches take the socket. A watcher rechecks the device's capability
+// (netdev netlink xdp-features, link state) every 100 ms and switches
+// paths; Options.Transmit can force the socket (TxSocket) or require live
+// frames (TxXDP).
 //
 // # XDP program
 //
-// The program (named ProgramName, "ecnsw_redirect") drops and counts frames
-// longer than the usable frame (FrameSize − 256) — the kernel would drop
-// them anyway, uncounted by cause — and otherwise calls
-// bpf_redirect_map(xsks, rx_queue_index, XDP_PASS): frames of queues
-// without a socket reach the kernel stack. It is attached with the legacy
+// The program (named ProgramName, "ecnsw_redirect") has two paths. A frame
+// from the driver drops and counts frames longer than the usable frame
+// (FrameSize − 256) — the kernel would drop them anyway, uncounted by
+// cause — and otherwise calls bpf_redirect_map(xsks, rx_queue_index,
+// XDP_PASS): frames of queues without a socket reach the kernel stack. A
+// run of Transmit carries an 8-byte metadata word holding a random magic
+// number of the program (no driver hands a program metadata, so no frame
+// from the wire can take this path) and takes the transmit path above. One
+// program serves both because BPF_PROG_RUN is cheap only for a program
+// already in the kernel's XDP dispatcher, which an attached program is;
+// running any other rewrites the dispatcher and waits for RCU on every
+// call. It is attached with the legacy
 // netlink attach, natively where the driver can (veth can), generically
 // otherwise (Options.Attach), with XDP_FLAGS_UPDATE_IF_NOEXIST, and
 // verified through netlink afterwards. Close detaches it if it is still
@@ -78,8 +120,11 @@
 //   - ENETDOWN, ENXIO and other errnos of the data path are returned as
 //     *SyscallError, never a panic, and a repeated errno returns the same
 //     error value so a retrying worker does not allocate.
-//   - Close unmaps the UMEM and all four rings and closes every fd; a
-//     failed Open undoes whatever it had done.
+//   - Close unmaps all four rings and closes every fd (and the UMEM, when
+//     the Port made its own); a failed Open undoes whatever it had done.
+//   - Sockets sharing a UMEM bind in the mode of its first socket (copy
+//     or zero-copy, need-wakeup): give ports whose drivers differ their own
+//     UMEMs.
 //   - UMEM pages count against RLIMIT_MEMLOCK unless the process has
 //     CAP_IPC_LOCK: Open raises the limit where it may and otherwise says
 //     how to.
@@ -100,6 +145,8 @@
 // # Use
 //
 // Open returns a *Port that implements ports.Port, ports.Waiter,
-// ports.FDPoller and ports.StatsReporter. Receive and Transmit allocate nothing. AF_XDP
+// ports.FDPoller and ports.StatsReporter. Receive and Transmit allocate
+// nothing, and make only non-blocking system calls (sendto, recvfrom,
+// bpf), issued raw so the calling worker keeps its Go scheduler P. AF_XDP
 // exists only on Linux; elsewhere Open returns ErrNotSupported.
 package afxdp

@@ -82,12 +82,46 @@ func (m ZeroCopyMode) String() string {
 	}
 }
 
+// TxPath selects how a Port transmits.
+type TxPath uint8
+
+// Transmit paths.
+const (
+	// TxAuto sends batches of at least LiveMin frames as XDP live frames
+	// while the device takes redirected frames (its driver has
+	// ndo_xdp_xmit and the link is up; a veth, while its peer has an XDP
+	// program or GRO on), and everything else through the socket's TX
+	// ring.
+	TxAuto TxPath = iota
+	// TxSocket always transmits through the AF_XDP socket's TX ring.
+	TxSocket
+	// TxXDP is TxAuto that Open refuses where the device cannot take
+	// redirected frames.
+	TxXDP
+)
+
+// String returns "auto", "socket" or "xdp".
+func (t TxPath) String() string {
+	switch t {
+	case TxAuto:
+		return "auto"
+	case TxSocket:
+		return "socket"
+	case TxXDP:
+		return "xdp"
+	default:
+		return fmt.Sprintf("TxPath(%d)", uint8(t))
+	}
+}
+
 // Defaults and limits of Options.
 const (
 	DefaultFrames    = 4096 // UMEM frames per socket
 	DefaultFrameSize = 2048 // bytes per UMEM frame
 	DefaultRingSize  = 2048 // descriptors in each of the four rings
 	DefaultTxBudget  = 256  // XDP_MAX_TX_SKB_BUDGET; 0.97 Mpps vs 0.6–0.7 at the kernel's 32 (notes/afxdp.md §2.3)
+	DefaultLiveMin   = 16   // the batch at which live frames beat the socket (see doc.go)
+	MaxLiveMin       = 256  // the most frames one live-frames call sends
 
 	// Headroom is XDP_PACKET_HEADROOM, the bytes the kernel reserves at
 	// the start of every UMEM frame on receive. The usable frame is
@@ -100,6 +134,8 @@ const (
 	MinFrames    = 128
 	MaxFrames    = 1 << 18
 	MinTxBudget  = 32 // the kernel's TX_BATCH_SIZE, the lowest budget it accepts
+
+	maxUMEMFrames = 1 << 22
 )
 
 // Options configure a Port. The zero value of every field selects its
@@ -144,6 +180,20 @@ type Options struct {
 	// the first queue, which keeps one flow's frames in order trivially.
 	TxHash bool
 
+	// UMEM is the frame memory to share with other Ports (and the
+	// dataplane's arena); nil gives the Port a UMEM of its own. The Port
+	// takes Frames frames per queue, plus 256 for transmit scratch, from
+	// it. FrameSize must be 0 or the UMEM's.
+	UMEM *UMEM
+
+	// Transmit selects the transmit path; default TxAuto.
+	Transmit TxPath
+
+	// LiveMin is the smallest batch Transmit sends as XDP live frames, in
+	// [1, 256]; smaller batches go through the socket, which costs less
+	// for a few frames. Default DefaultLiveMin.
+	LiveMin int
+
 	// Force lets Open replace an XDP program that is not ecnswitch's.
 	Force bool
 
@@ -159,6 +209,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.FrameSize == 0 {
 		o.FrameSize = DefaultFrameSize
+		if o.UMEM != nil {
+			o.FrameSize = o.UMEM.FrameSize()
+		}
+	}
+	if o.LiveMin == 0 {
+		o.LiveMin = DefaultLiveMin
 	}
 	if o.FillRingSize == 0 {
 		o.FillRingSize = DefaultRingSize
@@ -218,6 +274,15 @@ func (o Options) Validate() error {
 	if o.TxBudget < MinTxBudget || o.TxBudget > o.TxRingSize {
 		return fmt.Errorf("afxdp: TxBudget = %d: must be in [%d, TxRingSize = %d]", o.TxBudget, MinTxBudget, o.TxRingSize)
 	}
+	if o.UMEM != nil && o.UMEM.FrameSize() != o.FrameSize {
+		return fmt.Errorf("afxdp: FrameSize = %d: the UMEM's frames are %d bytes", o.FrameSize, o.UMEM.FrameSize())
+	}
+	if o.Transmit > TxXDP {
+		return fmt.Errorf("afxdp: Transmit = %d: must be TxAuto, TxSocket or TxXDP", uint8(o.Transmit))
+	}
+	if o.LiveMin < 1 || o.LiveMin > MaxLiveMin {
+		return fmt.Errorf("afxdp: LiveMin = %d: must be in [1, %d]", o.LiveMin, MaxLiveMin)
+	}
 	if o.Attach > AttachGeneric {
 		return fmt.Errorf("afxdp: Attach = %d: must be AttachAuto, AttachNative or AttachGeneric", uint8(o.Attach))
 	}
@@ -258,6 +323,9 @@ type Info struct {
 	FrameSize   int        // UMEM frame size
 	UsableFrame int        // FrameSize − Headroom
 	MTU         int        // interface MTU at Open
+	SharedUMEM  bool       // the sockets use a UMEM shared with other Ports
+	Transmit    TxPath     // TxXDP or TxSocket: the path a batch of LiveMin frames took at Open
+	LiveMin     int        // Options.LiveMin
 }
 
 // QueueStats are the counters of one queue's socket.
@@ -266,8 +334,10 @@ type QueueStats struct {
 	RxPackets   uint64        // frames handed to Receive's callers
 	RxBytes     uint64        // their bytes
 	RxOversize  uint64        // frames dropped for not fitting a descriptor's Buf
-	TxPackets   uint64        // frames queued by Transmit
+	RxCopied    uint64        // frames copied into the caller's buffer (not exchanged: it was not a UMEM frame)
+	TxPackets   uint64        // frames queued by Transmit on this socket
 	TxBytes     uint64        // their bytes
+	TxCopied    uint64        // of those, frames copied in (not exchanged: not a free UMEM frame)
 	TxCompleted uint64        // frames the kernel reported sent
 	TxErrors    uint64        // frames Transmit dropped as larger than the usable frame
 	Kernel      XDPStatistics // the socket's XDP_STATISTICS
@@ -285,11 +355,12 @@ type XDPStatistics struct {
 }
 
 // FrameAccount says where a Port's UMEM frames are, summed over its
-// sockets. With copy semantics the dataplane holds none, so at rest
+// sockets' reserves. Receive and Transmit exchange frames one for one, so
+// a reserve keeps its size whatever the caller holds: at rest
 // Free + Fill + Rx + Tx + Completion == Total; while the kernel is moving
 // a frame from one ring to the next it is counted in neither (InKernel).
 type FrameAccount struct {
-	Total      int // frames in every UMEM
+	Total      int // frames in the sockets' reserves
 	Free       int // on the free-frame stacks
 	Fill       int // on fill rings, waiting for the kernel
 	Rx         int // on RX rings, waiting for Receive

@@ -39,12 +39,20 @@ type Port struct {
 	info    Info
 	log     *zap.Logger
 
+	umem    *UMEM
+	ownUMEM bool   // the Port made umem and closes it
 	socks   []*xsk // one per queue, in Info.Queues order
 	txSocks []*xsk // socks[:1], or socks with Options.TxHash
 	next    int    // socket Receive starts at, rotating
 
 	prog     *program
 	attached uint32 // attachedDrv/attachedSKB while our program is attached
+
+	live    *live       // XDP live-frames transmit; nil when the Port transmits through its sockets only
+	liveOK  atomic.Bool // the device takes redirected frames now (ndo_xdp_xmit, link up)
+	liveMin int         // smallest batch sent as live frames
+	watch   chan struct{}
+	watched sync.WaitGroup
 
 	pollfds   []unix.PollFd
 	ts        unix.Timespec
@@ -121,8 +129,17 @@ func Open(ifname string, opts Options) (*Port, error) {
 	if err := clearInterface(ifname, attrs.Index, o.Force, log); err != nil {
 		return nil, err
 	}
-	raiseMemlock(uint64(len(queues))*uint64(o.Frames)*uint64(o.FrameSize), log)
-	if p.prog, err = newProgram(usable, maxq+1, pid, start); err != nil {
+	p.umem = o.UMEM
+	if p.umem == nil {
+		raiseMemlock(uint64(len(queues)*o.Frames+txqLen)*uint64(o.FrameSize), log)
+		if p.umem, err = NewUMEM(len(queues)*o.Frames+txqLen, o.FrameSize); err != nil {
+			return nil, err
+		}
+		p.ownUMEM = true
+	} else {
+		raiseMemlock(uint64(len(p.umem.mem)), log)
+	}
+	if p.prog, err = newProgram(usable, maxq+1, p.umem.frames, pid, start); err != nil {
 		return nil, err
 	}
 	mode, err := attach(ifname, attrs.Index, p.prog, o.Attach, log)
@@ -142,7 +159,7 @@ func Open(ifname string, opts Options) (*Port, error) {
 		zc = ZeroCopyOff // a generic-mode hook copies; zero-copy needs the driver
 	}
 	for _, q := range queues {
-		s, err := newXSK(&o, xskConfig{ifindex: attrs.Index, ifname: ifname, queue: q, zeroCopy: zc, bindWait: bindWait})
+		s, err := newXSK(&o, p.umem, xskConfig{ifindex: attrs.Index, ifname: ifname, queue: q, zeroCopy: zc, bindWait: bindWait})
 		if err != nil {
 			return nil, err
 		}
@@ -155,6 +172,9 @@ func Open(ifname string, opts Options) (*Port, error) {
 	p.txSocks = p.socks[:1]
 	if o.TxHash {
 		p.txSocks = p.socks
+	}
+	if err := p.setupLive(&o); err != nil {
+		return nil, err
 	}
 	p.info = Info{
 		Interface:   ifname,
@@ -169,11 +189,15 @@ func Open(ifname string, opts Options) (*Port, error) {
 		FrameSize:   o.FrameSize,
 		UsableFrame: usable,
 		MTU:         attrs.MTU,
+		SharedUMEM:  p.socks[0].shared || !p.ownUMEM,
+		Transmit:    p.txPath(),
+		LiveMin:     p.liveMin,
 	}
 	log.Info("AF_XDP port open",
 		zap.Ints("queues", queues), zap.Stringer("attach", mode), zap.Bool("zerocopy", p.info.ZeroCopy),
 		zap.Int("txBudget", p.info.TxBudget), zap.Uint32("program", p.prog.id),
-		zap.Int("frames", o.Frames), zap.Int("frameSize", o.FrameSize))
+		zap.Int("frames", o.Frames), zap.Int("frameSize", o.FrameSize), zap.Bool("sharedUMEM", p.info.SharedUMEM),
+		zap.Stringer("transmit", p.info.Transmit), zap.Int("liveMin", p.liveMin))
 	ok = true
 	return p, nil
 }
@@ -223,17 +247,32 @@ func (p *Port) Receive(ds []*packet.Desc) (int, error) {
 	return n, nil
 }
 
-// Transmit copies ds[i].Frame() into free UMEM frames, queues them on the
-// TX ring (the first queue's, or the one ds[i].Hash picks with
-// Options.TxHash), and kicks the kernel until copy-mode TX has drained or
-// stops making progress. It first reaps completions. It returns how many
-// frames it took; frames larger than the usable frame are taken, dropped
-// and counted in TxErrors. A non-nil error (e.g. ENETDOWN) comes from the
+// Transmit queues ds[i].Frame() for transmission, in order, and returns
+// how many frames it took; fewer than len(ds) means the TX ring or the
+// sockets' frame reserve is full and the caller should keep the rest and
+// retry later. A frame larger than the usable frame is taken, dropped and
+// counted in TxErrors.
+//
+// A batch of at least LiveMin frames goes out as XDP live frames when the
+// device can take redirected frames (see Options.Transmit): the kernel has
+// copied every frame by the time Transmit returns, and the caller keeps its
+// descriptors' frames. Otherwise the frames go on a socket's TX ring: a
+// frame that is a free frame of the Port's UMEM goes there itself, and the
+// caller's descriptor gets a frame of the socket's reserve in exchange
+// (ds[i].Buf changes; no copy); any other frame is copied. Transmit then
+// kicks the kernel until copy-mode TX has drained or stops making progress,
+// and reaps completions. A non-nil error (e.g. ENETDOWN) comes from the
 // kick: the frames taken stay queued and leave once the link is back, so
 // the caller must not send them again. Transmit(nil) just reaps and kicks.
+//
+// Transmit must run on a thread in the network namespace the Port was
+// opened in (live frames name the device by its index there).
 func (p *Port) Transmit(ds []*packet.Desc) (int, error) {
 	if p.closed.Load() {
 		return 0, ports.ErrClosed
+	}
+	if p.live != nil && len(ds) >= p.liveMin && p.liveOK.Load() && p.txDrained() {
+		return p.live.send(ds, p.umem)
 	}
 	for _, s := range p.txSocks {
 		s.txBegin()
@@ -257,6 +296,19 @@ func (p *Port) Transmit(ds []*packet.Desc) (int, error) {
 	}
 	p.txBlocked = n < len(ds)
 	return n, err
+}
+
+// txDrained reports whether the kernel has taken every descriptor of the
+// sockets' TX rings, so that live frames cannot overtake them. It reaps
+// completions on the way.
+func (p *Port) txDrained() bool {
+	for _, s := range p.txSocks {
+		s.reap()
+		if s.tx.produced() != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // PollFDs returns the port's socket descriptors, one per queue, which poll
@@ -344,6 +396,13 @@ func (p *Port) statsLocked() ports.Stats {
 		st.TxErrors += q.TxErrors + q.Kernel.TxInvalidDescs
 	}
 	st.RxOversize += p.prog.oversize()
+	if l := p.live; l != nil {
+		n := l.frames.Load()
+		st.TxPackets += n
+		st.TxBytes += l.bytes.Load()
+		st.TxCompleted += n
+		st.TxErrors += l.errors.Load() + p.prog.counter(metaTxDrop)
+	}
 	return st
 }
 
@@ -401,6 +460,15 @@ func (p *Port) Close() error {
 // then no program. It copes with a partly opened Port.
 func (p *Port) teardown() error {
 	var errs []error
+	if p.watch != nil {
+		close(p.watch)
+		p.watched.Wait()
+		p.watch = nil
+	}
+	if p.live != nil {
+		errs = append(errs, p.live.close())
+		p.live = nil
+	}
 	if p.attached != attachedNone {
 		if err := detachOurs(p.ifindex, p.prog.id, p.attached); err != nil {
 			errs = append(errs, fmt.Errorf("afxdp: detach XDP program from %s: %w", p.name, err))
@@ -414,6 +482,10 @@ func (p *Port) teardown() error {
 	if p.prog != nil {
 		errs = append(errs, p.prog.close())
 		p.prog = nil
+	}
+	if p.ownUMEM && p.umem != nil {
+		errs = append(errs, p.umem.Close())
+		p.umem = nil
 	}
 	return errors.Join(errs...)
 }

@@ -18,6 +18,23 @@ var (
 // ProgramName is the name of ecnswitch's XDP program.
 const ProgramName = "ecnsw_redirect"
 
+// UMEM is AF_XDP frame memory; AF_XDP exists only on Linux.
+type UMEM struct{}
+
+// NewUMEM reports ErrNotSupported: AF_XDP is Linux-only.
+func NewUMEM(frames, frameSize int) (*UMEM, error) {
+	return nil, fmt.Errorf("afxdp: UMEM: AF_XDP needs Linux: %w", ErrNotSupported)
+}
+
+// FrameSize returns 0.
+func (u *UMEM) FrameSize() int { return 0 }
+
+// Frames reports ErrNotSupported.
+func (u *UMEM) Frames(n int) ([][]byte, error) { return nil, ErrNotSupported }
+
+// Close reports ErrNotSupported.
+func (u *UMEM) Close() error { return ErrNotSupported }
+
 // Port is an AF_XDP port; AF_XDP exists only on Linux, so here every
 // method reports ErrNotSupported.
 type Port struct{}

@@ -3,6 +3,8 @@
 package afxdp
 
 import (
+	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -22,6 +24,7 @@ const (
 	ProgramName = "ecnsw_redirect"
 	xsksName    = "ecnsw_xsks"
 	metaName    = "ecnsw_meta"
+	txqName     = "ecnsw_txq"
 )
 
 // Slots of the meta array map (u32 key, u64 value).
@@ -29,13 +32,15 @@ const (
 	metaOversize   = 0 // frames the program dropped as larger than the usable frame
 	metaOwnerPID   = 1 // pid of the process that loaded the program
 	metaOwnerStart = 2 // its start time in clock ticks after boot (/proc/<pid>/stat field 22)
-	metaEntries    = 3
+	metaTxDrop     = 3 // transmit descriptors the program refused (bad frame index or length)
+	metaEntries    = 4
 )
 
 // XDP return codes (enum xdp_action).
 const (
 	xdpDrop = 1
 	xdpPass = 2
+	xdpTx   = 3
 )
 
 // IFLA_XDP_ATTACHED values.
@@ -47,55 +52,158 @@ const (
 	attachedMulti = 4
 )
 
-// program is ecnswitch's XDP program with its two maps.
+// The transmit queue: one element of the txq array, mmapped by the Port.
+// Its first word is the index of the next descriptor the program takes;
+// descriptors follow, each a frame index into the UMEM array and a length.
+const (
+	txqLen       = 256 // descriptors, the most one BPF_PROG_RUN call sends (TEST_XDP_MAX_BATCH)
+	txqDescs     = 8   // offset of the first descriptor
+	txqValueSize = txqDescs + 8*txqLen
+	txMetaLen    = 8  // bytes of metadata that mark a BPF_PROG_RUN frame: the program's magic
+	txFrameLen   = 60 // length of the template frame BPF_PROG_RUN starts each frame from
+	minFrameLen  = 14 // an Ethernet header
+)
+
+// program is ecnswitch's XDP program with its maps.
 type program struct {
-	prog *ebpf.Program
-	xsks *ebpf.Map // XSKMAP: rx_queue_index → socket
-	meta *ebpf.Map // counters and owner
-	id   uint32
+	prog  *ebpf.Program
+	xsks  *ebpf.Map // XSKMAP: rx_queue_index → socket
+	meta  *ebpf.Map // counters and owner
+	txq   *ebpf.Map // the transmit queue (see txqLen)
+	id    uint32
+	magic uint64 // the metadata word that tells a transmit run from a received frame
 }
 
-// instructions returns the redirect program:
+// instructions returns the program. A frame from a driver takes the
+// receive path:
 //
-//	if data + usable < data_end { meta[0]++; return XDP_DROP }   // would not fit a frame
+//	if data + usable < data_end { meta[oversize]++; return XDP_DROP }   // would not fit a frame
 //	return bpf_redirect_map(&xsks, ctx->rx_queue_index, XDP_PASS)
 //
 // The XDP_PASS in the flags is the action when the queue has no socket, so
 // frames on queues ecnswitch does not drive reach the kernel stack.
-func instructions(usable int, xsks, meta *ebpf.Map) asm.Instructions {
-	return asm.Instructions{
+//
+// A frame that starts with the 8-byte metadata word magic is a transmit
+// run: Port.Transmit runs the program with BPF_PROG_RUN in live-frames
+// mode, once per frame to send, and a driver never hands a program
+// metadata, so no frame from the wire can take this path. It strips the
+// metadata, takes the next descriptor of the transmit queue, resizes the
+// frame to the descriptor's length, copies the UMEM frame in and returns
+// XDP_TX, which BPF_PROG_RUN turns into a redirect out of the Port's
+// interface (ndo_xdp_xmit):
+//
+//	bpf_xdp_adjust_meta(ctx, 8)
+//	d = txq.descs[txq.next++ % txqLen]
+//	if d.len < 14 || d.len > usable { meta[txdrop]++; return XDP_DROP }
+//	f = umem[d.index]                    // bounds-checked by the array
+//	bpf_xdp_adjust_tail(ctx, d.len - (data_end - data))
+//	bpf_xdp_store_bytes(ctx, 0, f + Headroom, d.len)
+//	return XDP_TX
+func instructions(usable int, magic uint64, xsks, meta, txq, umem *ebpf.Map) asm.Instructions {
+	count := func(slot int32, label string) asm.Instructions {
+		return asm.Instructions{
+			asm.StoreImm(asm.RFP, -4, int64(slot), asm.Word).WithSymbol(label),
+			asm.Mov.Reg(asm.R2, asm.RFP),
+			asm.Add.Imm(asm.R2, -4),
+			asm.LoadMapPtr(asm.R1, meta.FD()),
+			asm.FnMapLookupElem.Call(),
+			asm.JEq.Imm(asm.R0, 0, label+"_out"),
+			asm.Mov.Imm(asm.R1, 1),
+			asm.StoreXAdd(asm.R0, asm.R1, asm.DWord),
+			asm.Mov.Imm(asm.R0, xdpDrop).WithSymbol(label + "_out"),
+			asm.Return(),
+		}
+	}
+	ins := asm.Instructions{
 		asm.Mov.Reg(asm.R6, asm.R1),
-		asm.LoadMem(asm.R2, asm.R6, 0, asm.Word), // ctx->data
-		asm.LoadMem(asm.R3, asm.R6, 4, asm.Word), // ctx->data_end
+		// Metadata of at least 8 bytes holding the magic: a transmit run.
+		asm.LoadMem(asm.R2, asm.R6, 8, asm.Word), // ctx->data_meta
+		asm.LoadMem(asm.R3, asm.R6, 0, asm.Word), // ctx->data
+		asm.Mov.Reg(asm.R4, asm.R2),
+		asm.Add.Imm(asm.R4, txMetaLen),
+		asm.JGT.Reg(asm.R4, asm.R3, "rx"),
+		asm.LoadMem(asm.R5, asm.R2, 0, asm.DWord),
+		asm.LoadImm(asm.R4, int64(magic), asm.DWord),
+		asm.JEq.Reg(asm.R5, asm.R4, "tx"),
+
+		// Receive: redirect to the queue's socket.
+		asm.LoadMem(asm.R2, asm.R6, 0, asm.Word).WithSymbol("rx"), // ctx->data
+		asm.LoadMem(asm.R3, asm.R6, 4, asm.Word),                  // ctx->data_end
 		asm.Add.Imm(asm.R2, int32(usable+1)),
 		asm.JGT.Reg(asm.R2, asm.R3, "fits"), // data + usable + 1 > data_end ⇔ len ≤ usable
-		asm.StoreImm(asm.RFP, -4, metaOversize, asm.Word),
-		asm.Mov.Reg(asm.R2, asm.RFP),
-		asm.Add.Imm(asm.R2, -4),
-		asm.LoadMapPtr(asm.R1, meta.FD()),
-		asm.FnMapLookupElem.Call(),
-		asm.JEq.Imm(asm.R0, 0, "drop"),
-		asm.Mov.Imm(asm.R1, 1),
-		asm.StoreXAdd(asm.R0, asm.R1, asm.DWord),
-		asm.Mov.Imm(asm.R0, xdpDrop).WithSymbol("drop"),
-		asm.Return(),
+		asm.Ja.Label("oversize"),
 		asm.LoadMem(asm.R2, asm.R6, 16, asm.Word).WithSymbol("fits"), // ctx->rx_queue_index
 		asm.LoadMapPtr(asm.R1, xsks.FD()),
 		asm.Mov.Imm(asm.R3, xdpPass),
 		asm.FnRedirectMap.Call(),
 		asm.Return(),
+
+		// Transmit run.
+		asm.Mov.Reg(asm.R1, asm.R6).WithSymbol("tx"),
+		asm.Mov.Imm(asm.R2, txMetaLen),
+		asm.FnXdpAdjustMeta.Call(),
+		asm.JNE.Imm(asm.R0, 0, "txdrop"),
+		asm.StoreImm(asm.RFP, -4, 0, asm.Word),
+		asm.Mov.Reg(asm.R2, asm.RFP),
+		asm.Add.Imm(asm.R2, -4),
+		asm.LoadMapPtr(asm.R1, txq.FD()),
+		asm.FnMapLookupElem.Call(),
+		asm.JEq.Imm(asm.R0, 0, "txdrop"),
+		asm.LoadMem(asm.R7, asm.R0, 0, asm.Word), // next
+		asm.Mov.Reg(asm.R1, asm.R7),
+		asm.Add.Imm(asm.R1, 1),
+		asm.StoreMem(asm.R0, 0, asm.R1, asm.Word),
+		asm.And.Imm(asm.R7, txqLen-1),
+		asm.LSh.Imm(asm.R7, 3),
+		asm.Add.Reg(asm.R0, asm.R7),
+		asm.LoadMem(asm.R9, asm.R0, txqDescs, asm.Word),   // frame index
+		asm.LoadMem(asm.R8, asm.R0, txqDescs+4, asm.Word), // length
+		asm.JLT.Imm(asm.R8, minFrameLen, "txdrop"),
+		asm.JGT.Imm(asm.R8, int32(usable), "txdrop"),
+		asm.StoreMem(asm.RFP, -8, asm.R9, asm.Word),
+		asm.Mov.Reg(asm.R2, asm.RFP),
+		asm.Add.Imm(asm.R2, -8),
+		asm.LoadMapPtr(asm.R1, umem.FD()),
+		asm.FnMapLookupElem.Call(),
+		asm.JEq.Imm(asm.R0, 0, "txdrop"),
+		asm.Mov.Reg(asm.R9, asm.R0),              // the frame
+		asm.LoadMem(asm.R2, asm.R6, 4, asm.Word), // ctx->data_end
+		asm.LoadMem(asm.R3, asm.R6, 0, asm.Word), // ctx->data
+		asm.Sub.Reg(asm.R2, asm.R3),
+		asm.Mov.Reg(asm.R3, asm.R8),
+		asm.Sub.Reg(asm.R3, asm.R2),
+		asm.Mov.Reg(asm.R2, asm.R3), // delta = len − (data_end − data)
+		asm.Mov.Reg(asm.R1, asm.R6),
+		asm.FnXdpAdjustTail.Call(),
+		asm.JNE.Imm(asm.R0, 0, "txdrop"),
+		asm.Mov.Reg(asm.R1, asm.R6),
+		asm.Mov.Imm(asm.R2, 0),
+		asm.Mov.Reg(asm.R3, asm.R9),
+		asm.Add.Imm(asm.R3, Headroom),
+		asm.Mov.Reg(asm.R4, asm.R8),
+		asm.FnXdpStoreBytes.Call(),
+		asm.JNE.Imm(asm.R0, 0, "txdrop"),
+		asm.Mov.Imm(asm.R0, xdpTx),
+		asm.Return(),
 	}
+	ins = append(ins, count(metaOversize, "oversize")...)
+	return append(ins, count(metaTxDrop, "txdrop")...)
 }
 
 // newProgram loads the program for frames up to usable bytes and queues
-// below queues, recording pid/start as its owner.
-func newProgram(usable, queues int, pid int, start uint64) (_ *program, err error) {
+// below queues, transmitting from umem, recording pid/start as its owner.
+func newProgram(usable, queues int, umem *ebpf.Map, pid int, start uint64) (_ *program, err error) {
 	p := &program{}
 	defer func() {
 		if err != nil {
 			p.close()
 		}
 	}()
+	var m [8]byte
+	if _, err := rand.Read(m[:]); err != nil {
+		return nil, fmt.Errorf("afxdp: draw the transmit magic: %w", err)
+	}
+	p.magic = binary.LittleEndian.Uint64(m[:])
 	p.xsks, err = ebpf.NewMap(&ebpf.MapSpec{
 		Name: xsksName, Type: ebpf.XSKMap, KeySize: 4, ValueSize: 4, MaxEntries: uint32(queues),
 	})
@@ -108,6 +216,13 @@ func newProgram(usable, queues int, pid int, start uint64) (_ *program, err erro
 	if err != nil {
 		return nil, fmt.Errorf("afxdp: create meta map: %w%s", err, permissionCure(err))
 	}
+	p.txq, err = ebpf.NewMap(&ebpf.MapSpec{
+		Name: txqName, Type: ebpf.Array, KeySize: 4, ValueSize: txqValueSize, MaxEntries: 1,
+		Flags: unix.BPF_F_MMAPABLE,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("afxdp: create transmit queue map: %w%s", err, permissionCure(err))
+	}
 	if err = p.meta.Put(uint32(metaOwnerPID), uint64(pid)); err != nil {
 		return nil, fmt.Errorf("afxdp: write owner: %w", err)
 	}
@@ -118,7 +233,7 @@ func newProgram(usable, queues int, pid int, start uint64) (_ *program, err erro
 		Name:         ProgramName,
 		Type:         ebpf.XDP,
 		AttachType:   ebpf.AttachXDP,
-		Instructions: instructions(usable, p.xsks, p.meta),
+		Instructions: instructions(usable, p.magic, p.xsks, p.meta, p.txq, umem),
 		License:      "Dual BSD/GPL",
 	})
 	if err != nil {
@@ -136,14 +251,17 @@ func newProgram(usable, queues int, pid int, start uint64) (_ *program, err erro
 	return p, nil
 }
 
-// oversize reads the program's count of frames too large for a frame.
-func (p *program) oversize() uint64 {
+// counter reads one slot of the meta map.
+func (p *program) counter(slot uint32) uint64 {
 	var v uint64
-	if p == nil || p.meta == nil || p.meta.Lookup(uint32(metaOversize), &v) != nil {
+	if p == nil || p.meta == nil || p.meta.Lookup(slot, &v) != nil {
 		return 0
 	}
 	return v
 }
+
+// oversize reads the program's count of frames too large for a frame.
+func (p *program) oversize() uint64 { return p.counter(metaOversize) }
 
 func (p *program) close() error {
 	var errs []error
@@ -156,7 +274,10 @@ func (p *program) close() error {
 	if p.meta != nil {
 		errs = append(errs, p.meta.Close())
 	}
-	p.prog, p.xsks, p.meta = nil, nil, nil
+	if p.txq != nil {
+		errs = append(errs, p.txq.Close())
+	}
+	p.prog, p.xsks, p.meta, p.txq = nil, nil, nil, nil
 	return errors.Join(errs...)
 }
 

@@ -134,3 +134,61 @@ func ethtoolValue(fd int, ifname string, cmd, value uint32) (uint32, error) {
 	}
 	return v[1], nil
 }
+
+// offsetIn returns the offset of b's first byte in mem when it lies inside
+// mem: how a Port recognises a frame of its UMEM in a caller's descriptor.
+func offsetIn(mem, b []byte) (uint64, bool) {
+	if len(mem) == 0 || cap(b) == 0 {
+		return 0, false
+	}
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(mem)))
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	if p < base || p-base >= uintptr(len(mem)) {
+		return 0, false
+	}
+	return uint64(p - base), true
+}
+
+// testRunAttr is the BPF_PROG_TEST_RUN part of union bpf_attr.
+type testRunAttr struct {
+	progFD, retval    uint32
+	dataSizeIn        uint32
+	dataSizeOut       uint32
+	dataIn, dataOut   uint64
+	repeat, duration  uint32
+	ctxSizeIn         uint32
+	ctxSizeOut        uint32
+	ctxIn, ctxOut     uint64
+	flags, cpu, batch uint32
+	_                 uint32
+}
+
+// xdpMD is struct xdp_md, the context BPF_PROG_TEST_RUN takes for XDP.
+type xdpMD struct {
+	data, dataEnd, dataMeta uint32
+	ingressIfindex, rxQueue uint32
+	egressIfindex           uint32
+}
+
+// setInput points a at data (metadata of metaLen bytes, then the frame)
+// and at ctx, which it fills to match.
+func (a *testRunAttr) setInput(data []byte, metaLen int, ctx *xdpMD) {
+	ctx.data, ctx.dataEnd = uint32(metaLen), uint32(len(data))
+	a.dataIn, a.dataSizeIn = uint64(uintptr(unsafe.Pointer(&data[0]))), uint32(len(data))
+	a.ctxIn, a.ctxSizeIn = uint64(uintptr(unsafe.Pointer(ctx))), uint32(unsafe.Sizeof(*ctx))
+}
+
+// testRun issues BPF_PROG_TEST_RUN. It cannot block for long (the kernel
+// runs the program repeat times, yielding the CPU when asked to), so it is
+// a raw system call: the worker keeps its P, and the Go scheduler does not
+// hand it off mid-batch.
+func testRun(a *testRunAttr) unix.Errno {
+	_, _, e := unix.RawSyscall(unix.SYS_BPF, unix.BPF_PROG_TEST_RUN, uintptr(unsafe.Pointer(a)), unsafe.Sizeof(*a))
+	return e
+}
+
+// txqAt views the mmapped transmit queue: its next-descriptor word and n
+// descriptors from off.
+func txqAt(mem []byte, off uint64, n int) (*uint32, []txDesc) {
+	return u32At(mem, 0), unsafe.Slice((*txDesc)(unsafe.Pointer(&mem[off])), n)
+}

@@ -5,7 +5,6 @@ package afxdp
 import (
 	"errors"
 	"fmt"
-	"math/bits"
 	"sync/atomic"
 	"time"
 
@@ -78,32 +77,36 @@ type descRing struct {
 	descs []unix.XDPDesc
 }
 
-// Frame states, one byte per UMEM frame. A frame is on exactly one of: the
-// free stack, the fill or RX ring (frameRx), the TX or completion ring
-// (frameTx). Every hand-back from the kernel is checked against this.
+// Frame states, one byte per UMEM frame (UMEM.state). A frame is held in
+// user space (frameFree: on a socket's free stack or in a caller's
+// descriptor), on a fill or RX ring (frameRx), or on a TX or completion
+// ring (frameTx). Every hand-back from the kernel and every frame a caller
+// offers in exchange is checked against this.
 const (
 	frameFree uint8 = iota
 	frameRx
 	frameTx
 )
 
-// xsk is one AF_XDP socket bound to one (interface, queue) with its own
-// UMEM. It is owned by one goroutine; only the counters are read by others.
+// xsk is one AF_XDP socket bound to one (interface, queue) on a UMEM it
+// may share with other sockets. It owns a reserve of the UMEM's frames: on
+// its free stack, its fill and RX rings, its TX and completion rings. It is
+// owned by one goroutine; only the counters are read by others.
 type xsk struct {
-	fd         int
-	queue      int
-	umem       []byte
-	frameShift uint   // log2(frame size)
-	usable     uint32 // frame size − Headroom
-	zeroCopy   bool
-	txBudget   int
+	fd       int
+	queue    int
+	umem     *UMEM
+	usable   uint32 // frame size − Headroom
+	zeroCopy bool
+	shared   bool // bound with XDP_SHARED_UMEM on another socket's UMEM
+	txBudget int
+	frames   int // frames in this socket's reserve
 
 	fill, comp addrRing
 	rx, tx     descRing
 
-	free    []uint64 // LIFO of free frame addresses, free[:nfree]
+	free    []uint64 // LIFO of free frame addresses (frame starts), free[:nfree]
 	nfree   int
-	state   []uint8
 	rxQuota uint32 // frames kept on the fill and RX rings
 	rxOwned uint32 // frames now on the fill and RX rings
 
@@ -117,8 +120,10 @@ type xsk struct {
 	rxPackets  atomic.Uint64
 	rxBytes    atomic.Uint64
 	rxOversize atomic.Uint64
+	rxCopied   atomic.Uint64
 	txPackets  atomic.Uint64
 	txBytes    atomic.Uint64
+	txCopied   atomic.Uint64
 	txDone     atomic.Uint64
 	txErrors   atomic.Uint64
 }
@@ -129,11 +134,26 @@ func (s *xsk) pop() uint64      { s.nfree--; return s.free[s.nfree] }
 // frameIndex returns the index of the frame holding addr, or −1 if addr
 // lies outside the UMEM.
 func (s *xsk) frameIndex(addr uint64) int {
-	i := addr >> s.frameShift
-	if i >= uint64(len(s.state)) {
+	i := addr >> s.umem.shift
+	if i >= uint64(len(s.umem.state)) {
 		return -1
 	}
 	return int(i)
+}
+
+// offered returns the frame address of a caller's buffer when it is a
+// frame of this socket's UMEM held in user space, so that the socket may
+// take it in exchange for one of its own.
+func (s *xsk) offered(b []byte) (uint64, bool) {
+	a, ok := s.umem.chunk(b)
+	if !ok {
+		return 0, false
+	}
+	if s.umem.state[a>>s.umem.shift] != frameFree {
+		s.violations.Add(1) // a caller offered a frame that is on a ring
+		return 0, false
+	}
+	return a, true
 }
 
 // errno wraps a data-path errno as *SyscallError, reusing the previous
@@ -150,7 +170,7 @@ func (s *xsk) errno(op string, e unix.Errno) error {
 // e.g. sendto returning ENETDOWN when the link is down or ENXIO when the
 // device is gone. errors.Is matches the errno.
 type SyscallError struct {
-	Op    string // "sendto", "recvfrom", "ppoll"
+	Op    string // "sendto", "recvfrom", "ppoll", "bpf"
 	Queue int
 	Err   error
 }
@@ -163,36 +183,51 @@ func (e *SyscallError) Error() string {
 // Unwrap returns the errno.
 func (e *SyscallError) Unwrap() error { return e.Err }
 
-// receive copies up to len(ds) frames off the RX ring, returns their
-// frames to the free stack, then refills the fill ring.
+// receive hands up to len(ds) frames off the RX ring to the caller, then
+// refills the fill ring. A received frame is exchanged for the frame the
+// caller's descriptor holds when that is a free frame of the same UMEM
+// (ds[i].Buf then points into the received frame: no copy); otherwise the
+// frame is copied into ds[i].Buf.
 func (s *xsk) receive(ds []*packet.Desc) (int, error) {
 	n := 0
 	avail := s.rx.ready(uint32(len(ds)))
 	if avail > 0 {
-		var bytes, oversize uint64
+		var bytes, oversize, copied uint64
 		cons := s.rx.cachedCons
+		state, shift := s.umem.state, s.umem.shift
 		for i := range avail {
 			d := s.rx.descs[(cons+i)&s.rx.mask]
 			fi := s.frameIndex(d.Addr)
-			if fi < 0 || s.state[fi] != frameRx {
+			if fi < 0 || state[fi] != frameRx {
 				s.violations.Add(1)
 				continue
 			}
-			end := d.Addr + uint64(d.Len)
-			if end > uint64(fi+1)<<s.frameShift {
-				s.violations.Add(1) // data beyond its frame: never trust it
-			} else if int(d.Len) > len(ds[n].Buf) {
-				oversize++
-			} else {
-				dst := ds[n]
-				dst.Len = copy(dst.Buf, s.umem[d.Addr:end])
-				dst.RxTime = 0
-				bytes += uint64(d.Len)
-				n++
-			}
-			s.state[fi] = frameFree
-			s.push(uint64(fi) << s.frameShift)
 			s.rxOwned--
+			chunk := uint64(fi) << shift
+			end := d.Addr + uint64(d.Len)
+			state[fi] = frameFree
+			if end > chunk+uint64(s.umem.frameSize) {
+				s.violations.Add(1) // data beyond its frame: never trust it
+				s.push(chunk)
+				continue
+			}
+			dst := ds[n]
+			if a, ok := s.offered(dst.Buf); ok && d.Addr == chunk+Headroom {
+				s.push(a)
+				dst.Buf = s.umem.buf(chunk)
+				dst.Len = int(d.Len)
+			} else if int(d.Len) <= len(dst.Buf) {
+				dst.Len = copy(dst.Buf, s.umem.mem[d.Addr:end])
+				s.push(chunk)
+				copied++
+			} else {
+				oversize++
+				s.push(chunk)
+				continue
+			}
+			dst.RxTime = 0
+			bytes += uint64(d.Len)
+			n++
 		}
 		s.rx.cachedCons += avail
 		s.rx.release()
@@ -202,6 +237,9 @@ func (s *xsk) receive(ds []*packet.Desc) (int, error) {
 		}
 		if oversize > 0 {
 			s.rxOversize.Add(oversize)
+		}
+		if copied > 0 {
+			s.rxCopied.Add(copied)
 		}
 	}
 	return n, s.refill()
@@ -216,7 +254,7 @@ func (s *xsk) refill() error {
 		prod := s.fill.cachedProd
 		for i := range n {
 			a := s.pop()
-			s.state[a>>s.frameShift] = frameRx
+			s.umem.state[a>>s.umem.shift] = frameRx
 			s.fill.addrs[(prod+i)&s.fill.mask] = a
 		}
 		if n > 0 {
@@ -226,7 +264,7 @@ func (s *xsk) refill() error {
 		}
 	}
 	if s.fill.needWakeup() {
-		_, _, e := unix.Syscall6(unix.SYS_RECVFROM, uintptr(s.fd), 0, 0, unix.MSG_DONTWAIT, 0, 0)
+		_, _, e := unix.RawSyscall6(unix.SYS_RECVFROM, uintptr(s.fd), 0, 0, unix.MSG_DONTWAIT, 0, 0)
 		switch e {
 		case 0, unix.EAGAIN, unix.EINTR, unix.EBUSY, unix.ENOBUFS:
 		default:
@@ -245,12 +283,12 @@ func (s *xsk) reap() {
 	cons := s.comp.cachedCons
 	for i := range n {
 		fi := s.frameIndex(s.comp.addrs[(cons+i)&s.comp.mask])
-		if fi < 0 || s.state[fi] != frameTx {
+		if fi < 0 || s.umem.state[fi] != frameTx {
 			s.violations.Add(1)
 			continue
 		}
-		s.state[fi] = frameFree
-		s.push(uint64(fi) << s.frameShift)
+		s.umem.state[fi] = frameFree
+		s.push(uint64(fi) << s.umem.shift)
 	}
 	s.comp.cachedCons += n
 	s.comp.release()
@@ -265,9 +303,12 @@ func (s *xsk) txBegin() {
 	s.txQueued, s.txBytesQ = 0, 0
 }
 
-// txPut copies one frame into a free UMEM frame and writes its TX
-// descriptor. It reports false when the ring or the frames are exhausted.
-// A frame larger than the usable frame is dropped and counted in TxErrors.
+// txPut writes one TX descriptor. When d.Buf is a free frame of the
+// socket's UMEM, that frame goes on the TX ring and d gets a frame of the
+// socket's reserve in exchange (no copy); otherwise the frame is copied
+// into one of the reserve's. It reports false when the ring or the
+// reserve is exhausted. A frame larger than the usable frame is dropped
+// and counted in TxErrors.
 func (s *xsk) txPut(d *packet.Desc) bool {
 	if s.txQueued == s.txRoom {
 		return false
@@ -277,10 +318,14 @@ func (s *xsk) txPut(d *packet.Desc) bool {
 		return true
 	}
 	a := s.pop()
-	s.state[a>>s.frameShift] = frameTx
-	a += Headroom // room for TX metadata later; the kernel takes any offset inside the frame
-	copy(s.umem[a:a+uint64(d.Len)], d.Buf[:d.Len])
-	s.tx.descs[(s.tx.cachedProd+s.txQueued)&s.tx.mask] = unix.XDPDesc{Addr: a, Len: uint32(d.Len)}
+	if o, ok := s.offered(d.Buf); ok {
+		d.Buf, a = s.umem.buf(a), o
+	} else {
+		copy(s.umem.mem[a+Headroom:a+Headroom+uint64(d.Len)], d.Buf[:d.Len])
+		s.txCopied.Add(1)
+	}
+	s.umem.state[a>>s.umem.shift] = frameTx
+	s.tx.descs[(s.tx.cachedProd+s.txQueued)&s.tx.mask] = unix.XDPDesc{Addr: a + Headroom, Len: uint32(d.Len)}
 	s.txQueued++
 	s.txBytesQ += uint64(d.Len)
 	return true
@@ -305,14 +350,15 @@ func (s *xsk) txFlush() error {
 // device busy); the next Transmit or Wait resumes from there. In
 // zero-copy mode one sendto wakes the driver, and only when it set
 // XDP_RING_NEED_WAKEUP (copy mode keeps that flag set; kick does not rely
-// on it there).
+// on it there). The sendto is non-blocking (MSG_DONTWAIT), so it is a raw
+// system call: the worker keeps its P.
 func (s *xsk) kick() error {
 	for s.tx.produced() != 0 {
 		if s.zeroCopy && !s.tx.needWakeup() {
 			return nil // the driver is running and will drain the ring itself
 		}
 		before := atomic.LoadUint32(s.tx.consumer)
-		_, _, e := unix.Syscall6(unix.SYS_SENDTO, uintptr(s.fd), 0, 0, unix.MSG_DONTWAIT, 0, 0)
+		_, _, e := unix.RawSyscall6(unix.SYS_SENDTO, uintptr(s.fd), 0, 0, unix.MSG_DONTWAIT, 0, 0)
 		switch e {
 		case 0, unix.EAGAIN, unix.EINTR, unix.EBUSY, unix.ENOBUFS:
 		default:
@@ -328,7 +374,7 @@ func (s *xsk) kick() error {
 
 // account adds this socket's frames to a.
 func (s *xsk) account(a *FrameAccount) {
-	a.Total += len(s.state)
+	a.Total += s.frames
 	a.Free += s.nfree
 	a.Fill += int(s.fill.produced())
 	a.Rx += int(s.rx.consumable())
@@ -344,8 +390,10 @@ func (s *xsk) queueStats() (QueueStats, error) {
 		RxPackets:   s.rxPackets.Load(),
 		RxBytes:     s.rxBytes.Load(),
 		RxOversize:  s.rxOversize.Load(),
+		RxCopied:    s.rxCopied.Load(),
 		TxPackets:   s.txPackets.Load(),
 		TxBytes:     s.txBytes.Load(),
+		TxCopied:    s.txCopied.Load(),
 		TxCompleted: s.txDone.Load(),
 		TxErrors:    s.txErrors.Load(),
 	}
@@ -373,10 +421,14 @@ type xskConfig struct {
 	bindWait time.Duration
 }
 
-// newXSK creates, maps and binds one socket, fills its fill ring and
-// returns it; on failure everything it made is undone.
-func newXSK(o *Options, c xskConfig) (_ *xsk, err error) {
-	s := &xsk{fd: -1, queue: c.queue}
+// newXSK creates, maps and binds one socket on u, takes its reserve of
+// o.Frames frames, fills its fill ring and returns it; on failure
+// everything it made is undone (the frames it took stay taken). The first
+// socket on a UMEM registers it; later ones share it (XDP_SHARED_UMEM),
+// each with its own fill and completion ring, and bind in the first one's
+// mode (copy or zero-copy, need-wakeup).
+func newXSK(o *Options, u *UMEM, c xskConfig) (_ *xsk, err error) {
+	s := &xsk{fd: -1, queue: c.queue, umem: u}
 	defer func() {
 		if err != nil {
 			s.close()
@@ -390,19 +442,20 @@ func newXSK(o *Options, c xskConfig) (_ *xsk, err error) {
 		return nil, fmt.Errorf("afxdp: socket(AF_XDP): %w%s", err, permissionCure(err))
 	}
 
-	size := o.Frames * o.FrameSize
-	s.umem, err = unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE,
-		unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_POPULATE)
-	if err != nil {
-		return nil, fmt.Errorf("afxdp: queue %d: mmap %d-byte UMEM: %w", c.queue, size, err)
-	}
-	if err = registerUMEM(s.fd, s.umem, o.FrameSize); err != nil {
-		if errors.Is(err, unix.ENOBUFS) || errors.Is(err, unix.ENOMEM) || errors.Is(err, unix.EPERM) {
-			return nil, fmt.Errorf("afxdp: queue %d: register %d-byte UMEM: %w: it exceeds RLIMIT_MEMLOCK (%s); "+
-				"raise it (ulimit -l unlimited, or LimitMEMLOCK=infinity in the systemd unit), grant CAP_IPC_LOCK, "+
-				"or lower Options.Frames", c.queue, size, err, memlockString())
+	u.mu.Lock()
+	owner := u.owner
+	u.mu.Unlock()
+	s.shared = owner >= 0
+	if !s.shared {
+		if err = registerUMEM(s.fd, u.mem, u.frameSize); err != nil {
+			size := len(u.mem)
+			if errors.Is(err, unix.ENOBUFS) || errors.Is(err, unix.ENOMEM) || errors.Is(err, unix.EPERM) {
+				return nil, fmt.Errorf("afxdp: queue %d: register %d-byte UMEM: %w: it exceeds RLIMIT_MEMLOCK (%s); "+
+					"raise it (ulimit -l unlimited, or LimitMEMLOCK=infinity in the systemd unit), grant CAP_IPC_LOCK, "+
+					"or use fewer frames", c.queue, size, err, memlockString())
+			}
+			return nil, fmt.Errorf("afxdp: queue %d: setsockopt XDP_UMEM_REG: %w", c.queue, err)
 		}
-		return nil, fmt.Errorf("afxdp: queue %d: setsockopt XDP_UMEM_REG: %w", c.queue, err)
 	}
 	for _, r := range [...]struct {
 		opt, n int
@@ -441,9 +494,15 @@ func newXSK(o *Options, c xskConfig) (_ *xsk, err error) {
 	s.fill.cachedCons = atomic.LoadUint32(s.fill.consumer) + s.fill.size
 	s.tx.cachedCons = atomic.LoadUint32(s.tx.consumer) + s.tx.size
 
-	if err = s.bind(c); err != nil {
+	if err = s.bind(c, owner); err != nil {
 		return nil, err
 	}
+	u.mu.Lock()
+	u.bound = append(u.bound, s.fd)
+	if u.owner < 0 {
+		u.owner = s.fd
+	}
+	u.mu.Unlock()
 	flags, err := xdpOptions(s.fd)
 	if err != nil {
 		return nil, fmt.Errorf("afxdp: queue %d: getsockopt XDP_OPTIONS: %w", c.queue, err)
@@ -460,12 +519,15 @@ func newXSK(o *Options, c xskConfig) (_ *xsk, err error) {
 		return nil, fmt.Errorf("afxdp: queue %d: setsockopt XDP_MAX_TX_SKB_BUDGET = %d: %w", c.queue, o.TxBudget, err)
 	}
 
-	s.frameShift = uint(bits.TrailingZeros(uint(o.FrameSize)))
-	s.usable = uint32(UsableFrame(o.FrameSize))
-	s.state = make([]uint8, o.Frames)
+	first, err := u.take(o.Frames)
+	if err != nil {
+		return nil, fmt.Errorf("afxdp: queue %d: %w", c.queue, err)
+	}
+	s.frames = o.Frames
+	s.usable = uint32(UsableFrame(u.frameSize))
 	s.free = make([]uint64, o.Frames)
 	for i := o.Frames - 1; i >= 0; i-- {
-		s.push(uint64(i) << s.frameShift)
+		s.push(first + uint64(i)<<u.shift)
 	}
 	s.rxQuota = uint32(o.FillRingSize)
 	if err = s.refill(); err != nil {
@@ -500,7 +562,10 @@ func (r *ring) mapRing(fd int, off unix.XDPRingOffset, pgoff int64, n int, entSi
 // bind binds the socket with need-wakeup, trying zero-copy first when
 // asked to, and retrying EBUSY: the previous socket on this queue may still
 // be tearing down (its release is asynchronous).
-func (s *xsk) bind(c xskConfig) error {
+func (s *xsk) bind(c xskConfig, owner int) error {
+	if owner >= 0 {
+		return s.bindShared(c, owner)
+	}
 	modes := []uint16{unix.XDP_COPY}
 	switch c.zeroCopy {
 	case ZeroCopyAuto:
@@ -538,11 +603,40 @@ func (s *xsk) bind(c xskConfig) error {
 	}
 }
 
+// bindShared binds the socket on the UMEM registered by the socket owner.
+// The kernel takes no mode flags for it: the socket inherits copy or
+// zero-copy and need-wakeup from the UMEM.
+func (s *xsk) bindShared(c xskConfig, owner int) error {
+	sa := &unix.SockaddrXDP{Flags: unix.XDP_SHARED_UMEM, Ifindex: uint32(c.ifindex), QueueID: uint32(c.queue),
+		SharedUmemFD: uint32(owner)}
+	var err error
+	deadline := time.Now().Add(c.bindWait)
+	for wait := time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
+		err = unix.Bind(s.fd, sa)
+		if !errors.Is(err, unix.EBUSY) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(wait)
+	}
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, unix.EBUSY):
+		return fmt.Errorf("afxdp: bind %s queue %d: %w after retrying for %v: another AF_XDP socket holds this queue",
+			c.ifname, c.queue, err, c.bindWait)
+	case errors.Is(err, unix.EOPNOTSUPP), errors.Is(err, unix.EINVAL):
+		return fmt.Errorf("afxdp: bind %s queue %d on a shared UMEM: %w: sockets sharing a UMEM bind in the mode of "+
+			"the first (zero-copy or copy); give ports whose drivers differ their own UMEMs, or set ZeroCopyOff", c.ifname, c.queue, err)
+	default:
+		return fmt.Errorf("afxdp: bind %s queue %d on a shared UMEM: %w", c.ifname, c.queue, err)
+	}
+}
+
 // close unmaps every mapping and closes the socket; it is safe on a
 // partly built socket and idempotent.
 func (s *xsk) close() error {
 	var errs []error
-	for _, m := range [...]*[]byte{&s.fill.mem, &s.comp.mem, &s.rx.mem, &s.tx.mem, &s.umem} {
+	for _, m := range [...]*[]byte{&s.fill.mem, &s.comp.mem, &s.rx.mem, &s.tx.mem} {
 		if *m != nil {
 			if err := unix.Munmap(*m); err != nil {
 				errs = append(errs, fmt.Errorf("afxdp: queue %d: munmap: %w", s.queue, err))
@@ -551,6 +645,7 @@ func (s *xsk) close() error {
 		}
 	}
 	if s.fd >= 0 {
+		s.umem.unbind(s.fd)
 		if err := unix.Close(s.fd); err != nil {
 			errs = append(errs, fmt.Errorf("afxdp: queue %d: close: %w", s.queue, err))
 		}

@@ -1,0 +1,87 @@
+//go:build linux
+
+package afxdp
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netlink/nl"
+	"golang.org/x/sys/unix"
+)
+
+// The netdev generic-netlink family (Documentation/netlink/specs/netdev.yaml,
+// Linux 6.3+): what a driver can do with XDP and AF_XDP.
+const (
+	netdevCmdDevGet = 1
+
+	netdevADevIfindex            = 1
+	netdevADevXDPFeatures        = 3
+	netdevADevXDPRxMetadataFeats = 5
+	netdevADevXSKFeatures        = 6
+
+	// NETDEV_XDP_ACT_NDO_XMIT: the driver implements ndo_xdp_xmit, so
+	// frames can be redirected out of it (on veth: while the peer has an
+	// XDP program or GRO on, which start its NAPI).
+	xdpActNdoXmit = 1 << 2
+)
+
+// genlHeader is struct genlmsghdr: command, version and two reserved
+// bytes, which must be zero. (nl.Genlmsg serializes its 2-byte struct as
+// 4 bytes, so its reserved bytes are whatever follows it in memory, and
+// the kernel's strict validation refuses the message.)
+type genlHeader [4]byte
+
+func (h genlHeader) Len() int          { return len(h) }
+func (h genlHeader) Serialize() []byte { return h[:] }
+
+// devFeatures are a device's XDP capabilities as the netdev family reports them.
+type devFeatures struct {
+	xdp        uint64 // NETDEV_A_DEV_XDP_FEATURES: enum netdev_xdp_act bits
+	rxMetadata uint64 // NETDEV_A_DEV_XDP_RX_METADATA_FEATURES
+	xsk        uint64 // NETDEV_A_DEV_XSK_FEATURES
+}
+
+// deviceFeatures asks the netdev family about the device ifindex in the
+// calling thread's network namespace.
+func deviceFeatures(ifindex int) (devFeatures, error) {
+	var f devFeatures
+	fam, err := netlink.GenlFamilyGet("netdev")
+	if err != nil {
+		return f, fmt.Errorf("afxdp: netdev netlink family (Linux 6.3+): %w", err)
+	}
+	req := nl.NewNetlinkRequest(int(fam.ID), unix.NLM_F_REQUEST)
+	req.AddData(genlHeader{netdevCmdDevGet, 1})
+	idx := make([]byte, 4)
+	binary.NativeEndian.PutUint32(idx, uint32(ifindex))
+	req.AddData(nl.NewRtAttr(netdevADevIfindex, idx))
+	msgs, err := req.Execute(unix.NETLINK_GENERIC, 0)
+	if err != nil {
+		return f, fmt.Errorf("afxdp: netdev dev-get ifindex %d: %w", ifindex, err)
+	}
+	for _, m := range msgs {
+		if len(m) < nl.SizeofGenlmsg {
+			continue
+		}
+		attrs, err := nl.ParseRouteAttr(m[nl.SizeofGenlmsg:])
+		if err != nil {
+			return f, fmt.Errorf("afxdp: netdev dev-get ifindex %d: %w", ifindex, err)
+		}
+		for _, a := range attrs {
+			if len(a.Value) != 8 {
+				continue
+			}
+			v := binary.NativeEndian.Uint64(a.Value)
+			switch a.Attr.Type {
+			case netdevADevXDPFeatures:
+				f.xdp = v
+			case netdevADevXDPRxMetadataFeats:
+				f.rxMetadata = v
+			case netdevADevXSKFeatures:
+				f.xsk = v
+			}
+		}
+	}
+	return f, nil
+}

@@ -1,0 +1,259 @@
+//go:build linux
+
+package afxdp
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/ecnswitch/ecnswitch/packet"
+)
+
+// setPeerGRO turns GRO on or off on the peer end, which on veth decides
+// whether the host end can take redirected frames (ndo_xdp_xmit).
+func (n *testNet) setPeerGRO(tb testing.TB, on bool) {
+	tb.Helper()
+	inNS(tb, n.ns, func() error { return setGRO(n.peer, on) })
+}
+
+// newUMEM returns a UMEM closed in tb.Cleanup, after the Ports on it
+// (cleanups run last-registered first, so open Ports after this).
+func newUMEM(tb testing.TB, frames int) *UMEM {
+	tb.Helper()
+	u, err := NewUMEM(frames, DefaultFrameSize)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		if err := u.Close(); err != nil {
+			tb.Error(err)
+		}
+	})
+	return u
+}
+
+// umemDescs returns descriptors holding n frames of u, as the dataplane's
+// arena does.
+func umemDescs(tb testing.TB, u *UMEM, n int) []*packet.Desc {
+	tb.Helper()
+	bufs, err := u.Frames(n)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ds := make([]*packet.Desc, n)
+	for i := range ds {
+		ds[i] = &packet.Desc{Buf: bufs[i]}
+	}
+	return ds
+}
+
+// recvAll reads want frames from an AF_PACKET socket, in order.
+func recvAll(tb testing.TB, fd int, want [][]byte) {
+	tb.Helper()
+	buf := make([]byte, 4096)
+	for i, w := range want {
+		m, _, err := unix.Recvfrom(fd, buf, 0)
+		if err != nil {
+			tb.Fatalf("frame %d of %d: %v", i, len(want), err)
+		}
+		if !bytes.Equal(buf[:m], w) {
+			tb.Fatalf("frame %d: got %d bytes %x…, want %d bytes %x…", i, m, buf[:min(m, 24)], len(w), w[:24])
+		}
+	}
+}
+
+// TestLiveTransmitArrives: with the peer able to take redirected frames,
+// Transmit sends batches as XDP live frames, byte for byte and in order,
+// whether a frame lies in the Port's UMEM (sent from where it is) or in a
+// buffer of the caller's (copied into a scratch frame first); the caller
+// keeps its UMEM frames.
+func TestLiveTransmitArrives(t *testing.T) {
+	checkGoroutines(t)
+	n := newTestNet(t, 1)
+	n.setPeerGRO(t, true)
+	u := newUMEM(t, DefaultFrames+txqLen+64)
+	p := openPort(t, n.host, Options{UMEM: u, Transmit: TxXDP})
+	if got := p.Info().Transmit; got != TxXDP {
+		t.Fatalf("Info().Transmit = %v, want xdp", got)
+	}
+	pkt := n.peerPacketSocket(t)
+
+	own := umemDescs(t, u, 32)
+	heap := newDescs(32, 2048)
+	var want [][]byte
+	var batch []*packet.Desc
+	const total = 2000
+	for i := 0; i < total; i++ {
+		d := own[i%32]
+		if i%3 == 0 {
+			d = heap[i%32]
+		}
+		size := 60 + int(binary.LittleEndian.Uint16(randBytes(t, 2)))%(1514-60+1)
+		f := ethFrame(n.peerMAC, n.hostMAC, randBytes(t, size-14))
+		d.Len = copy(d.Buf, f)
+		want = append(want, f)
+		batch = append(batch, d)
+		if len(batch) == 32 || i == total-1 {
+			before := make([][]byte, len(batch))
+			for j, d := range batch {
+				before[j] = d.Buf
+			}
+			if k, err := p.Transmit(batch); err != nil || k != len(batch) {
+				t.Fatalf("Transmit(%d frames) = %d, %v", len(batch), k, err)
+			}
+			for j, d := range batch {
+				if &d.Buf[0] != &before[j][0] {
+					t.Fatalf("live Transmit swapped descriptor %d's frame; the caller keeps it", j)
+				}
+			}
+			batch = batch[:0]
+			// Receive as we go: the peer's socket buffer is large, but not endless.
+			recvAll(t, pkt, want)
+			want = want[:0]
+		}
+	}
+	st := p.Stats()
+	if st.TxPackets != total || st.TxCompleted != total || st.TxErrors != 0 {
+		t.Errorf("Stats = %+v, want %d sent and completed, no errors", st, total)
+	}
+	if got, wantCopied := p.live.copied.Load(), uint64((total+2)/3); got != wantCopied {
+		t.Errorf("%d frames copied into scratch frames, want %d (the heap ones only)", got, wantCopied)
+	}
+	if a := p.Frames(); a.Violations != 0 {
+		t.Errorf("frame account %+v: violations", a)
+	}
+}
+
+// TestTransmitPathFollowsPeer: with TxAuto a Port transmits through its
+// socket while the veth peer cannot take redirected frames, switches to
+// live frames once it can (GRO on at the peer), and back; TxXDP refuses to
+// open without the capability and says how to get it.
+func TestTransmitPathFollowsPeer(t *testing.T) {
+	checkGoroutines(t)
+	n := newTestNet(t, 1)
+	if _, err := Open(n.host, Options{Transmit: TxXDP}); !errors.Is(err, ErrNotSupported) ||
+		!strings.Contains(err.Error(), "gro on") {
+		t.Fatalf("Open with TxXDP and a peer without GRO = %v, want ErrNotSupported naming GRO", err)
+	}
+	p := openPort(t, n.host, Options{})
+	if got := p.Info().Transmit; got != TxSocket {
+		t.Fatalf("Info().Transmit = %v, want socket while the peer has no GRO", got)
+	}
+	pkt := n.peerPacketSocket(t)
+	send := func(path TxPath) {
+		t.Helper()
+		ds := newDescs(DefaultLiveMin, 2048)
+		var want [][]byte
+		for _, d := range ds {
+			f := ethFrame(n.peerMAC, n.hostMAC, randBytes(t, 100))
+			d.Len = copy(d.Buf, f)
+			want = append(want, f)
+		}
+		live := p.live.frames.Load()
+		if k, err := p.Transmit(ds); k != len(ds) || err != nil {
+			t.Fatalf("Transmit = %d, %v", k, err)
+		}
+		recvAll(t, pkt, want)
+		if sentLive := p.live.frames.Load() - live; (path == TxXDP) != (sentLive == uint64(len(ds))) {
+			t.Fatalf("path %v: %d of %d frames went out as live frames", path, sentLive, len(ds))
+		}
+	}
+	send(TxSocket)
+	n.setPeerGRO(t, true)
+	waitFor(t, "the switch to live frames", func() bool { return p.txPath() == TxXDP })
+	send(TxXDP)
+	n.setPeerGRO(t, false)
+	waitFor(t, "the switch back to the socket", func() bool { return p.txPath() == TxSocket })
+	send(TxSocket)
+}
+
+// TestSharedUMEMForwards: two Ports on one UMEM forward frames from one
+// veth to another the way the dataplane does — Receive into descriptors
+// holding UMEM frames, Transmit the same descriptors — with no copy in
+// user space on either path (socket or live frames), every frame intact,
+// and every socket's reserve whole afterwards.
+func TestSharedUMEMForwards(t *testing.T) {
+	for _, live := range []bool{false, true} {
+		name := "socket"
+		if live {
+			name = "live"
+		}
+		t.Run(name, func(t *testing.T) {
+			checkGoroutines(t)
+			a, b := newTestNet(t, 1), newTestNet(t, 1)
+			b.setPeerGRO(t, live)
+			u := newUMEM(t, 2*DefaultFrames+2*txqLen+64)
+			pa := openPort(t, a.host, Options{UMEM: u})
+			pb := openPort(t, b.host, Options{UMEM: u})
+			if !pb.Info().SharedUMEM || pb.socks[0].shared != true {
+				t.Fatalf("second Port did not share the UMEM: %+v", pb.Info())
+			}
+			if want := map[bool]TxPath{false: TxSocket, true: TxXDP}[live]; pb.Info().Transmit != want {
+				t.Fatalf("transmit path %v, want %v", pb.Info().Transmit, want)
+			}
+			in := a.peerPacketSocket(t)
+			out := b.peerPacketSocket(t)
+			ds := umemDescs(t, u, 64)
+
+			const total = 3000
+			var want [][]byte
+			for i := 0; i < total; i++ {
+				f := ethFrame(b.peerMAC, b.hostMAC, randBytes(t, 46+i%1400))
+				want = append(want, f)
+			}
+			sent, got := 0, 0
+			deadline := time.Now().Add(10 * time.Second)
+			for got < total && time.Now().Before(deadline) {
+				for ; sent < total && sent-got < 128; sent++ {
+					a.peerSend(t, in, want[sent])
+				}
+				k, err := pa.Receive(ds)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for done := 0; done < k; {
+					m, err := pb.Transmit(ds[done:k])
+					if err != nil {
+						t.Fatal(err)
+					}
+					done += m
+				}
+				got += k
+				if k == 0 {
+					pa.Wait(int64(time.Millisecond))
+				}
+			}
+			if got != total {
+				t.Fatalf("forwarded %d of %d frames", got, total)
+			}
+			recvAll(t, out, want)
+
+			if q, _ := pa.QueueStats(); q[0].RxCopied != 0 {
+				t.Errorf("%d received frames were copied, want all exchanged", q[0].RxCopied)
+			}
+			if q, _ := pb.QueueStats(); q[0].TxCopied != 0 || pb.live.copied.Load() != 0 {
+				t.Errorf("%d + %d transmitted frames were copied, want none", q[0].TxCopied, pb.live.copied.Load())
+			}
+			waitFor(t, "completions", func() bool { pb.Transmit(nil); return pb.Frames().Tx+pb.Frames().Completion == 0 })
+			for _, p := range []*Port{pa, pb} {
+				if f := p.Frames(); f.Free+f.Fill+f.Rx+f.Tx+f.Completion != f.Total || f.Violations != 0 {
+					t.Errorf("%s frame account %+v: want every frame of the reserve back, no violations", p.Name(), f)
+				}
+			}
+			held := map[uint64]bool{}
+			for _, d := range ds {
+				c, ok := u.chunk(d.Buf)
+				if !ok || u.state[c>>u.shift] != frameFree || held[c] {
+					t.Fatalf("descriptor frame %#x: in UMEM %v, state %d, held twice %v", c, ok, u.state[c>>u.shift], held[c])
+				}
+				held[c] = true
+			}
+		})
+	}
+}
