@@ -86,12 +86,35 @@ type Config struct {
 	// CPUs pins worker i's thread to CPUs[i % len(CPUs)], like DPDK lcores;
 	// empty leaves the scheduling to the kernel.
 	CPUs []int
-	// Spin is how many idle polls a worker makes before it sleeps on its
-	// ports (ppoll), up to MaxSpin; 0 means DefaultSpin. Negative means
-	// never sleep: the worker spins on its ports forever, a core each.
-	// (This is the worker's own loop, not the kernel's SO_BUSY_POLL.)
+	// Spin is how many idle polls a worker makes before it sleeps until
+	// its next deadline or an arrival (ppoll on its ports), up to MaxSpin;
+	// 0 means DefaultSpin. Negative means never sleep: the worker spins on
+	// its ports forever, a core each. (This is the worker's own loop, not
+	// the kernel's SO_BUSY_POLL.)
 	Spin int
+
+	// Memory is where the workers' frame arenas live: nil allocates them
+	// on the Go heap; an AF_XDP UMEM shared with the ports (afxdp.UMEM)
+	// lets frames move from port to port without a copy.
+	Memory FrameSource
 }
+
+// FrameSource hands out frame buffers that ports can receive into and
+// transmit from without copying, such as an AF_XDP UMEM.
+type FrameSource interface {
+	// Frames returns n buffers of equal length, each the usable part of
+	// one frame, or an error when it has not that many left.
+	Frames(n int) ([][]byte, error)
+}
+
+// Egress defaults and limits.
+const (
+	// DefaultCoalesce is PortConfig.Coalesce's default: chosen by
+	// measurement (README, "Egress batching").
+	DefaultCoalesce = 50 * time.Microsecond
+	// MaxCoalesce bounds PortConfig.Coalesce.
+	MaxCoalesce = 10 * time.Millisecond
+)
 
 // PortConfig is one switch port: its egress queues, scheduler, shaper,
 // buffer and markers.
@@ -118,6 +141,17 @@ type PortConfig struct {
 	// Delay holds packets for a time before they reach the egress queue, to
 	// emulate propagation delay; a held packet is not in the buffer.
 	Delay Delay
+
+	// Coalesce bounds how long a packet that has left the queue on the
+	// port's virtual line (the ideal line at the shaper's rate, which every
+	// marker, sojourn and round time follows exactly) may wait before the
+	// worker hands it to the device together with the packets that leave
+	// after it: physical transmit is batched, the science is not. It adds
+	// at most Coalesce to a packet's latency and lets at most Coalesce·C
+	// bytes leave in one burst. 0 means DefaultCoalesce; negative means
+	// none (each packet goes to the device at its departure time, which
+	// costs a worker wake-up per packet). At most MaxCoalesce.
+	Coalesce time.Duration
 
 	// Worker is the worker that owns the port (its RX and its egress); -1
 	// (or any value when Workers is 1) lets the switch choose.
@@ -271,6 +305,12 @@ func (c *Config) setDefaults() error {
 			if !delayInRange(d) {
 				return fmt.Errorf("ports[%d].delay.per_queue[%d]: delay %v + jitter %v outside [0, %v]", i, q, d.Fixed, d.Jitter, MaxDelay)
 			}
+		}
+		if p.Coalesce == 0 {
+			p.Coalesce = DefaultCoalesce
+		}
+		if p.Coalesce > MaxCoalesce {
+			return fmt.Errorf("ports[%d].coalesce: %v above %v", i, p.Coalesce, MaxCoalesce)
 		}
 		if c.Workers > 1 && (p.Worker < -1 || p.Worker >= c.Workers) {
 			return fmt.Errorf("ports[%d].worker: %d outside [0, %d] (or -1 to choose)", i, p.Worker, c.Workers-1)

@@ -92,19 +92,25 @@ func (l *delayLine) push(d *packet.Desc, now int64) bool {
 	return true
 }
 
-// pop returns a packet whose time has come, or nil.
-func (l *delayLine) pop(now int64) *packet.Desc {
-	if l.held == 0 {
-		return nil
+// next returns the queue whose head leaves first and when; ties go to the
+// lowest queue. ok is false when the line is empty (or nil).
+func (l *delayLine) next() (q int, at int64, ok bool) {
+	if l == nil || l.held == 0 {
+		return 0, 0, false
 	}
 	for i := range l.queues {
-		if e, ok := l.queues[i].fifo.Peek(); ok && e.at <= now {
-			l.queues[i].fifo.Pop()
-			l.held--
-			return e.d
+		if e, found := l.queues[i].fifo.Peek(); found && (!ok || e.at < at) {
+			q, at, ok = i, e.at, true
 		}
 	}
-	return nil
+	return q, at, ok
+}
+
+// take removes and returns the head of queue q, which next returned.
+func (l *delayLine) take(q int) *packet.Desc {
+	e, _ := l.queues[q].fifo.Pop()
+	l.held--
+	return e.d
 }
 
 // len returns the packets held; 0 for a nil line.

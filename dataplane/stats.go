@@ -150,7 +150,8 @@ func (s *Switch) ResetSojourn() {
 
 // Accounting is the switch-wide packet balance: every packet received, plus
 // every flooded copy, is transmitted, dropped, or still held — in a queue,
-// a delay line, a TX backlog or a ring between workers.
+// a delay line, staged for a device, received and waiting for the next
+// pass, or in a ring between workers.
 type Accounting struct {
 	Received, Flooded, Transmitted, Dropped, Held uint64
 }
@@ -175,6 +176,7 @@ func (s *Switch) Account() Accounting {
 		a.Held += uint64(s.mmu.PortPackets(p.idx)) + uint64(p.held.Load())
 	}
 	for _, w := range s.workers {
+		a.Held += uint64(w.carried.Load())
 		for _, r := range w.out {
 			if r != nil {
 				a.Held += uint64(r.Len())

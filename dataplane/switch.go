@@ -50,8 +50,12 @@ type port struct {
 	qinfo  []scheduler.QueueInfo
 	delay  *delayLine // nil when the port adds no delay
 
-	pending []*packet.Desc // dequeued, not yet taken by dev
-	tx      []*packet.Desc // TX batch scratch
+	// The virtual line (see worker.go).
+	vnow     int64          // time of the port's last event: arrival, release from the delay line, departure
+	next     int64          // time of its next event on the line; never if none
+	staged   []*packet.Desc // left the line, waiting for the device; their TxTime is their departure time
+	blocked  bool           // the device refused staged packets: departures wait for it
+	coalesce int64          // ns a departed packet may wait to be batched
 
 	c       portCounters
 	qc      []queueCounters
@@ -59,7 +63,7 @@ type port struct {
 
 	rxErr   error        // the device's last receive error, so that only changes are logged
 	txErr   error        // likewise for transmit
-	held    atomic.Int64 // packets in the delay line and TX backlog, published once per pass
+	held    atomic.Int64 // packets in the delay line and staged for the device, published once per pass
 	tap     tapPointer   // capture; nil when off
 	markers []string     // names of the enqueue chain's members, then the dequeue chain's
 }
@@ -116,7 +120,11 @@ func New(cfg Config, devs []ports.Port, clock timestamp.Clock, log *zap.Logger) 
 		return nil, fmt.Errorf("dataplane: %w", err)
 	}
 	for i := 0; i < cfg.Workers; i++ {
-		s.workers = append(s.workers, newWorker(s, i, cfg))
+		w, err := newWorker(s, i, cfg)
+		if err != nil {
+			return nil, fmt.Errorf("dataplane: worker %d's frames: %w", i, err)
+		}
+		s.workers = append(s.workers, w)
 	}
 	for i, w := range s.owner {
 		s.workers[w].ports = append(s.workers[w].ports, s.ports[i])
@@ -129,6 +137,7 @@ func New(cfg Config, devs []ports.Port, clock timestamp.Clock, log *zap.Logger) 
 			w.inb = append(w.inb, make([]*packet.Desc, 0, cfg.Batch))
 		}
 		w.active = make([]int, 0, len(w.ports)+len(w.in))
+		w.taken = make([]int, len(w.ports)+len(w.in))
 		w.initPoll()
 	}
 	// Cross-worker rings: in[src] of worker dst carries packets src received
@@ -163,7 +172,7 @@ func newPort(idx int, pc *PortConfig, dev ports.Port, batch int, now int64) (*po
 	p := &port{
 		idx: idx, name: pc.Name, dev: dev, sched: sched, shaper: shaper,
 		pool: pc.Pool, nq: nq, qc: make([]queueCounters, nq), sojourn: make([]histogram, nq),
-		tx: make([]*packet.Desc, 0, batch), pending: make([]*packet.Desc, 0, batch),
+		vnow: now, next: never, staged: make([]*packet.Desc, 0, batch), coalesce: max(int64(pc.Coalesce), 0),
 	}
 	for q := 0; q < nq; q++ {
 		p.qinfo = append(p.qinfo, sched.Queue(q))
@@ -221,8 +230,27 @@ func (s *Switch) Poll() int {
 	return n
 }
 
+// NextEvent returns the earliest time at which the switch has something to
+// do without new input: a release from a delay line, a departure on a
+// virtual line, or a batch of departed packets due at its device; never
+// (math.MaxInt64) when it has none. Virtual-time tests step the clock to
+// it. It must not be called while Run is running.
+func (s *Switch) NextEvent() int64 {
+	next := int64(never)
+	for _, w := range s.workers {
+		for _, p := range w.ports {
+			next = min(next, p.next)
+			if len(p.staged) > 0 {
+				next = min(next, p.staged[0].TxTime+p.coalesce)
+			}
+		}
+	}
+	return next
+}
+
 // Run starts the workers and blocks until ctx is done, then stops them and
-// returns. Each worker is a goroutine locked to an OS thread.
+// returns. Each worker is a goroutine locked to an OS thread, with a timer
+// slack of 1 µs so that it wakes when its next departure is due.
 func (s *Switch) Run(ctx context.Context) error {
 	if !s.running.CompareAndSwap(false, true) {
 		return errors.New("dataplane: switch is already running")
@@ -253,6 +281,9 @@ func (s *Switch) Run(ctx context.Context) error {
 					return
 				}
 			}
+			if err := unix.Prctl(unix.PR_SET_TIMERSLACK, workerTimerSlack, 0, 0, 0); err != nil {
+				s.log.Warn("worker keeps the default timer slack", zap.Int("worker", i), zap.Error(err))
+			}
 			if errs[i] = w.run(&stop); errs[i] != nil {
 				failed()
 			}
@@ -265,6 +296,10 @@ func (s *Switch) Run(ctx context.Context) error {
 	s.log.Info("switch stopped")
 	return errors.Join(errs...)
 }
+
+// workerTimerSlack is the timer slack of worker threads in ns: how late
+// the kernel may end a worker's sleep (50 µs by default).
+const workerTimerSlack = 1000
 
 // Close closes every port's device.
 func (s *Switch) Close() error {

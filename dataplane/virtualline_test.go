@@ -67,7 +67,7 @@ func lineScenario(t *testing.T, coalesce time.Duration) (*dataplanetest.Rig, []s
 	}}}
 	c.Delay.PerQueue = map[int]dataplane.Delay{1: {Fixed: 20 * time.Microsecond, Jitter: 15 * time.Microsecond}}
 	c.Delay.Seed = 7
-	setCoalesce(c, coalesce)
+	c.Coalesce = coalesce
 	r := dataplanetest.New(t, cfg, memport.Link{Rate: 10_000_000_000, Overhead: 24})
 	rec := &lineRecorder{}
 	if err := r.Switch.SetTap(2, rec); err != nil {
@@ -102,41 +102,43 @@ func lineScenario(t *testing.T, coalesce time.Duration) (*dataplanetest.Rig, []s
 	return r, sends, rec
 }
 
-// runScenario plays the sends and polls the switch whenever next says,
-// until everything has left and the wires are empty.
+// runScenario plays the sends at their times, whatever the switch does,
+// and polls the switch at the times next gives, until everything has left
+// and the wires are empty.
 func runScenario(t *testing.T, r *dataplanetest.Rig, sends []sendAt, next func(now int64) int64) {
 	t.Helper()
 	pending := sends
+	pollAt := int64(0)
 	for {
 		now := r.Clock.Now()
 		for len(pending) > 0 && pending[0].t <= now {
-			// Sends are sorted per host; hosts interleave, so look ahead.
-			i := 0
-			for i < len(pending) && pending[i].t <= now {
-				i++
+			if r.Send(pending[0].host, pending[0].frame) != 1 {
+				t.Fatal("wire full")
 			}
-			for _, s := range pending[:i] {
-				if r.Send(s.host, s.frame) != 1 {
-					t.Fatal("wire full")
-				}
+			pending = pending[1:]
+		}
+		if now >= pollAt {
+			r.Switch.Poll()
+			for h := range r.Hosts {
+				r.Recv(h)
 			}
-			pending = pending[i:]
+			idle := len(pending) == 0 && r.Switch.Account().Held == 0
+			for h := range r.Hosts {
+				idle = idle && r.Ports[h].InFlight() == 0 && r.Hosts[h].InFlight() == 0
+			}
+			if idle {
+				return
+			}
+			if now > 1_000_000_000 {
+				t.Fatal("scenario did not drain in a simulated second")
+			}
+			pollAt = next(now)
 		}
-		r.Switch.Poll()
-		for h := range r.Hosts {
-			r.Recv(h)
+		to := pollAt
+		if len(pending) > 0 {
+			to = min(to, pending[0].t)
 		}
-		idle := len(pending) == 0 && r.Switch.Account().Held == 0
-		for h := range r.Hosts {
-			idle = idle && r.Ports[h].InFlight() == 0 && r.Hosts[h].InFlight() == 0
-		}
-		if idle {
-			return
-		}
-		if now > 1_000_000_000 {
-			t.Fatal("scenario did not drain in a simulated second")
-		}
-		r.Clock.Set(next(now))
+		r.Clock.Set(to)
 	}
 }
 
@@ -144,15 +146,55 @@ func runScenario(t *testing.T, r *dataplanetest.Rig, sends []sendAt, next func(n
 // which packet leaves when, its sojourn, CE marks at both stages, drops by
 // markers and the buffer — equals what the per-packet shaper of the first
 // release did when polled at every nanosecond (testdata/virtualline.golden
-// was recorded that way from that code).
+// was recorded that way from that code, at commit "dataplane: record the
+// per-packet shaper's decisions"), however seldom the worker polls and
+// however long departed packets wait to be batched: polled at every event
+// (every arrival and every instant the line has something due), polled
+// only every 97 µs with a 50 µs coalescing window, and polled every 1 ms
+// with a 1 ms window. Between polls the wires deliver arrivals with their
+// own timestamps, which the worker uses as their arrival times.
 func TestVirtualLineMatchesPerPacketShaper(t *testing.T) {
-	if testing.Short() && !*updateGolden {
-		t.Skip("polls every nanosecond of a 10 ms scenario")
+	nextArrival := func(r *dataplanetest.Rig, sends []sendAt, now int64) int64 {
+		next := int64(1<<63 - 1)
+		for _, p := range r.Ports {
+			if a, ok := p.NextArrival(); ok {
+				next = min(next, a)
+			}
+		}
+		for _, s := range sends {
+			if s.t > now {
+				next = min(next, s.t)
+				break
+			}
+		}
+		return next
 	}
-	r, sends, rec := lineScenario(t, 0)
-	sortSends(sends)
-	runScenario(t, r, sends, func(now int64) int64 { return now + 1 })
-	checkGolden(t, rec.buf.Bytes())
+	cases := []struct {
+		name     string
+		coalesce time.Duration
+		next     func(r *dataplanetest.Rig, sends []sendAt, now int64) int64
+	}{
+		{"every event", -1, func(r *dataplanetest.Rig, sends []sendAt, now int64) int64 {
+			return max(now+1, min(nextArrival(r, sends, now), r.Switch.NextEvent()))
+		}},
+		{"every 97µs, 50µs batches", 50 * time.Microsecond, func(_ *dataplanetest.Rig, _ []sendAt, now int64) int64 { return now + 97_000 }},
+		{"every 1ms, 1ms batches", time.Millisecond, func(_ *dataplanetest.Rig, _ []sendAt, now int64) int64 { return now + 1_000_000 }},
+	}
+	if *updateGolden {
+		cases = cases[:0]
+		r, sends, rec := lineScenario(t, -1)
+		sortSends(sends)
+		runScenario(t, r, sends, func(now int64) int64 { return now + 1 })
+		checkGolden(t, rec.buf.Bytes())
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r, sends, rec := lineScenario(t, c.coalesce)
+			sortSends(sends)
+			runScenario(t, r, sends, func(now int64) int64 { return c.next(r, sends, now) })
+			checkGolden(t, rec.buf.Bytes())
+		})
+	}
 }
 
 func sortSends(s []sendAt) {

@@ -51,7 +51,7 @@ func TestWaitPollsEveryPort(t *testing.T) {
 		t.Fatalf("worker polls %d descriptors, want one per port (3)", len(w.pollfds))
 	}
 	devs[2].(*pipePort).w.Write([]byte{1})
-	w.wait()
+	w.wait(idleWait)
 	if w.pollfds[2].Revents&unix.POLLIN == 0 || w.pollfds[0].Revents != 0 {
 		t.Fatalf("revents %v: the wait did not see the third port become readable", w.pollfds)
 	}

@@ -2,6 +2,7 @@ package dataplane
 
 import (
 	"errors"
+	"math"
 	"runtime"
 	"sync/atomic"
 
@@ -16,9 +17,9 @@ import (
 
 // worker runs the pipeline for the ports it owns, to completion, like a
 // DPDK lcore: receive a batch, parse, forward, classify, admit, mark,
-// enqueue; then serve each egress port through its shaper, scheduler and
-// dequeue markers, and transmit. It owns its frame arena; frames of packets
-// that cross to another worker come back through a return ring.
+// enqueue; run each egress port's virtual line (see advance) and hand what
+// has left it to the device in batches. It owns its frame arena; frames of
+// packets that cross to another worker come back through a return ring.
 type worker struct {
 	s     *Switch
 	id    int
@@ -30,8 +31,9 @@ type worker struct {
 	arena  []packet.Desc
 	free   []*packet.Desc   // LIFO stack of unused arena slots
 	rx     [][]*packet.Desc // receive scratch, one batch per owned port
-	active []int            // owned ports with packets this pass
-	first  int              // rotates which active port goes first
+	active []int            // sources with packets this pass
+	taken  []int            // by source: packets of this pass's batch processed
+	first  int              // rotates which source wins ties
 
 	in   []*spsc.Ring[*packet.Desc] // by source worker: packets for our ports
 	inb  [][]*packet.Desc           // by source worker: this pass's batch from in
@@ -44,9 +46,19 @@ type worker struct {
 
 	view  marking.View // scratch, reused for every marker call
 	event Event        // scratch for taps
+
+	carried atomic.Int64 // received packets kept for the next pass, published once per pass
+
+	time workerTime // where the worker's thread spent its time
 }
 
-func newWorker(s *Switch, id int, cfg Config) *worker {
+// workerTime splits a running worker's wall-clock time, in ns: passes
+// that moved packets, passes that found nothing (spinning), and sleep.
+type workerTime struct {
+	busy, spin, sleep atomic.Int64
+}
+
+func newWorker(s *Switch, id int, cfg Config) (*worker, error) {
 	w := &worker{
 		s: s, id: id, batch: cfg.Batch, spin: cfg.Spin, cpu: -1,
 		arena: make([]packet.Desc, cfg.Frames),
@@ -59,16 +71,31 @@ func newWorker(s *Switch, id int, cfg Config) *worker {
 	if len(cfg.CPUs) > 0 {
 		w.cpu = cfg.CPUs[id%len(cfg.CPUs)]
 	}
-	mem := make([]byte, cfg.Frames*cfg.FrameSize)
+	if cfg.Memory != nil {
+		bufs, err := cfg.Memory.Frames(cfg.Frames)
+		if err != nil {
+			return nil, err
+		}
+		for i := range w.arena {
+			w.arena[i].Buf = bufs[i]
+		}
+	} else {
+		mem := make([]byte, cfg.Frames*cfg.FrameSize)
+		for i := range w.arena {
+			w.arena[i].Buf = mem[i*cfg.FrameSize : (i+1)*cfg.FrameSize : (i+1)*cfg.FrameSize]
+		}
+	}
 	for i := range w.arena {
-		w.arena[i].Buf = mem[i*cfg.FrameSize : (i+1)*cfg.FrameSize : (i+1)*cfg.FrameSize]
 		w.free = append(w.free, &w.arena[i])
 	}
-	return w
+	return w, nil
 }
 
 // noPort16 marks a descriptor not yet forwarded.
 const noPort16 = 0xffff
+
+// never is the time of an event that is not scheduled.
+const never = math.MaxInt64
 
 // drop counts d as dropped by p for reason r, shows it to p's tap, and
 // frees its frame.
@@ -111,9 +138,20 @@ func (w *worker) release(d *packet.Desc) {
 	w.ret[o].Push(d) // sized to the owner's arena: cannot be full
 }
 
-// poll runs one pass and returns the packets it moved.
+// poll runs one pass at time now and returns the packets it received and
+// handed to devices.
+//
+// A pass receives a batch from every source (the worker's ports, and a
+// ring from each other worker) and processes the packets in the order
+// they arrived (RxTime; sources with equal times take turns, one packet
+// each, starting with a different source each pass, so that no port's
+// packets find the buffer the others just filled by polling order alone).
+// Before each arrival, every egress port runs its virtual line up to the
+// arrival's time (advanceAll), so admission and the enqueue markers see
+// the queues as they were at that instant. Then the lines run up to now,
+// and each port hands the device what has left its line once the batch is
+// due (flushDue).
 func (w *worker) poll(now int64) int {
-	n := 0
 	for _, r := range w.back {
 		if r == nil {
 			continue
@@ -122,82 +160,138 @@ func (w *worker) poll(now int64) int {
 			w.free = append(w.free, d)
 		}
 	}
-	// Receive a batch on every port, then process the batches interleaved,
-	// one packet per port at a time, starting with a different port each
-	// pass. Processing whole batches port by port would let every packet of
-	// a later port find the buffer the earlier ports just filled, and so be
-	// marked or dropped more often: unfair by polling order alone.
-	// Packets other workers received for our ports are sources too, one per
-	// ring, interleaved with ours.
-	np := len(w.ports)
-	active := w.active[:0]
+	n := 0
+	// A source whose batch came back full may hold more arrivals up to now:
+	// the lines then run only up to its last arrival, and later arrivals of
+	// other sources wait for the next pass, so that no arrival is overtaken
+	// by a departure computed past it.
+	horizon := now
 	for i, p := range w.ports {
-		if n += w.receive(p, i, now); len(w.rx[i]) > 0 {
-			active = append(active, i)
+		k, full := w.receive(p, i, now)
+		n += k
+		if full {
+			horizon = min(horizon, w.rx[i][len(w.rx[i])-1].RxTime)
 		}
 	}
 	for j, r := range w.in {
 		if r == nil {
 			continue
 		}
-		b := w.inb[j][:0]
+		b := w.inb[j]
 		for len(b) < w.batch {
 			d, ok := r.Pop()
 			if !ok {
 				break
 			}
 			b = append(b, d)
+			n++
 		}
 		w.inb[j] = b
-		if n += len(b); len(b) > 0 {
-			active = append(active, np+j)
+		if len(b) == w.batch {
+			horizon = min(horizon, b[len(b)-1].RxTime)
 		}
 	}
-	if len(active) > 0 {
-		w.first++
-		start := w.first % len(active)
-		for k, more := 0, true; more; k++ {
-			more = false
-			for j := range active {
-				switch i := active[(start+j)%len(active)]; {
-				case i < np && k < len(w.rx[i]):
-					w.ingress(w.ports[i], w.rx[i][k], now)
-					more = true
-				case i >= np && k < len(w.inb[i-np]):
-					d := w.inb[i-np][k]
-					w.toEgress(w.s.ports[d.OutPort], d, now)
-					more = true
-				}
-			}
+	w.first++
+	w.ingressInOrder(now, horizon)
+	n += w.advanceAll(horizon, horizon < now)
+	carried := 0
+	for i, p := range w.ports {
+		if w.flushDue(p, now) {
+			n += w.flush(p, now)
 		}
+		p.held.Store(int64(len(p.staged) + p.delay.len()))
+		carried += len(w.rx[i])
 	}
-	for _, p := range w.ports {
-		n += w.serve(p, now)
-		p.held.Store(int64(len(p.pending) + p.delay.len()))
+	for _, b := range w.inb {
+		carried += len(b)
 	}
+	w.carried.Store(int64(carried))
 	return n
 }
 
-// receive fills w.rx[i] with a batch from p, the worker's i-th port, and
-// counts and taps it; the pipeline runs later.
-func (w *worker) receive(p *port, i int, now int64) int {
-	w.rx[i] = w.rx[i][:0]
-	k := min(w.batch, len(w.free))
-	if k == 0 {
-		return 0 // every frame is queued; leave the rest in the device
+// ingressInOrder processes the sources' received packets in arrival order
+// (see poll) up to horizon, and keeps the rest, in order, for the next pass.
+func (w *worker) ingressInOrder(now, horizon int64) {
+	np := len(w.ports)
+	active := w.active[:0]
+	for i := range w.ports {
+		if len(w.rx[i]) > 0 {
+			active = append(active, i)
+		}
 	}
-	batch := w.rx[i][:k]
+	for j := range w.inb {
+		if len(w.inb[j]) > 0 {
+			active = append(active, np+j)
+		}
+	}
+	w.active = active
+	m := len(active)
+	if m == 0 {
+		return
+	}
+	src := func(i int) []*packet.Desc {
+		if i < np {
+			return w.rx[i]
+		}
+		return w.inb[i-np]
+	}
+	taken := w.taken[:m]
+	clear(taken)
+	start := w.first % m
+	for {
+		best, bestT, bestK := -1, int64(0), 0
+		for j := range m {
+			a := (start + j) % m
+			b, k := src(active[a]), taken[a]
+			if k >= len(b) || b[k].RxTime > horizon {
+				continue
+			}
+			if best < 0 || b[k].RxTime < bestT || b[k].RxTime == bestT && k < bestK {
+				best, bestT, bestK = a, b[k].RxTime, k
+			}
+		}
+		if best < 0 {
+			break
+		}
+		i := active[best]
+		taken[best]++
+		if d := src(i)[bestK]; i < np {
+			w.ingress(w.ports[i], d, now)
+		} else {
+			w.toEgress(w.s.ports[d.OutPort], d, now)
+		}
+	}
+	for a, i := range active {
+		if b := src(i); i < np {
+			w.rx[i] = b[:copy(b, b[taken[a]:])]
+		} else {
+			w.inb[i-np] = b[:copy(b, b[taken[a]:])]
+		}
+	}
+}
+
+// receive adds a batch from p, the worker's i-th port, to what w.rx[i]
+// still holds from the last pass, up to w.batch, and counts and taps it;
+// the pipeline runs later. full reports whether p gave all that was asked
+// for, so that more may be waiting.
+func (w *worker) receive(p *port, i int, now int64) (n int, full bool) {
+	have := len(w.rx[i])
+	k := min(w.batch-have, len(w.free))
+	if k == 0 {
+		return 0, have > 0 // every frame is queued, or a batch waits: leave the rest in the device
+	}
+	batch := w.rx[i][have : have+k]
 	copy(batch, w.free[len(w.free)-k:])
 	w.free = w.free[:len(w.free)-k]
 	n, err := p.dev.Receive(batch)
 	w.free = append(w.free, batch[n:]...)
 	p.health(w.s, "receive", &p.rxErr, err)
-	w.rx[i] = batch[:n]
+	w.rx[i] = w.rx[i][:have+n]
 	var bytes uint64
 	for _, d := range batch[:n] {
 		bytes += uint64(d.Len)
 		d.InPort = uint16(p.idx)
-		if d.RxTime == 0 {
+		if d.RxTime == 0 || d.RxTime > now {
 			d.RxTime = now
 		}
 		d.OutPort = noPort16
@@ -205,7 +299,7 @@ func (w *worker) receive(p *port, i int, now int64) int {
 	}
 	p.c.rxPackets.Add(uint64(n))
 	p.c.rxBytes.Add(bytes)
-	return n
+	return n, n == k && have+n > 0
 }
 
 // ingress parses, forwards and classifies one received packet.
@@ -270,16 +364,21 @@ func (w *worker) forward(in *port, d *packet.Desc, out int, now int64) {
 	w.toEgress(p, d, now)
 }
 
-// toEgress hands d to its egress port: through the delay line when the port
-// emulates one, else straight to admission and the queue.
+// toEgress hands d to its egress port at its arrival time (RxTime, but
+// never before the port's last event): through the delay line when the
+// port emulates one, else straight to admission and the queue. First every
+// port's virtual line runs up to that instant.
 func (w *worker) toEgress(p *port, d *packet.Desc, now int64) {
+	at := min(max(d.RxTime, p.vnow), now)
+	w.advanceAll(at, true)
 	if p.delay != nil {
-		if !p.delay.push(d, now) {
-			w.drop(p, d, DropDelayFull, now)
+		if !p.delay.push(d, at) {
+			w.drop(p, d, DropDelayFull, at)
 		}
+		p.next = w.nextEvent(p)
 		return
 	}
-	w.enqueue(p, d, now)
+	w.enqueue(p, d, at)
 }
 
 var bufferDrop = [buffer.NumReasons]DropReason{
@@ -289,18 +388,20 @@ var bufferDrop = [buffer.NumReasons]DropReason{
 	buffer.Marker:           DropEnqueueMarker,
 }
 
-// enqueue admits d to the buffer, runs the enqueue markers and queues it.
-// The markers see the occupancy the packet finds, read before admission.
-func (w *worker) enqueue(p *port, d *packet.Desc, now int64) {
+// enqueue admits d to the buffer at time at, runs the enqueue markers and
+// queues it. The markers see the occupancy the packet finds, read before
+// admission.
+func (w *worker) enqueue(p *port, d *packet.Desc, at int64) {
 	q := int(d.Queue)
 	mmu := w.s.mmu
-	d.EnqTime = now
+	p.vnow = max(p.vnow, at)
+	d.EnqTime = at
 	var v *marking.View
 	if p.enq != nil {
-		v = w.fillView(p, d, now, q)
+		v = w.fillView(p, d, at, q)
 	}
 	if r := mmu.Admit(p.idx, q, d.Len); r != buffer.Admitted {
-		w.drop(p, d, bufferDrop[r], now)
+		w.drop(p, d, bufferDrop[r], at)
 		return
 	}
 	if v != nil {
@@ -308,7 +409,7 @@ func (w *worker) enqueue(p *port, d *packet.Desc, now int64) {
 		case marking.Drop:
 			mmu.Release(p.idx, q, d.Len)
 			mmu.CountDrop(p.idx, q, buffer.Marker, d.Len)
-			w.markerDrop(p, d, p.enq, marking.Enqueue, v, DropEnqueueMarker, now)
+			w.markerDrop(p, d, p.enq, marking.Enqueue, v, DropEnqueueMarker, at)
 			return
 		case marking.Mark:
 			if d.ECN.IsECT() && packet.SetCE(d) { // a packet that arrived CE was marked upstream
@@ -317,13 +418,14 @@ func (w *worker) enqueue(p *port, d *packet.Desc, now int64) {
 			}
 		}
 	}
-	if !p.sched.Enqueue(d, now) {
+	if !p.sched.Enqueue(d, at) {
 		mmu.Release(p.idx, q, d.Len)
-		w.drop(p, d, DropQueueFull, now)
+		w.drop(p, d, DropQueueFull, at)
 		return
 	}
 	p.qc[q].enqueued.Add(1)
 	p.qc[q].enqBytes.Add(uint64(d.Len))
+	p.next = w.nextEvent(p)
 }
 
 // fillView loads the marker view for d in queue q of p. The queue and port
@@ -348,133 +450,226 @@ func (w *worker) fillView(p *port, d *packet.Desc, now int64, q int) *marking.Vi
 	return v
 }
 
-// serve moves due packets out of the delay line, then dequeues what the
-// shaper allows, runs the dequeue markers and transmits.
-func (w *worker) serve(p *port, now int64) int {
-	if p.delay != nil {
-		for d := p.delay.pop(now); d != nil; d = p.delay.pop(now) {
-			w.enqueue(p, d, now)
-		}
+// The virtual line.
+//
+// Each egress port follows an ideal line at its shaper's rate C: a packet
+// leaves the queue at the first instant the token bucket allows (Shaper:
+// credit not negative) at which the queue holds a packet, never before the
+// port's previous event, and the dequeue markers, the sojourn time, the
+// round time and the buffer's release all happen at that instant — the
+// packet's departure time — whenever the worker gets round to computing
+// it. Packets released from the delay line enter the queue at their own
+// release time. So every marking decision is the one a perfect shaper,
+// serving each packet at its instant, would make, however the worker's
+// passes fall (TestVirtualLineMatchesPerPacketShaper checks this against a
+// run polled every nanosecond). Physically, the packets that have left the
+// line wait in p.staged and go to the device in batches (flushDue), each
+// at most PortConfig.Coalesce after its departure time.
+
+// nextEvent returns the time of p's next event on its line: the release of
+// the first packet of its delay line or the next departure, whichever is
+// first; never when there is none (or the device holds the line up).
+func (w *worker) nextEvent(p *port) int64 {
+	next := int64(never)
+	if _, at, ok := p.delay.next(); ok {
+		next = at
 	}
-	if len(p.pending) > 0 && !w.transmit(p, p.pending) {
-		return 0 // the device is still full
+	if _, queued := p.sched.Len(); !p.blocked && queued > 0 {
+		next = min(next, p.shaper.Next(p.vnow))
 	}
-	mmu := w.s.mmu
-	tx := p.tx[:0]
-	for len(tx) < w.batch && p.shaper.Ready(now) {
-		d := p.sched.Dequeue(now)
-		if d == nil {
-			break
-		}
-		q := int(d.Queue)
-		mmu.Release(p.idx, q, d.Len)
-		p.qc[q].dequeued.Add(1)
-		p.qc[q].deqBytes.Add(uint64(d.Len))
-		p.sojourn[q].add(now - d.EnqTime)
-		if p.deq != nil {
-			v := w.fillView(p, d, now, q)
-			switch p.deq.Decide(v, d.ECN) {
-			case marking.Drop:
-				mmu.CountDrop(p.idx, q, buffer.Marker, d.Len)
-				w.markerDrop(p, d, p.deq, marking.Dequeue, v, DropDequeueMarker, now)
-				continue
-			case marking.Mark:
-				if d.ECN.IsECT() && packet.SetCE(d) { // not if already CE, here or upstream
-					p.qc[q].markedDeq.Add(1)
-					w.noteMark(p, d, p.deq, marking.Dequeue, v)
-				}
-			}
-		}
-		p.shaper.Take(now, d.Len)
-		d.TxTime = now
-		w.tapEvent(p, EventEgress, d, now, 0, d.MarkedBy, now-d.EnqTime)
-		tx = append(tx, d)
-	}
-	if len(tx) == 0 {
-		return 0
-	}
-	w.transmit(p, tx)
-	return len(tx)
+	return next
 }
 
-// transmit hands ds to the device, releases the frames it took, and keeps
-// the rest in p.pending. It reports whether the device took everything.
-func (w *worker) transmit(p *port, ds []*packet.Desc) bool {
-	n, err := p.dev.Transmit(ds)
+// advanceAll runs the virtual lines of the worker's ports up to until, one
+// event at a time in time order across ports (ties: lowest port first, a
+// port's releases before its departures): through events at until when
+// before is false, stopping short of them when true. It returns the
+// packets handed to devices on the way (a batch that filled up).
+func (w *worker) advanceAll(until int64, before bool) int {
+	n := 0
+	for {
+		var p *port
+		t := int64(never)
+		for _, q := range w.ports {
+			if q.next < t {
+				p, t = q, q.next
+			}
+		}
+		if p == nil || t > until || before && t == until {
+			return n
+		}
+		n += w.step(p, t)
+	}
+}
+
+// step runs p's event at t: the release of the first packet of its delay
+// line, or a departure.
+func (w *worker) step(p *port, t int64) int {
+	if q, at, ok := p.delay.next(); ok && at == t {
+		w.enqueue(p, p.delay.take(q), t)
+		p.next = w.nextEvent(p)
+		return 0
+	}
+	n := w.depart(p, t)
+	p.next = w.nextEvent(p)
+	return n
+}
+
+// depart dequeues the packet that leaves p's line at t, runs the dequeue
+// markers and stages it for the device; a batch that fills up goes to the
+// device at once.
+func (w *worker) depart(p *port, t int64) int {
+	mmu := w.s.mmu
+	d := p.sched.Dequeue(t)
+	p.vnow = t
+	q := int(d.Queue)
+	mmu.Release(p.idx, q, d.Len)
+	p.qc[q].dequeued.Add(1)
+	p.qc[q].deqBytes.Add(uint64(d.Len))
+	p.sojourn[q].add(t - d.EnqTime)
+	if p.deq != nil {
+		v := w.fillView(p, d, t, q)
+		switch p.deq.Decide(v, d.ECN) {
+		case marking.Drop:
+			mmu.CountDrop(p.idx, q, buffer.Marker, d.Len)
+			w.markerDrop(p, d, p.deq, marking.Dequeue, v, DropDequeueMarker, t)
+			return 0
+		case marking.Mark:
+			if d.ECN.IsECT() && packet.SetCE(d) { // not if already CE, here or upstream
+				p.qc[q].markedDeq.Add(1)
+				w.noteMark(p, d, p.deq, marking.Dequeue, v)
+			}
+		}
+	}
+	p.shaper.Take(t, d.Len)
+	d.TxTime = t
+	w.tapEvent(p, EventEgress, d, t, 0, d.MarkedBy, t-d.EnqTime)
+	p.staged = append(p.staged, d)
+	if len(p.staged) == w.batch {
+		return w.flush(p, t)
+	}
+	return 0
+}
+
+// flushDue reports whether p's staged packets must go to the device at
+// now: the first has waited p.coalesce, or no packet can join the batch
+// before that deadline (the line is idle, or its next event comes later),
+// or the device has been holding them up.
+func (w *worker) flushDue(p *port, now int64) bool {
+	if len(p.staged) == 0 {
+		return false
+	}
+	deadline := p.staged[0].TxTime + p.coalesce
+	return p.blocked || now >= deadline || p.next > deadline
+}
+
+// flush hands p's staged packets to the device at now and releases the
+// frames it took. What the device did not take stays staged, and the line
+// stops until it does (p.blocked): the line restarts at the time the
+// device takes them. A device error (link down, say) loses the frames it
+// refused: they are counted rather than retried forever.
+func (w *worker) flush(p *port, now int64) int {
+	n, err := p.dev.Transmit(p.staged)
 	p.health(w.s, "transmit", &p.txErr, err)
 	var bytes uint64
-	for _, d := range ds[:n] {
+	for _, d := range p.staged[:n] {
 		bytes += uint64(d.Len)
 		w.release(d)
 	}
 	p.c.txPackets.Add(uint64(n))
 	p.c.txBytes.Add(bytes)
-	rest := ds[n:]
+	rest := p.staged[n:]
 	if err != nil && !errors.Is(err, ports.ErrClosed) && len(rest) > 0 {
-		// A device error (link down, say) loses the frames it refused:
-		// count them rather than retry them forever.
 		for _, d := range rest {
 			w.drop(p, d, DropTxError, d.TxTime)
 		}
 		rest = nil
 	}
-	// p.pending may alias ds; copy keeps the order either way.
-	p.pending = p.pending[:copy(p.pending[:cap(p.pending)][:len(rest)], rest)]
-	return len(p.pending) == 0
+	p.staged = p.staged[:copy(p.staged, rest)]
+	wasBlocked := p.blocked
+	p.blocked = len(p.staged) > 0
+	if wasBlocked && !p.blocked {
+		p.vnow = max(p.vnow, now)
+		p.next = w.nextEvent(p)
+	} else if p.blocked {
+		p.next = w.nextEvent(p) // only releases from the delay line go on
+	}
+	return n
 }
 
-// run is the worker's poll-mode loop: poll until idle for spin passes, then
-// wait on its ports, until stop is set.
+// wake returns when p next needs the worker without an arrival: the
+// deadline of its staged packets, or that of the next packet to leave its
+// line; now while the device holds the line up; never when it is idle.
+func (w *worker) wake(p *port, now int64) int64 {
+	switch {
+	case p.blocked:
+		return now
+	case len(p.staged) > 0:
+		return p.staged[0].TxTime + p.coalesce
+	case p.next == never:
+		return never
+	}
+	return p.next + p.coalesce
+}
+
+// run is the worker's poll-mode loop, until stop is set: pass after pass
+// while there is work; with none, spin for w.spin passes, then sleep until
+// the next deadline of its ports (wake) or an arrival.
 func (w *worker) run(stop *atomic.Bool) error {
 	idle := 0
+	last := w.s.clock.Now()
 	for !stop.Load() {
 		now := w.s.clock.Now()
-		if w.poll(now) > 0 || w.backlogged() {
+		moved := w.poll(now)
+		after := w.s.clock.Now()
+		if moved > 0 {
+			w.time.busy.Add(after - last)
 			idle = 0
+			last = after
 			continue
 		}
-		idle++
-		if w.spin < 0 || idle < w.spin {
+		w.time.spin.Add(after - last)
+		last = after
+		wake := int64(never)
+		if w.carried.Load() > 0 {
+			wake = after // arrivals wait for a pass
+		}
+		for _, p := range w.ports {
+			wake = min(wake, w.wake(p, after))
+		}
+		if wake <= after {
+			continue
+		}
+		if idle++; w.spin < 0 || idle < w.spin {
 			if idle&63 == 0 {
 				runtime.Gosched()
 			}
 			continue
 		}
-		w.wait()
+		w.wait(min(wake-after, idleWait))
+		after = w.s.clock.Now()
+		w.time.sleep.Add(after - last)
+		last = after
 	}
 	return nil
 }
 
-// backlogged reports whether any egress port still holds packets the shaper
-// will release soon; the worker keeps polling rather than sleeping then.
-func (w *worker) backlogged() bool {
-	for _, p := range w.ports {
-		if len(p.pending) > 0 || p.delay.len() > 0 {
-			return true
-		}
-		if b, _ := p.sched.Len(); b > 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// idleWait bounds one wait of an idle worker, in ns.
+// idleWait bounds one sleep of an idle worker, in ns.
 const idleWait = 200_000
 
-// wait sleeps until one of the worker's ports has work or idleWait passes:
-// in one ppoll on all their descriptors when every port offers them, else
-// on each port in turn.
-func (w *worker) wait() {
+// wait sleeps until one of the worker's ports has input or timeout ns have
+// passed: in one ppoll on all their descriptors when every port offers
+// them, else on each port in turn.
+func (w *worker) wait(timeout int64) {
 	if w.pollfds != nil {
 		for i := range w.pollfds {
 			w.pollfds[i].Events, w.pollfds[i].Revents = unix.POLLIN, 0
 		}
-		w.pollTS = unix.NsecToTimespec(idleWait)
+		w.pollTS = unix.NsecToTimespec(timeout)
 		unix.Ppoll(w.pollfds, &w.pollTS, nil) // EINTR or an error: the next pass finds out
 		return
 	}
-	per := int64(idleWait / max(1, len(w.ports)))
+	per := timeout / int64(max(1, len(w.ports)))
 	for _, p := range w.ports {
 		if wt, ok := p.dev.(ports.Waiter); ok {
 			if ready, _ := wt.Wait(per); ready {

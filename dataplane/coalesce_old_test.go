@@ -1,9 +1,0 @@
-package dataplane_test
-
-import (
-	"time"
-
-	"github.com/ecnswitch/ecnswitch/dataplane"
-)
-
-func setCoalesce(*dataplane.PortConfig, time.Duration) {}
