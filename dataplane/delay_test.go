@@ -28,7 +28,7 @@ func TestDelayLineFixedAndFIFO(t *testing.T) {
 			t.Fatal("push refused below capacity")
 		}
 	}
-	if d := pop(l, 1000 + 50_000 - 1); d != nil {
+	if d := pop(l, 1000+50_000-1); d != nil {
 		t.Fatal("a packet left before its fixed delay")
 	}
 	// Everything is out by now + fixed + jitter, each queue in FIFO order.
