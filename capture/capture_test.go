@@ -478,8 +478,12 @@ func TestTimestampsFollowTheSwitchClock(t *testing.T) {
 			t.Fatal(err)
 		}
 		fr := dataplanetest.Frame(t, 0, 1, packettest.Options{})
+		// The frame reaches the switch 1234567 ns after the capture
+		// started (an instant link), and the unshaped port sends it at
+		// that instant: its departure time on the port's virtual line.
+		r.Clock.Set(5_000_000 + 1_234_567)
 		r.Send(0, fr)
-		r.Step(1_234_567, 1_234_567) // received, queued and sent at this one poll
+		r.Step(1_000, 1_000)
 		st, _ := m.Stop(id)
 		ps := readFile(t, f, st.File, DefaultSnapLen)
 		if len(ps) != 1 || !ps[0].ts.Equal(wall0.Add(1_234_567)) || !bytes.Equal(ps[0].data, fr) {

@@ -171,6 +171,7 @@ func newSim(sc Scenario) (*sim, error) {
 			Scheduler: scheduler.Config{Kind: scheduler.DWRR, NumQueues: 1},
 			Queues:    []buffer.QueueConfig{{Cap: sc.Buffer}},
 			Worker:    -1,
+			Coalesce:  -1, // virtual time: every packet goes to its wire at its departure
 		})
 		cfg.Forwarding.Patches = append(cfg.Forwarding.Patches, dataplane.Patch{From: i, To: nq})
 	}
@@ -184,11 +185,12 @@ func newSim(sc Scenario) (*sim, error) {
 		Scheduler: scheduler.Config{
 			Kind: scheduler.DWRR, NumQueues: nq, MTU: frameLen, LineRate: sc.Rate,
 		},
-		Shaper:  scheduler.ShaperConfig{Rate: sc.Rate, Bucket: shaperBucket},
-		Queues:  qs,
-		Enqueue: enq,
-		Dequeue: deq,
-		Worker:  -1,
+		Shaper:   scheduler.ShaperConfig{Rate: sc.Rate, Bucket: shaperBucket},
+		Queues:   qs,
+		Enqueue:  enq,
+		Dequeue:  deq,
+		Worker:   -1,
+		Coalesce: -1,
 	})
 
 	devs := make([]ports.Port, nq+1)
@@ -279,6 +281,7 @@ func (s *sim) run() Result {
 		if s.sw.Account().Held > 0 {
 			next = min(next, now+step)
 		}
+		next = min(next, s.sw.NextEvent()) // departures at their exact instants
 		now = max(next, now+1)
 		s.clk.Set(now)
 	}

@@ -44,6 +44,14 @@ type live struct {
 	attr   testRunAttr
 	usable int
 
+	// Live frames name the device by its index in the calling thread's
+	// network namespace, so send checks that the thread is in the Port's:
+	// once per thread it runs on (workers are locked to theirs).
+	ns      nsID          // the Port's namespace
+	tid     int           // the thread last checked
+	tidOK   bool          // whether that thread is in ns
+	wrongNS atomic.Uint64 // batches sent through the socket because the thread was elsewhere
+
 	scratch [txqLen]uint64 // frames to copy frames from outside the UMEM into
 	pos     [txqLen]uint16 // descriptor → index in the batch being sent
 
@@ -79,10 +87,27 @@ func newLive(p *program, u *UMEM, ifindex int) (*live, error) {
 	l.next, l.descs = txqAt(mem, txqDescs, txqLen)
 	binary.LittleEndian.PutUint64(l.data, p.magic)
 	l.ctx.ingressIfindex = uint32(ifindex)
+	if l.ns, err = threadNetns(); err != nil {
+		l.close()
+		return nil, fmt.Errorf("afxdp: network namespace of the opening thread: %w", err)
+	}
 	l.attr.progFD = uint32(p.prog.FD())
 	l.attr.flags = unix.BPF_F_TEST_XDP_LIVE_FRAMES
 	l.attr.setInput(l.data, txMetaLen, &l.ctx)
 	return l, nil
+}
+
+// inNamespace reports whether the calling thread is in the Port's network
+// namespace.
+func (l *live) inNamespace() bool {
+	if tid := unix.Gettid(); tid != l.tid {
+		id, err := threadNetns()
+		l.tid, l.tidOK = tid, err == nil && id == l.ns
+	}
+	if !l.tidOK {
+		l.wrongNS.Add(1)
+	}
+	return l.tidOK
 }
 
 // send transmits up to txqLen frames of ds and returns how many it took.

@@ -265,13 +265,14 @@ func (p *Port) Receive(ds []*packet.Desc) (int, error) {
 // kick: the frames taken stay queued and leave once the link is back, so
 // the caller must not send them again. Transmit(nil) just reaps and kicks.
 //
-// Transmit must run on a thread in the network namespace the Port was
-// opened in (live frames name the device by its index there).
+// Live frames name the device by its index in the calling thread's network
+// namespace: from a thread in another namespace than the Port's, Transmit
+// takes the socket (checked once per thread).
 func (p *Port) Transmit(ds []*packet.Desc) (int, error) {
 	if p.closed.Load() {
 		return 0, ports.ErrClosed
 	}
-	if p.live != nil && len(ds) >= p.liveMin && p.liveOK.Load() && p.txDrained() {
+	if p.live != nil && len(ds) >= p.liveMin && p.liveOK.Load() && p.live.inNamespace() && p.txDrained() {
 		return p.live.send(ds, p.umem)
 	}
 	for _, s := range p.txSocks {

@@ -192,3 +192,23 @@ func testRun(a *testRunAttr) unix.Errno {
 func txqAt(mem []byte, off uint64, n int) (*uint32, []txDesc) {
 	return u32At(mem, 0), unsafe.Slice((*txDesc)(unsafe.Pointer(&mem[off])), n)
 }
+
+// nsID names a network namespace: the device and inode of its nsfs file.
+type nsID struct{ dev, ino uint64 }
+
+// threadNSPath is the calling thread's network namespace, NUL-terminated
+// so that threadNetns allocates nothing. It is never written.
+var threadNSPath = [...]byte{'/', 'p', 'r', 'o', 'c', '/', 't', 'h', 'r', 'e', 'a', 'd', '-', 's', 'e', 'l', 'f',
+	'/', 'n', 's', '/', 'n', 'e', 't', 0}
+
+// threadNetns returns the calling thread's network namespace.
+func threadNetns() (nsID, error) {
+	var st unix.Stat_t
+	cwd := unix.AT_FDCWD // a variable: the negative constant does not convert to uintptr
+	_, _, e := unix.RawSyscall6(unix.SYS_NEWFSTATAT, uintptr(cwd), uintptr(unsafe.Pointer(&threadNSPath[0])),
+		uintptr(unsafe.Pointer(&st)), 0, 0, 0)
+	if e != 0 {
+		return nsID{}, e
+	}
+	return nsID{uint64(st.Dev), st.Ino}, nil
+}

@@ -257,3 +257,33 @@ func TestSharedUMEMForwards(t *testing.T) {
 		})
 	}
 }
+
+// TestLiveTransmitFromAnotherNamespace: live frames name the device by its
+// index in the calling thread's namespace, so a Transmit from a thread in
+// another namespace (a load generator that opened its port inside a host's
+// namespace, say) must take the socket — and every frame must arrive.
+func TestLiveTransmitFromAnotherNamespace(t *testing.T) {
+	checkGoroutines(t)
+	n := newTestNet(t, 1)
+	n.setPeerGRO(t, true)
+	p := openPort(t, n.host, Options{Transmit: TxXDP})
+	pkt := n.peerPacketSocket(t)
+	ds := newDescs(DefaultLiveMin, 2048)
+	var want [][]byte
+	for _, d := range ds {
+		f := ethFrame(n.peerMAC, n.hostMAC, randBytes(t, 200))
+		d.Len = copy(d.Buf, f)
+		want = append(want, f)
+	}
+	inNS(t, n.ns, func() error { // the peer's namespace, where the Port's ifindex names another device or none
+		k, err := p.Transmit(ds)
+		if k != len(ds) || err != nil {
+			t.Errorf("Transmit = %d, %v", k, err)
+		}
+		return nil
+	})
+	recvAll(t, pkt, want)
+	if p.live.frames.Load() != 0 || p.live.wrongNS.Load() != 1 {
+		t.Errorf("%d live frames, %d batches diverted: want the batch through the socket", p.live.frames.Load(), p.live.wrongNS.Load())
+	}
+}
