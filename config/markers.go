@@ -211,8 +211,8 @@ func (m *markerCtx) lambda(p *float64) float64 {
 	if p == nil {
 		return 0
 	}
-	if !(*p > 0 && *p <= 16) {
-		m.errf("lambda", "%g outside (0, 16]", *p)
+	if !(*p > 0 && *p <= marking.MaxLambda) {
+		m.errf("lambda", "%g outside (0, %g]", *p, marking.MaxLambda)
 		return 0
 	}
 	return *p
@@ -233,8 +233,8 @@ func (m *markerCtx) mtu(p *Size) int64 {
 	if p == nil {
 		return 0
 	}
-	if p.N < 1 || p.N > 1<<20 {
-		m.errf("mtu", "%q outside [1, 1MiB]", p)
+	if p.N < 1 || p.N > marking.MaxMTU {
+		m.errf("mtu", "%q outside [1, %s]", p, FormatSize(marking.MaxMTU))
 		return 0
 	}
 	return p.N
@@ -358,7 +358,7 @@ func (m *markerCtx) build(params any, name string) ([]string, builder) {
 		cfg := marking.CoDelConfig{Target: ns(p.Target), Interval: ns(p.Interval)}
 		if p.MaxPacket != nil {
 			if p.MaxPacket.N < 1 {
-				m.errf("max_packet", "%q outside [1, 1MiB]", p.MaxPacket)
+				m.errf("max_packet", "%q: want at least 1 byte (0 is not a size here)", p.MaxPacket)
 			}
 			cfg.MaxPacket = p.MaxPacket.N
 		}
@@ -378,7 +378,7 @@ func (m *markerCtx) build(params any, name string) ([]string, builder) {
 				continue
 			}
 			if b.v.N < 1 {
-				m.errf(b.key, "%q outside [1, 1TiB]", b.v)
+				m.errf(b.key, "%q: want at least 1 byte (0 is not a size here)", b.v)
 			}
 			*b.dst = b.v.N
 		}
