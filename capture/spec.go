@@ -96,6 +96,11 @@ type Spec struct {
 	Ring int `json:"ring,omitempty" yaml:"ring,omitempty"`
 }
 
+// WithDefaults returns s with the defaults filled in: direction egress
+// (drops for filter dropped), filter all, format pcapng, DefaultSnapLen,
+// DefaultRing. Path stays as it is.
+func (s Spec) WithDefaults() Spec { return s.withDefaults() }
+
 // withDefaults returns s with the defaults filled in.
 func (s Spec) withDefaults() Spec {
 	if s.Filter == "" {

@@ -136,30 +136,12 @@ func (c *checker) captureSpec(cfg *Config, key string, y captureSpecYAML) (captu
 	return s, true
 }
 
-// CaptureDefaults fills in what a capture.Spec leaves out the way the
-// capture package does — direction egress (drops for filter dropped),
-// filter all, format pcapng, capture.DefaultSnapLen, capture.DefaultRing —
-// and, when Path is empty, names the file after what it captures:
-// PORT-DIRECTION-FILTER.FORMAT, e.g. s0-egress-marked.pcapng.
+// CaptureDefaults fills in what a capture.Spec leaves out as the capture
+// package does (capture.Spec.WithDefaults) and, when Path is empty, names
+// the file after what it captures: PORT-DIRECTION-FILTER.FORMAT, e.g.
+// s0-egress-marked.pcapng.
 func CaptureDefaults(s capture.Spec) capture.Spec {
-	if s.SnapLen == 0 {
-		s.SnapLen = capture.DefaultSnapLen
-	}
-	if s.Ring == 0 {
-		s.Ring = capture.DefaultRing
-	}
-	if s.Filter == "" {
-		s.Filter = capture.All
-	}
-	if s.Direction == "" {
-		s.Direction = capture.Egress
-		if s.Filter == capture.Dropped {
-			s.Direction = capture.Drops
-		}
-	}
-	if s.Format == "" {
-		s.Format = capture.PCAPNG
-	}
+	s = s.WithDefaults()
 	if s.Path == "" {
 		s.Path = fmt.Sprintf("%s-%s-%s.%s", s.Port, s.Direction, s.Filter, s.Format)
 	}
