@@ -6,91 +6,20 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"runtime"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/vishvananda/netlink"
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 
-	"github.com/ecnswitch/ecnswitch/buffer"
 	"github.com/ecnswitch/ecnswitch/dataplane"
-	"github.com/ecnswitch/ecnswitch/marking"
 	"github.com/ecnswitch/ecnswitch/packet"
-	"github.com/ecnswitch/ecnswitch/ports"
 	"github.com/ecnswitch/ecnswitch/ports/afxdp"
-	"github.com/ecnswitch/ecnswitch/scheduler"
 	"github.com/ecnswitch/ecnswitch/testbed"
+	"github.com/ecnswitch/ecnswitch/timestamp"
 )
-
-// Device is what forwards between the generator's and the sink's hosts in
-// RunSwitch.
-type Device string
-
-// Devices RunSwitch compares.
-const (
-	// DeviceSwitch is ecnswitch with its full pipeline: L2 forwarding,
-	// the DSCP classifier, 8 DWRR queues per port and DCTCP-style RED
-	// marking at K = 32 KB per queue (PipelineConfig).
-	DeviceSwitch Device = "ecnswitch"
-	// DevicePatch is ecnswitch as a bare port-to-port patch: one queue per
-	// port, no markers (PatchConfig).
-	DevicePatch Device = "patch"
-	// DeviceBridge is a Linux bridge over the same two veth ends, in the
-	// same namespace, with ecnswitch stopped.
-	DeviceBridge Device = "bridge"
-)
-
-// pipelinePool is the shared buffer of the benchmark configurations.
-const pipelinePool = 4 << 20
-
-// PipelineConfig is the full-pipeline switch of DeviceSwitch over two
-// ports: frames to macs[i] go out of port i (and other frames are learned
-// or flooded), classified by DSCP class selector (DSCP>>3) into 8 DWRR
-// queues of one MTU quantum per port, unshaped, with RED on each queue at
-// K_min = K_max = 32 KB: DCTCP's cut-off marking (001 §2.2 footnote 1) at
-// the "standard" 32 KB per-queue threshold of a 1 Gbit/s port (the MQ-ECN
-// testbed; notes/prior-art.md §3). The buffer is one 4 MB pool.
-func PipelineConfig(names []string, macs []net.HardwareAddr) dataplane.Config {
-	cfg := baseConfig(names, 8, scheduler.DWRR)
-	for i, m := range macs {
-		cfg.Forwarding.MACs = append(cfg.Forwarding.MACs, dataplane.MACRule{MAC: m, Port: i})
-	}
-	red := func(q int) (marking.Marker, error) {
-		return marking.NewRED(marking.REDConfig{Measure: marking.MeasureQueue, KMin: marking.Bytes(32_000)}, marking.Enqueue, q)
-	}
-	for i := range cfg.Ports {
-		cfg.Ports[i].Enqueue = []dataplane.MarkerSpec{{Name: "red", New: red}}
-	}
-	return cfg
-}
-
-// PatchConfig is DevicePatch: port 0 ↔ port 1 by static patch, one queue
-// per port, no markers, no learning.
-func PatchConfig(names []string) dataplane.Config {
-	cfg := baseConfig(names, 1, scheduler.SP)
-	cfg.Forwarding = dataplane.Forwarding{NoLearning: true, Patches: []dataplane.Patch{{From: 0, To: 1}, {From: 1, To: 0}}}
-	return cfg
-}
-
-func baseConfig(names []string, nq int, kind scheduler.Kind) dataplane.Config {
-	cfg := dataplane.Config{Pools: []buffer.PoolConfig{{Size: pipelinePool}}, Workers: 1}
-	for _, n := range names {
-		qs := make([]buffer.QueueConfig, nq)
-		for q := range qs {
-			qs[q] = buffer.QueueConfig{Cap: pipelinePool}
-		}
-		cfg.Ports = append(cfg.Ports, dataplane.PortConfig{
-			Name:      n,
-			Scheduler: scheduler.Config{Kind: kind, NumQueues: nq},
-			Queues:    qs,
-		})
-	}
-	return cfg
-}
 
 // SwitchOptions configure RunSwitch. The zero value of every field selects
 // its default. A run is 1 + len(Sweep) + at most Iterations trials per
@@ -132,6 +61,9 @@ type SwitchOptions struct {
 	ECN   []Share[packet.ECN]
 	// Testbed are the options of the two-host testbed; Hosts is set to 2.
 	Testbed testbed.Options
+	// Start starts ecnswitch for DeviceSwitch and DevicePatch. Required
+	// for them: node.BenchSwitch passes the switch on AF_XDP ports.
+	Start StartSwitch
 	// Progress receives one line per trial; nil prints nothing.
 	Progress io.Writer
 	// Logger receives lifecycle events of the testbed, ports and switch.
@@ -207,90 +139,16 @@ func (o *SwitchOptions) setDefaults() error {
 	return nil
 }
 
-// Trial is one generator run through a device at one offered load.
-type Trial struct {
-	Device Device `json:"device"`
-	Size   int    `json:"size"`
-	// Kind is "max" (unpaced), "sweep" or "search".
-	Kind string `json:"kind"`
-	// TargetPPS is the paced rate; 0 for the unpaced trial.
-	TargetPPS    float64 `json:"target_pps"`
-	Sent         uint64  `json:"sent"`
-	Received     uint64  `json:"received"` // distinct frames
-	Lost         uint64  `json:"lost"`     // Sent − Received
-	LossRatio    float64 `json:"loss_ratio"`
-	OfferedPPS   float64 `json:"offered_pps"`   // Sent / Trial
-	ForwardedPPS float64 `json:"forwarded_pps"` // Received / Trial
-	Reordered    uint64  `json:"reordered"`
-	Duplicated   uint64  `json:"duplicated"`
-	CE           uint64  `json:"ce"`
-	Latency      Latency `json:"latency"`
-	GeneratorLag int64   `json:"generator_late_ns"` // schedule the generator gave up (it could not keep the rate)
-	// Short says the generator offered less than TargetPPS·(1−Resolution):
-	// it could not keep the rate, so the trial says nothing about higher ones.
-	Short bool `json:"short"`
-	// DeviceDropped counts the frames the device reported dropping during
-	// the trial, DeviceDrops the same by reason (ecnswitch: its drop
-	// reasons, and xsk_rx for its sockets' kernel drops; the bridge: the
-	// dropped counters of the bridge and its ports). SinkDropped counts
-	// those the sink's socket dropped (RX ring full, no fill frame): loss
-	// the measurement caused, not the device.
-	DeviceDropped uint64            `json:"device_dropped"`
-	DeviceDrops   map[string]uint64 `json:"device_drops,omitempty"`
-	SinkDropped   uint64            `json:"sink_dropped"`
-	Pass          bool              `json:"pass"` // LossRatio ≤ LossTolerance
+// Switch is a running ecnswitch, as the benchmark reads it.
+type Switch interface {
+	Stats() dataplane.Stats
+	KernelDrops() uint64 // frames the kernel dropped on the switch's sockets
+	Stop() error         // stop the workers and close the ports
 }
 
-// Result sums up one device at one frame size.
-type Result struct {
-	Device Device `json:"device"`
-	Size   int    `json:"size"`
-	// MaxOfferedPPS and MaxForwardedPPS come from the unpaced trial: the
-	// most the generator offered and what reached the sink (a).
-	MaxOfferedPPS   float64 `json:"max_offered_pps"`
-	MaxForwardedPPS float64 `json:"max_forwarded_pps"`
-	MaxLossRatio    float64 `json:"max_loss_ratio"`
-	// ThroughputPPS is the RFC 2544 throughput (b): the highest offered
-	// rate that passed; 0 if none did. GeneratorBound says the unpaced
-	// trial itself passed, so the device may forward more than the
-	// generator could offer.
-	ThroughputPPS  float64 `json:"throughput_pps"`
-	GeneratorBound bool    `json:"generator_bound"`
-	// ThroughputLatency is the latency of the trial at the throughput.
-	ThroughputLatency Latency `json:"throughput_latency"`
-	Trials            int     `json:"trials"`
-}
-
-// SwitchReport is what RunSwitch measured.
-type SwitchReport struct {
-	Start   time.Time `json:"start"`
-	Seconds float64   `json:"seconds"`
-	Kernel  string    `json:"kernel"`
-	CPUs    int       `json:"cpus"`
-	Options struct {
-		Sizes         []int     `json:"sizes"`
-		Devices       []Device  `json:"devices"`
-		Trial         string    `json:"trial"`
-		Sweep         []float64 `json:"sweep"`
-		Iterations    int       `json:"iterations"`
-		Resolution    float64   `json:"resolution"`
-		LossTolerance float64   `json:"loss_tolerance"`
-		Flows         int       `json:"flows"`
-		Mix           string    `json:"mix"`
-	} `json:"options"`
-	Results []Result `json:"results"`
-	Trials  []Trial  `json:"trials"`
-}
-
-// Result returns the result of dev at size, or false.
-func (r *SwitchReport) Result(dev Device, size int) (Result, bool) {
-	for _, x := range r.Results {
-		if x.Device == dev && x.Size == size {
-			return x, true
-		}
-	}
-	return Result{}, false
-}
+// StartSwitch starts ecnswitch with cfg, port i on the interface
+// ifaces[i] opened with opts, on clock.
+type StartSwitch func(cfg dataplane.Config, ifaces []string, opts afxdp.Options, clock timestamp.Clock) (Switch, error)
 
 // rig is RunSwitch's topology: generator in host 1, sink in host 2, the
 // device between their switch ends in the caller's namespace.
@@ -317,6 +175,9 @@ type rig struct {
 func RunSwitch(ctx context.Context, o SwitchOptions) (rep *SwitchReport, err error) {
 	if err := o.setDefaults(); err != nil {
 		return nil, fmt.Errorf("bench: switch: %w", err)
+	}
+	if o.Start == nil && slices.ContainsFunc(o.Devices, func(d Device) bool { return d != DeviceBridge }) {
+		return nil, errors.New("bench: switch: SwitchOptions.Start is nil: run the benchmark through node.BenchSwitch, which starts ecnswitch")
 	}
 	r := &rig{o: o, rep: &SwitchReport{Start: time.Now(), CPUs: runtime.NumCPU()}}
 	var uts unix.Utsname
@@ -405,48 +266,37 @@ func (r *rig) up(dev Device) (down func() error, drops func() map[string]uint64,
 	}
 }
 
-// portOptions are the AF_XDP options of the switch's and the generator's
-// ports: the defaults, native attach (veth has it; generic mode would let
-// the peer's GSO aggregates through, notes/afxdp.md pitfall 4).
-func (r *rig) portOptions() afxdp.Options {
-	return afxdp.Options{Attach: afxdp.AttachNative, Logger: r.o.Logger.Named("port")}
+// PortOptions are the AF_XDP options of the switch's and the generator's
+// ports in RunSwitch: the defaults, native attach (veth has it; generic
+// mode would let the peer's GSO aggregates through, notes/afxdp.md
+// pitfall 4).
+func PortOptions(log *zap.Logger) afxdp.Options {
+	return afxdp.Options{Attach: afxdp.AttachNative, Logger: log}
 }
 
-// sinkPortOptions give the sink's socket 8192-entry RX and fill rings, so
+// SinkPortOptions give the sink's socket 8192-entry RX and fill rings, so
 // that a sink thread descheduled for a few ms (two cores, shared) does not
 // drop what the device delivered. It never transmits.
-func (r *rig) sinkPortOptions() afxdp.Options {
-	o := r.portOptions()
+func SinkPortOptions(log *zap.Logger) afxdp.Options {
+	o := PortOptions(log)
 	o.Frames, o.FillRingSize, o.RxRingSize = 16384, 8192, 8192
 	o.TxRingSize, o.CompletionRingSize = 64, 64
 	return o
 }
 
+func (r *rig) portOptions() afxdp.Options     { return PortOptions(r.o.Logger.Named("port")) }
+func (r *rig) sinkPortOptions() afxdp.Options { return SinkPortOptions(r.o.Logger.Named("port")) }
+
 // upSwitch runs ecnswitch with cfg over AF_XDP ports on the switch ends.
 func (r *rig) upSwitch(cfg dataplane.Config) (func() error, func() map[string]uint64, error) {
-	var devs []ports.Port
-	var xsks []*afxdp.Port
-	closeAll := func() error {
-		var errs []error
-		for _, p := range devs {
-			errs = append(errs, p.Close())
-		}
-		return errors.Join(errs...)
+	names := make([]string, len(cfg.Ports))
+	for i, pc := range cfg.Ports {
+		names[i] = pc.Name
 	}
-	for _, pc := range cfg.Ports {
-		p, err := afxdp.Open(pc.Name, r.portOptions())
-		if err != nil {
-			return nil, nil, errors.Join(err, closeAll())
-		}
-		devs, xsks = append(devs, p), append(xsks, p)
-	}
-	sw, err := dataplane.New(cfg, devs, r.clock, r.o.Logger.Named("switch"))
+	sw, err := r.o.Start(cfg, names, r.portOptions(), r.clock)
 	if err != nil {
-		return nil, nil, errors.Join(err, closeAll())
+		return nil, nil, err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- sw.Run(ctx) }()
 	drops := func() map[string]uint64 {
 		m := map[string]uint64{}
 		for _, p := range sw.Stats().Ports {
@@ -454,233 +304,8 @@ func (r *rig) upSwitch(cfg dataplane.Config) (func() error, func() map[string]ui
 				m[k] += v
 			}
 		}
-		for _, p := range xsks {
-			m["xsk_rx"] += p.Stats().RxDropped
-		}
+		m["xsk_rx"] += sw.KernelDrops()
 		return m
 	}
-	return func() error {
-		cancel()
-		return errors.Join(<-done, sw.Close())
-	}, drops, nil
-}
-
-// upBridge enslaves the switch ends to a new Linux bridge (STP off, so
-// its ports forward at once; no IPv6, so it sends nothing of its own) and
-// returns the function that deletes it and the one that sums the dropped
-// counters of its ports.
-func upBridge(name string, members []string) (func() error, func() map[string]uint64, error) {
-	br := &netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: name}}
-	if err := netlink.LinkAdd(br); err != nil {
-		return nil, nil, fmt.Errorf("add bridge %s: %w", name, err)
-	}
-	del := func() error {
-		if err := netlink.LinkDel(br); err != nil {
-			return fmt.Errorf("delete bridge %s: %w", name, err)
-		}
-		return nil
-	}
-	_ = os.WriteFile("/proc/sys/net/ipv6/conf/"+name+"/disable_ipv6", []byte("1"), 0)
-	for _, m := range members {
-		l, err := netlink.LinkByName(m)
-		if err == nil {
-			err = netlink.LinkSetMaster(l, br)
-		}
-		if err != nil {
-			return nil, nil, errors.Join(fmt.Errorf("add %s to bridge %s: %w", m, name, err), del())
-		}
-	}
-	if err := netlink.LinkSetUp(br); err != nil {
-		return nil, nil, errors.Join(fmt.Errorf("set bridge %s up: %w", name, err), del())
-	}
-	drops := func() map[string]uint64 {
-		d := map[string]uint64{}
-		for _, m := range append([]string{name}, members...) {
-			if l, err := netlink.LinkByName(m); err == nil && l.Attrs().Statistics != nil {
-				st := l.Attrs().Statistics
-				d[m+"_rx"] += st.RxDropped
-				d[m+"_tx"] += st.TxDropped
-			}
-		}
-		return d
-	}
-	return del, drops, nil
-}
-
-// measure runs the trials of one device and size.
-func (r *rig) measure(ctx context.Context, dev Device, size int) (Result, error) {
-	res, err := search(r.o, func(kind string, pps float64) (Trial, error) {
-		t, err := r.trial(ctx, dev, size, kind, pps)
-		if err == nil {
-			r.rep.Trials = append(r.rep.Trials, t)
-			fmt.Fprintf(r.o.Progress, "%-9s %4d B  %-6s offered %8.4f Mpps  forwarded %8.4f Mpps  loss %.4f%%  p50 %v  p99 %v\n",
-				dev, size, kind, t.OfferedPPS/1e6, t.ForwardedPPS/1e6, 100*t.LossRatio,
-				roundDur(t.Latency.P50), roundDur(t.Latency.P99))
-		}
-		return t, err
-	})
-	res.Device, res.Size = dev, size
-	return res, err
-}
-
-// search finds the maximum forwarding rate and the RFC 2544 throughput
-// with trials run by run: the unpaced trial, the sweep (always, for the
-// plots), and, if the unpaced trial lost frames, bisection between the
-// highest passing rate and the lowest failing one above it, for at most
-// o.Iterations steps or until the bracket is narrower than o.Resolution.
-// A trial whose generator fell short of its target is run again once; if
-// it falls short again and passes, the generator's limit ends the search.
-func search(o SwitchOptions, run func(kind string, pps float64) (Trial, error)) (Result, error) {
-	var res Result
-	var trials []Trial
-	do := func(kind string, pps float64) (Trial, error) {
-		t, err := run(kind, pps)
-		if err == nil && t.Short {
-			// A stall (the generator descheduled) is more likely than a
-			// generator that cannot keep a rate it held a moment ago: try
-			// again once, and take a second shortfall as its limit.
-			res.Trials++
-			t, err = run(kind, pps)
-		}
-		if err == nil {
-			trials = append(trials, t)
-			res.Trials++
-		}
-		return t, err
-	}
-	max, err := do("max", 0)
-	if err != nil {
-		return res, err
-	}
-	res.MaxOfferedPPS, res.MaxForwardedPPS, res.MaxLossRatio = max.OfferedPPS, max.ForwardedPPS, max.LossRatio
-	fail := max.OfferedPPS
-	for _, f := range o.Sweep {
-		t, err := do("sweep", f*max.OfferedPPS)
-		if err != nil {
-			return res, err
-		}
-		if !t.Pass {
-			fail = min(fail, t.TargetPPS)
-		}
-	}
-	if max.Pass {
-		res.ThroughputPPS, res.GeneratorBound, res.ThroughputLatency = max.OfferedPPS, true, max.Latency
-		return res, nil
-	}
-	// The highest passing rate below the lowest failing one: noise can make
-	// a lower load fail where a higher one passed.
-	var best Trial
-	for _, t := range trials {
-		if t.Pass && t.TargetPPS < fail && t.TargetPPS > best.TargetPPS {
-			best = t
-		}
-	}
-	res.GeneratorBound = best.Short
-	for i := 0; !best.Short && i < o.Iterations && (fail-best.TargetPPS)/fail > o.Resolution; i++ {
-		t, err := do("search", (best.TargetPPS+fail)/2)
-		if err != nil {
-			return res, err
-		}
-		if !t.Pass {
-			fail = t.TargetPPS
-			continue
-		}
-		best = t // if Short, it passed but the generator could not offer more: the loop ends
-		res.GeneratorBound = t.Short
-	}
-	if best.Pass {
-		res.ThroughputPPS, res.ThroughputLatency = best.OfferedPPS, best.Latency
-	}
-	return res, nil
-}
-
-// trial sends at pps (0: unpaced) for Trial, waits for the stragglers, and
-// compares what the sink counted with what the generator sent.
-func (r *rig) trial(ctx context.Context, dev Device, size int, kind string, pps float64) (Trial, error) {
-	r.run++
-	sink, err := NewSink(SinkConfig{Run: r.run}, r.sink, r.clock)
-	if err != nil {
-		return Trial{}, err
-	}
-	sink.Prepare(r.o.Flows)
-	gen, err := NewGenerator(GeneratorConfig{
-		Addresses: Addresses{
-			SrcMAC: r.hosts[0].MAC, DstMAC: r.hosts[1].MAC,
-			SrcIP: r.hosts[0].IPv4, DstIP: r.hosts[1].IPv4,
-		},
-		Sizes: []Share[int]{{size, 1}}, DSCP: r.o.DSCP, ECN: r.o.ECN, Flows: r.o.Flows,
-		Rate: Rate{Packets: pps}, Duration: r.o.Trial, Run: r.run,
-	}, r.gen, r.clock)
-	if err != nil {
-		return Trial{}, err
-	}
-	dev0, sink0 := r.drops(), r.sink.Stats().RxDropped
-	sctx, stop := context.WithCancel(ctx)
-	defer stop()
-	sinkDone := make(chan error, 1)
-	go func() { sinkDone <- sink.Run(sctx) }()
-
-	gerr := gen.Run(ctx)
-	if gerr == nil {
-		gerr = ctx.Err()
-	}
-	// Wait until the sink has seen nothing new for 100 ms, at most Drain.
-	last, quiet := sink.Totals(), 0
-	for deadline := time.Now().Add(r.o.Drain); gerr == nil && quiet < 5 && time.Now().Before(deadline); {
-		time.Sleep(20 * time.Millisecond)
-		if t := sink.Totals(); t == last {
-			quiet++
-		} else {
-			last, quiet = t, 0
-		}
-	}
-	stop()
-	if err := errors.Join(gerr, <-sinkDone); err != nil {
-		return Trial{}, fmt.Errorf("bench: switch: %s %d B trial: %w", dev, size, err)
-	}
-
-	rep, st := sink.Report(), gen.Stats()
-	t := Trial{
-		Device: dev, Size: size, Kind: kind, TargetPPS: pps,
-		Sent: st.Sent, Received: rep.Unique(),
-		Reordered: rep.Reordered, Duplicated: rep.Duplicated, CE: rep.CE,
-		Latency: rep.Latency, GeneratorLag: st.Late,
-		SinkDropped: r.sink.Stats().RxDropped - sink0,
-	}
-	for k, v := range r.drops() {
-		if d := v - dev0[k]; d > 0 {
-			if t.DeviceDrops == nil {
-				t.DeviceDrops = map[string]uint64{}
-			}
-			t.DeviceDrops[k] = d
-			t.DeviceDropped += d
-		}
-	}
-	if t.Received < t.Sent {
-		t.Lost = t.Sent - t.Received
-	}
-	if t.Sent > 0 {
-		t.LossRatio = float64(t.Lost) / float64(t.Sent)
-	}
-	secs := r.o.Trial.Seconds()
-	t.OfferedPPS, t.ForwardedPPS = float64(t.Sent)/secs, float64(t.Received)/secs
-	t.Short = pps > 0 && t.OfferedPPS < pps*(1-r.o.Resolution)
-	t.Pass = t.Sent > 0 && t.LossRatio <= r.o.LossTolerance
-	return t, nil
-}
-
-// Devices lists the names ParseDevices accepts.
-func Devices() []Device { return []Device{DeviceSwitch, DevicePatch, DeviceBridge} }
-
-// ParseDevices reads a comma-separated list of devices.
-func ParseDevices(s string) ([]Device, error) {
-	var out []Device
-	for _, f := range strings.Split(s, ",") {
-		d := Device(strings.TrimSpace(f))
-		if !slices.Contains(Devices(), d) {
-			return nil, fmt.Errorf("device %q: want %s, %s or %s", f, DeviceSwitch, DevicePatch, DeviceBridge)
-		}
-		out = append(out, d)
-	}
-	return out, nil
+	return sw.Stop, drops, nil
 }

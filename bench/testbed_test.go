@@ -1,4 +1,4 @@
-package bench
+package bench_test
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ecnswitch/ecnswitch/bench"
+	"github.com/ecnswitch/ecnswitch/node"
 	"github.com/ecnswitch/ecnswitch/testbed/testbedtest"
 )
 
@@ -18,29 +20,27 @@ import (
 // the two namespaces.
 func TestGeneratorRateThroughTestbed(t *testing.T) {
 	tbd := testbedtest.New(t, 2)
-	r := &rig{tb: tbd, hosts: tbd.Hosts()}
-	if err := r.o.setDefaults(); err != nil {
+	hosts := tbd.Hosts()
+	clock, err := bench.NewSystemClock()
+	if err != nil {
 		t.Fatal(err)
 	}
-	var err error
-	if r.clock, err = NewSystemClock(); err != nil {
-		t.Fatal(err)
-	}
-	down, _, err := r.upSwitch(PatchConfig([]string{r.hosts[0].SwitchIf, r.hosts[1].SwitchIf}))
+	ifaces := []string{hosts[0].SwitchIf, hosts[1].SwitchIf}
+	sw, err := node.Start(bench.PatchConfig(ifaces), node.Devices(ifaces, bench.PortOptions(nil)), clock, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := down(); err != nil {
+		if err := sw.Stop(); err != nil {
 			t.Error(err)
 		}
 	})
-	gen, err := OpenPort(r.hosts[0].Netns, r.hosts[0].HostIf, r.portOptions())
+	gen, err := bench.OpenPort(hosts[0].Netns, hosts[0].HostIf, bench.PortOptions(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { gen.Close() })
-	sinkPort, err := OpenPort(r.hosts[1].Netns, r.hosts[1].HostIf, r.sinkPortOptions())
+	sinkPort, err := bench.OpenPort(hosts[1].Netns, hosts[1].HostIf, bench.SinkPortOptions(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,15 +52,15 @@ func TestGeneratorRateThroughTestbed(t *testing.T) {
 	)
 	for i, rate := range []float64{100e6, 10e6} {
 		run := uint16(i + 1)
-		sink, err := NewSink(SinkConfig{Run: run}, sinkPort, r.clock)
+		sink, err := bench.NewSink(bench.SinkConfig{Run: run}, sinkPort, clock)
 		if err != nil {
 			t.Fatal(err)
 		}
 		sink.Prepare(4)
-		g, err := NewGenerator(GeneratorConfig{
-			Addresses: Addresses{SrcMAC: r.hosts[0].MAC, DstMAC: r.hosts[1].MAC, SrcIP: r.hosts[0].IPv4, DstIP: r.hosts[1].IPv4},
-			Sizes:     IMIX(), Flows: 4, Rate: Rate{Bits: rate}, Duration: warmup + interval + 300*time.Millisecond, Run: run,
-		}, gen, r.clock)
+		g, err := bench.NewGenerator(bench.GeneratorConfig{
+			Addresses: bench.Addresses{SrcMAC: hosts[0].MAC, DstMAC: hosts[1].MAC, SrcIP: hosts[0].IPv4, DstIP: hosts[1].IPv4},
+			Sizes:     bench.IMIX(), Flows: 4, Rate: bench.Rate{Bits: rate}, Duration: warmup + interval + 300*time.Millisecond, Run: run,
+		}, gen, clock)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -70,9 +70,9 @@ func TestGeneratorRateThroughTestbed(t *testing.T) {
 		go func() { genDone <- g.Run(ctx) }()
 
 		time.Sleep(warmup)
-		t0, b0 := r.clock.Now(), sink.Totals().Bytes
+		t0, b0 := clock.Now(), sink.Totals().Bytes
 		time.Sleep(interval)
-		t1, b1 := r.clock.Now(), sink.Totals().Bytes
+		t1, b1 := clock.Now(), sink.Totals().Bytes
 		if err := <-genDone; err != nil {
 			t.Fatal(err)
 		}

@@ -77,7 +77,7 @@ func (c *checker) buffer(i int, y *bufferYAML, nq int, poolSize int64) []buffer.
 	for q := range out {
 		out[q] = base
 	}
-	for _, q := range sortedIntKeys(y.Queues) {
+	for _, q := range sortedKeys(y.Queues) {
 		prefix := "queues." + strconv.Itoa(q) + "."
 		if q < 0 || q >= nq {
 			c.errf(k("queues."+strconv.Itoa(q)), "queue %d outside [0, %d] (the port has %d queues)", q, nq-1, nq)

@@ -1,7 +1,9 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/ecnswitch/ecnswitch/dataplane"
@@ -22,7 +24,7 @@ func (c *checker) classifier(y classifierYAML) dataplane.Classifier {
 // when it is empty.
 func (c *checker) codepoints(key, name string, m map[int]int, maxCode int) map[uint8]int {
 	var out map[uint8]int
-	for _, k := range sortedIntKeys(m) {
+	for _, k := range sortedKeys(m) {
 		key := fmt.Sprintf("%s.%d", key, k)
 		q := m[k]
 		switch {
@@ -40,15 +42,6 @@ func (c *checker) codepoints(key, name string, m map[int]int, maxCode int) map[u
 	return out
 }
 
-func sortedIntKeys[V any](m map[int]V) []int {
-	keys := make([]int, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
 // classifierQueues checks that every queue the classifier names exists on
 // the port with the most queues.
 func (c *checker) classifierQueues(cfg *Config) {
@@ -57,23 +50,16 @@ func (c *checker) classifierQueues(cfg *Config) {
 		maxQ = max(maxQ, p.Scheduler.NumQueues)
 	}
 	cl := cfg.Switch.Classifier
-	for _, k := range sortedKeys(cl.DSCP) {
-		if q := cl.DSCP[k]; q >= maxQ {
-			c.errf(fmt.Sprintf("classifier.dscp.%d", k), "queue %d outside [0, %d] (the most queues any port has, minus 1)", q, maxQ-1)
-		}
-	}
-	for _, k := range sortedKeys(cl.PCP) {
-		if q := cl.PCP[k]; q >= maxQ {
-			c.errf(fmt.Sprintf("classifier.pcp.%d", k), "queue %d outside [0, %d] (the most queues any port has, minus 1)", q, maxQ-1)
+	for key, m := range map[string]map[uint8]int{"classifier.dscp": cl.DSCP, "classifier.pcp": cl.PCP} {
+		for _, k := range sortedKeys(m) {
+			if q := m[k]; q >= maxQ {
+				c.errf(fmt.Sprintf("%s.%d", key, k), "queue %d outside [0, %d] (the most queues any port has, minus 1)", q, maxQ-1)
+			}
 		}
 	}
 }
 
-func sortedKeys[V any](m map[uint8]V) []uint8 {
-	keys := make([]uint8, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
+// sortedKeys returns m's keys in order, so that errors come in file order.
+func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {
+	return slices.Sorted(maps.Keys(m))
 }

@@ -42,7 +42,7 @@ func (c *checker) delay(i int, y *delayYAML, nq int, cl dataplane.Classifier) da
 	if y.Seed != nil {
 		d.Seed = *y.Seed
 	}
-	for _, q := range sortedIntKeys(y.PerQueue) {
+	for _, q := range sortedKeys(y.PerQueue) {
 		key := "per_queue." + strconv.Itoa(q)
 		if q < 0 || q >= nq {
 			c.errf(k(key), "queue %d outside [0, %d] (the port has %d queues)", q, nq-1, nq)
@@ -56,7 +56,7 @@ func (c *checker) delay(i int, y *delayYAML, nq int, cl dataplane.Classifier) da
 	// A DSCP class's delay applies to the egress queue its DSCPs are
 	// classified into, so the class must own one queue.
 	fromClass := map[int]int{}
-	for _, class := range sortedIntKeys(y.PerDSCPClass) {
+	for _, class := range sortedKeys(y.PerDSCPClass) {
 		key := "per_dscp_class." + strconv.Itoa(class)
 		if class < 0 || class > 7 {
 			c.errf(k(key), "class %d outside [0, 7] (the DSCP class selector, DSCP >> 3)", class)

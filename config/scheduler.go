@@ -32,7 +32,7 @@ func (c *checker) scheduler(i int, y *schedulerYAML, nq, mtu int, rate int64, ov
 	}
 	sc.Queues = make([]scheduler.QueueConfig, nq)
 	charged := int64(overhead.Wire(mtu))
-	for _, q := range sortedIntKeys(y.Queues) {
+	for _, q := range sortedKeys(y.Queues) {
 		key := k("queues." + strconv.Itoa(q))
 		if q < 0 || q >= nq {
 			c.errf(key, "queue %d outside [0, %d] (the port has %d queues)", q, nq-1, nq)

@@ -18,12 +18,9 @@ import (
 	"github.com/ecnswitch/ecnswitch/buffer"
 	"github.com/ecnswitch/ecnswitch/dataplane"
 	"github.com/ecnswitch/ecnswitch/marking"
-	"github.com/ecnswitch/ecnswitch/ports"
-	"github.com/ecnswitch/ecnswitch/ports/afxdp"
 	"github.com/ecnswitch/ecnswitch/scheduler"
 	"github.com/ecnswitch/ecnswitch/testbed"
 	"github.com/ecnswitch/ecnswitch/testbed/bulk"
-	"github.com/ecnswitch/ecnswitch/timestamp"
 )
 
 // Names of the marking schemes, as Options.Schemes takes them.
@@ -110,6 +107,11 @@ type Options struct {
 	// default here) ignores them. Default DefaultCC.
 	CongestionControl string
 
+	// Start starts each scheme's switch: cfg, port i on interface
+	// ifaces[i]. Required: node.Demo passes the switch on AF_XDP ports
+	// that ecnswitch demo measures.
+	Start StartFunc
+
 	// Out receives progress lines while Run runs; nil prints nothing.
 	Out io.Writer
 	// Logger receives lifecycle events of the testbed, ports and switch.
@@ -122,6 +124,17 @@ type Options struct {
 	ID       string
 	StateDir string
 }
+
+// Switch is a running switch, as the demo measures it.
+type Switch interface {
+	Stats() dataplane.Stats
+	ResetSojourn() // forget the queueing delays seen so far
+	Stop() error   // stop the workers and close the ports
+}
+
+// StartFunc starts a switch of cfg whose port i drives the interface
+// ifaces[i].
+type StartFunc func(cfg dataplane.Config, ifaces []string) (Switch, error)
 
 // Validate reports the first invalid option, naming it, its value and the
 // allowed range.
@@ -251,6 +264,9 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.Start == nil {
+		return nil, errors.New("demo: Options.Start is nil: run the demo through node.Demo, which starts its switches")
+	}
 	res = &Result{
 		Rate: o.Rate, K: o.K, Buffer: o.Buffer, Bucket: o.Bucket, Delay: o.Delay, Flows: o.Flows,
 		Warmup: o.Warmup, Duration: o.Duration, CC: o.CongestionControl,
@@ -362,235 +378,6 @@ func switchConfig(o Options, hosts []testbed.Host, name string) (dataplane.Confi
 		})
 	}
 	return cfg, nil
-}
-
-// runScheme runs one scheme: switch up, flows up, warm-up, measurement,
-// flows down, switch down.
-func runScheme(ctx context.Context, o Options, hosts []testbed.Host, name string, say func(string, ...any)) (res SchemeResult, err error) {
-	res = SchemeResult{Scheme: name, Title: titles[name]}
-	cfg, err := switchConfig(o, hosts, name)
-	if err != nil {
-		return res, err
-	}
-	devs := make([]ports.Port, 0, len(hosts))
-	for _, h := range hosts {
-		p, err := afxdp.Open(h.SwitchIf, afxdp.Options{Logger: o.Logger})
-		if err != nil {
-			for _, d := range devs {
-				d.Close()
-			}
-			return res, err
-		}
-		devs = append(devs, p)
-	}
-	sw, err := dataplane.New(cfg, devs, timestamp.NewMonotonic(), o.Logger)
-	if err != nil {
-		for _, d := range devs {
-			d.Close()
-		}
-		return res, err
-	}
-	swCtx, stopSwitch := context.WithCancel(context.Background())
-	swDone := make(chan error, 1)
-	go func() { swDone <- sw.Run(swCtx) }()
-	defer func() {
-		stopSwitch()
-		err = errors.Join(err, <-swDone, sw.Close())
-	}()
-	say("switch up on %d AF_XDP ports", len(devs))
-
-	// One listener per queue on h5, so each flow's bytes count for its queue.
-	recv := hosts[bottleneck]
-	var rcv [2]*bulk.Receiver
-	var dst [2]netip.AddrPort
-	for q := range rcv {
-		ln, err := recv.ListenTCP(0)
-		if err != nil {
-			return res, err
-		}
-		rcv[q] = bulk.Serve(ln)
-		defer func() {
-			if cerr := rcv[q].Close(); cerr != nil && err == nil {
-				err = fmt.Errorf("receiver of queue %d: %w", q+1, cerr)
-			}
-		}()
-		dst[q] = netip.AddrPortFrom(recv.IPv4, uint16(ln.Addr().(*net.TCPAddr).Port))
-	}
-
-	// Connect every flow before any of them sends, so that no SYN meets a
-	// queue another flow has built: a marker drops Not-ECT packets it would
-	// mark (RED, RFC 3168 §7), and a lost SYN costs a 1 s timeout.
-	type sender struct {
-		q     int
-		conns []net.Conn
-	}
-	var ss []*sender
-	var all [2][]net.Conn
-	closeAll := func() {
-		for _, s := range ss {
-			for _, c := range s.conns {
-				c.Close()
-			}
-		}
-	}
-	for q := range 2 {
-		dscp := uint8(DSCPQueue1)
-		if q == 1 {
-			dscp = DSCPQueue2
-		}
-		hs := senders(hosts, q)
-		byHost := make([]*sender, len(hs))
-		for i := range byHost {
-			byHost[i] = &sender{q: q}
-		}
-		for f := 0; f < o.Flows[q]; f++ {
-			h := hs[f%len(hs)]
-			c, err := dial(ctx, h, dst[q], dscp, o.CongestionControl)
-			if err != nil {
-				closeAll()
-				return res, err
-			}
-			byHost[f%len(hs)].conns = append(byHost[f%len(hs)].conns, c)
-			all[q] = append(all[q], c)
-		}
-		for _, s := range byHost {
-			if len(s.conns) > 0 {
-				ss = append(ss, s)
-			}
-		}
-	}
-
-	flowCtx, stopFlows := context.WithCancel(ctx)
-	type sent struct {
-		res bulk.Result
-		err error
-	}
-	results := make(chan sent, len(ss))
-	pending := len(ss)
-	defer func() { // on an early return: stop the senders and wait for them
-		stopFlows()
-		for ; pending > 0; pending-- {
-			<-results
-		}
-	}()
-	for _, s := range ss {
-		next := 0
-		go func() {
-			r, err := bulk.Sender{
-				Dial: func(context.Context) (net.Conn, error) {
-					c := s.conns[next]
-					next++
-					return c, nil
-				},
-				Flows: len(s.conns),
-			}.Run(flowCtx)
-			results <- sent{r, err}
-		}()
-	}
-	say("%d flows up", o.Flows[0]+o.Flows[1])
-
-	// Warm up, then measure, printing the last second's goodput as we go.
-	start := time.Now()
-	var lastBytes [2]int64
-	lastT := start
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	report := func(phase string) {
-		now := time.Now()
-		dt := now.Sub(lastT).Seconds()
-		var g [2]float64
-		for q := range rcv {
-			b := rcv[q].Bytes()
-			g[q] = float64(b-lastBytes[q]) * 8 / dt
-			lastBytes[q] = b
-		}
-		lastT = now
-		say("%5.1fs %-7s queue 1 %s  queue 2 %s", now.Sub(start).Seconds(), phase, mbit(g[0]), mbit(g[1]))
-	}
-	wait := func(d time.Duration, phase string) error {
-		end := time.Now().Add(d)
-		timer := time.NewTimer(d)
-		defer timer.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-timer.C:
-				return nil
-			case <-tick.C:
-				if time.Until(end) > 100*time.Millisecond {
-					report(phase)
-				}
-			}
-		}
-	}
-	if err := wait(o.Warmup, "warm-up"); err != nil {
-		return res, err
-	}
-	var b0 [2]int64
-	for q := range rcv {
-		b0[q] = rcv[q].Bytes()
-	}
-	sw.ResetSojourn() // delays describe the window, not the warm-up
-	s0, t0 := sw.Stats().Ports[bottleneck], time.Now()
-	if err := wait(o.Duration, ""); err != nil {
-		return res, err
-	}
-	var b1 [2]int64
-	for q := range rcv {
-		b1[q] = rcv[q].Bytes()
-	}
-	s1, t1 := sw.Stats().Ports[bottleneck], time.Now()
-	for q := range all {
-		res.Queues[q].MinRTT, res.Queues[q].SRTT, res.Queues[q].Retrans = tcpInfo(all[q])
-	}
-
-	stopFlows()
-	var errs []error
-	for ; pending > 0; pending-- {
-		if r := <-results; r.err != nil {
-			errs = append(errs, r.err)
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
-		return res, err
-	}
-	// Let the receivers read what the senders' sockets still held, so that
-	// nothing of this scheme is in flight when the next one starts.
-	drained := time.Now().Add(10 * time.Second)
-	for !flowsDone(rcv[:]) {
-		if time.Now().After(drained) {
-			return res, errors.New("flows did not finish within 10 s of their senders closing them")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-
-	res.Elapsed = t1.Sub(t0)
-	wire := float64(s1.TxBytes-s0.TxBytes) + 24*float64(s1.TxPackets-s0.TxPackets)
-	res.Busy = wire * 8 / (float64(o.Rate) * res.Elapsed.Seconds())
-	total := float64(b1[0] - b0[0] + b1[1] - b0[1])
-	for q := range res.Queues {
-		qr := &res.Queues[q]
-		qr.Flows = o.Flows[q]
-		qr.Goodput = float64(b1[q]-b0[q]) * 8 / res.Elapsed.Seconds()
-		if total > 0 {
-			qr.Share = float64(b1[q]-b0[q]) / total
-		}
-		a, b := s0.Queues[q], s1.Queues[q]
-		qr.Marks = b.MarkedEnq + b.MarkedDeq - a.MarkedEnq - a.MarkedDeq
-		for r, n := range b.Drops {
-			qr.Drops += n - a.Drops[r]
-		}
-		if n := b.Sojourn.Count - a.Sojourn.Count; n > 0 {
-			sum := float64(b.Sojourn.Mean)*float64(b.Sojourn.Count) - float64(a.Sojourn.Mean)*float64(a.Sojourn.Count)
-			qr.MeanDelay = time.Duration(max(sum, 0) / float64(n))
-		}
-		qr.P99Delay = time.Duration(b.Sojourn.P99)
-	}
-	say("done: queue 1 %s (%.1f%%), queue 2 %s (%.1f%%), %d + %d CE marks, port busy %.1f%%",
-		mbit(res.Queues[0].Goodput), 100*res.Queues[0].Share, mbit(res.Queues[1].Goodput), 100*res.Queues[1].Share,
-		res.Queues[0].Marks, res.Queues[1].Marks, 100*res.Busy)
-	return res, nil
 }
 
 // dial connects a flow from h to dst with DSCP dscp and congestion control

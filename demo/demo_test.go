@@ -14,6 +14,7 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"github.com/ecnswitch/ecnswitch/demo"
+	"github.com/ecnswitch/ecnswitch/node"
 	"github.com/ecnswitch/ecnswitch/testbed"
 	"github.com/ecnswitch/ecnswitch/testbed/testbedtest"
 )
@@ -77,7 +78,7 @@ func checkTornDown(t *testing.T, id string) {
 func TestShortDemo(t *testing.T) {
 	var out bytes.Buffer
 	o := options(t, &out)
-	res, err := demo.Run(context.Background(), o)
+	res, err := node.Demo(context.Background(), o)
 	t.Log("\n" + out.String())
 	checkTornDown(t, o.ID)
 	if err != nil {
@@ -152,7 +153,7 @@ func TestDemoCancelled(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	start := time.Now()
-	res, err := demo.Run(ctx, o)
+	res, err := node.Demo(ctx, o)
 	t.Log("\n" + out.String())
 	checkTornDown(t, o.ID)
 	if !errors.Is(err, context.DeadlineExceeded) {
@@ -190,5 +191,8 @@ func TestOptionsRejected(t *testing.T) {
 	}
 	if err := (demo.Options{}).Validate(); err != nil {
 		t.Errorf("the zero Options are invalid: %v", err)
+	}
+	if _, err := demo.Run(context.Background(), demo.Options{}); err == nil || !strings.Contains(err.Error(), "Options.Start is nil") {
+		t.Errorf("Run without Start = %v, want an error naming Options.Start", err)
 	}
 }

@@ -16,10 +16,8 @@ import (
 	"syscall"
 	"time"
 
-	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
-
 	"github.com/ecnswitch/ecnswitch/bench"
+	"github.com/ecnswitch/ecnswitch/node"
 	"github.com/ecnswitch/ecnswitch/ports/afxdp"
 	"github.com/ecnswitch/ecnswitch/testbed"
 )
@@ -37,30 +35,34 @@ benchmark of ecnswitch against a Linux bridge on a testbed of its own.
 
 'ecnswitch bench COMMAND -h' lists a command's flags.`
 
-// runBench runs `ecnswitch bench gen|sink|switch [flags]`, printing to
-// stdout and stderr. It returns flag.ErrHelp after printing help that was
-// asked for, and an error wrapping errBenchUsage for bad flags (exit code
-// 2); any other error means the command ran and failed.
-func runBench(args []string) error {
-	if len(args) == 0 {
-		fmt.Fprintln(os.Stderr, benchUsage)
-		return fmt.Errorf("%w: no bench command", errBenchUsage)
+// benchCmd runs `ecnswitch bench gen|sink|switch [flags]`.
+func benchCmd(e *env, args []string) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprintln(e.stderr, benchUsage)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	run, ok := map[string]func(context.Context, *env, []string) error{
+		"gen": benchGen, "sink": benchSink, "switch": benchSwitch,
+	}[args[0]]
+	if !ok {
+		fmt.Fprintln(e.stderr, benchUsage)
+		fmt.Fprintf(e.stderr, "ecnswitch bench: unknown bench command %q\n", args[0])
+		return exitUsage
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	switch args[0] {
-	case "gen":
-		return benchGen(ctx, args[1:], os.Stdout, os.Stderr)
-	case "sink":
-		return benchSink(ctx, args[1:], os.Stdout, os.Stderr)
-	case "switch":
-		return benchSwitch(ctx, args[1:], os.Stdout, os.Stderr)
-	case "-h", "--help", "help":
-		fmt.Fprintln(os.Stderr, benchUsage)
-		return flag.ErrHelp
+	err := run(ctx, e, args[1:])
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return exitOK
+	case errors.Is(err, errBenchUsage):
+		fmt.Fprintf(e.stderr, "ecnswitch bench: %v\n", err)
+		return exitUsage
 	}
-	fmt.Fprintln(os.Stderr, benchUsage)
-	return fmt.Errorf("%w: unknown bench command %q", errBenchUsage, args[0])
+	return e.fail("bench "+args[0], err)
 }
 
 // errBenchUsage marks errors in a bench command's flags or arguments.
@@ -98,18 +100,6 @@ func usageErr(fs *flag.FlagSet, format string, a ...any) error {
 	return fmt.Errorf("%w: %s: %s", errBenchUsage, fs.Name(), fmt.Sprintf(format, a...))
 }
 
-// benchLogger is a console logger at level (debug, info, warn, error).
-func benchLogger(level string, w io.Writer) (*zap.Logger, error) {
-	var lvl zapcore.Level
-	if err := lvl.UnmarshalText([]byte(level)); err != nil || lvl < zapcore.DebugLevel || lvl > zapcore.ErrorLevel {
-		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
-	}
-	enc := zap.NewDevelopmentEncoderConfig()
-	enc.EncodeTime = zapcore.ISO8601TimeEncoder
-	enc.EncodeLevel = zapcore.CapitalLevelEncoder
-	return zap.New(zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.Lock(zapcore.AddSync(w)), lvl)), nil
-}
-
 // portFlags are the flags that open the AF_XDP port of gen and sink.
 type portFlags struct {
 	iface, netns, attach, level *string
@@ -130,7 +120,7 @@ func (pf portFlags) open(fs *flag.FlagSet, stderr io.Writer) (*bench.NetnsPort, 
 		fs.Usage()
 		return nil, usageErr(fs, "--iface is required")
 	}
-	log, err := benchLogger(*pf.level, stderr)
+	log, err := newLogger(*pf.level, stderr)
 	if err != nil {
 		return nil, usageErr(fs, "%v", err)
 	}
@@ -164,7 +154,8 @@ func interfaceMAC(netns, ifname string) (net.HardwareAddr, error) {
 	return mac, testbed.Host{Netns: netns}.Do(look)
 }
 
-func benchGen(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func benchGen(ctx context.Context, e *env, args []string) error {
+	stdout, stderr := e.stdout, e.stderr
 	fs := benchFlags("gen", "Send UDP frames over AF_XDP at a target rate until --duration or --count (or SIGINT).\n"+
 		"Every frame carries its flow id, sequence number and TX time (CLOCK_MONOTONIC) for `ecnswitch bench sink`.\n"+
 		"Sizes and bit rates count the Ethernet frame with its FCS (RFC 2544); --l1 adds preamble and gap.\nNeeds root.", stderr)
@@ -317,7 +308,8 @@ func writeJSON(path string, v any) error {
 	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
 
-func benchSink(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func benchSink(ctx context.Context, e *env, args []string) error {
+	stdout, stderr := e.stdout, e.stderr
 	fs := benchFlags("sink", "Receive `ecnswitch bench gen` frames over AF_XDP and count them per flow: received, lost,\n"+
 		"reordered, duplicated, CE-marked, and one-way latency (an HDR histogram). Start it before the generator.\n"+
 		"Prints a progress line every second and a report at the end (SIGINT, or --duration).\nNeeds root.", stderr)
@@ -371,7 +363,8 @@ func benchSink(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return err
 }
 
-func benchSwitch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func benchSwitch(ctx context.Context, e *env, args []string) error {
+	stdout, stderr := e.stdout, e.stderr
 	fs := benchFlags("switch", "Bring up a testbed (generator host → device → sink host) and, for each frame size and device,\n"+
 		"measure the maximum forwarding rate (generator unpaced) and the RFC 2544 throughput (the highest\n"+
 		"offered rate with no loss: a sweep of loads, then a bounded binary search). Devices: ecnswitch with\n"+
@@ -429,10 +422,10 @@ func benchSwitch(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if o.Testbed.Subnet, err = netip.ParsePrefix(*subnet); err != nil {
 		return usageErr(fs, "--subnet: %v", err)
 	}
-	if o.Logger, err = benchLogger(*level, stderr); err != nil {
+	if o.Logger, err = newLogger(*level, stderr); err != nil {
 		return usageErr(fs, "%v", err)
 	}
-	rep, err := bench.RunSwitch(ctx, o)
+	rep, err := node.BenchSwitch(ctx, o)
 	if rep != nil && len(rep.Results) > 0 {
 		cmd := "ecnswitch bench switch " + strings.Join(args, " ")
 		if werr := rep.Write(*out, strings.TrimSpace(cmd)); werr != nil {

@@ -336,49 +336,10 @@ func TestCaptureCLIErrors(t *testing.T) {
 	}
 }
 
-// The daemon's own captures: the config's list starts with the switch,
-// sub-directories inside capture.dir are created, and one that cannot
-// start names its config key.
-func TestStartCaptures(t *testing.T) {
-	r := newCaptureRig(t)
-	dir := filepath.Join(t.TempDir(), "caps")
-	m := capture.New(r.sw, r.sw.Clock(), capture.Options{Dir: dir})
-	defer m.Close()
-	c, err := config.Parse([]byte(capConfig + "capture:\n  captures: [{port: c, filter: marked, path: exp/1.pcapng}, {port: c}]\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := startCaptures(m, dir, c.Capture.Captures); err != nil {
-		t.Fatal(err)
-	}
-	st := m.Status()
-	if len(st) != 2 || st[0].File != filepath.Join(dir, "exp", "1.pcapng") || st[1].File != filepath.Join(dir, "c-egress-all.pcapng") {
-		t.Fatalf("status %+v", st)
-	}
-	err = startCaptures(m, dir, []capture.Spec{{Port: "c", Path: "exp/1.pcapng"}})
-	if err == nil || !strings.Contains(err.Error(), `capture.captures[0]: capture: invalid capture spec: path: "`+filepath.Join(dir, "exp", "1.pcapng")+`" is written by capture 1`) {
-		t.Errorf("a second capture of one file: %v", err)
-	}
-}
-
 func TestHumanBytes(t *testing.T) {
 	for n, want := range map[uint64]string{0: "0B", 999: "999B", 1000: "1kB", 16344: "16.3kB", 42844216: "42.8MB", 999_600: "1MB", 1_050_000_000: "1.05GB"} {
 		if got := humanBytes(n); got != want {
 			t.Errorf("humanBytes(%d) = %q, want %q", n, got, want)
-		}
-	}
-}
-
-func TestWarnExposedAPI(t *testing.T) {
-	for _, tc := range []struct {
-		listen string
-		warn   bool
-	}{{"127.0.0.1:9090", false}, {"[::1]:9090", false}, {"localhost:9090", false}, {":9090", true}, {"0.0.0.0:9090", true}, {"198.18.0.1:9090", true}} {
-		var b strings.Builder
-		log, _ := newLogger("info", &b)
-		warnExposedAPI(tc.listen, log)
-		if got := strings.Contains(b.String(), "anyone who reaches it can start captures"); got != tc.warn {
-			t.Errorf("%s: warned %v, want %v", tc.listen, got, tc.warn)
 		}
 	}
 }
@@ -388,7 +349,6 @@ func TestUsageListsCaptureAndBench(t *testing.T) {
 	if code != exitOK || !strings.Contains(errs, "  capture   start --port P [flags] | stop ID | status") || !strings.Contains(errs, "  bench     gen | sink | switch [flags]") {
 		t.Errorf("help: exit %d\n%s", code, errs)
 	}
-	// bench's own usage goes to the process's stderr; the exit codes are ours.
 	if code, _, _ := cli(t, "bench"); code != exitUsage {
 		t.Errorf("bench without a command: exit %d, want %d", code, exitUsage)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ecnswitch/ecnswitch/demo"
+	"github.com/ecnswitch/ecnswitch/node"
 )
 
 // demoCmd runs the MQ-ECN static-flow demo (package demo) and prints its
@@ -85,7 +86,7 @@ func demoCmd(e *env, args []string) int {
 		stop() // a second signal kills the process
 	})
 	defer unwatch() // before stop, which would otherwise look like a signal
-	res, err := demo.Run(ctx, o)
+	res, err := node.Demo(ctx, o)
 	if res != nil && len(res.Schemes) > 0 {
 		if werr := res.WriteTable(e.stdout); werr != nil && err == nil {
 			err = werr

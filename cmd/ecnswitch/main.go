@@ -19,7 +19,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -122,22 +121,6 @@ func parse(fs *flag.FlagSet, args []string, maxArgs int) (code int, ok bool) {
 		return exitUsage, false
 	}
 	return exitOK, true
-}
-
-// benchCmd runs `ecnswitch bench` (bench.go), which writes to the
-// process's stdout and stderr.
-func benchCmd(e *env, args []string) int {
-	err := runBench(args)
-	switch {
-	case err == nil:
-		return exitOK
-	case errors.Is(err, flag.ErrHelp):
-		return exitOK
-	case errors.Is(err, errBenchUsage):
-		fmt.Fprintf(e.stderr, "ecnswitch bench: %v\n", err)
-		return exitUsage
-	}
-	return e.fail("bench", err)
 }
 
 // fail prints an error the way every command does and returns exitFail.

@@ -24,6 +24,7 @@ import (
 	"github.com/ecnswitch/ecnswitch/capture"
 	"github.com/ecnswitch/ecnswitch/config"
 	"github.com/ecnswitch/ecnswitch/dataplane"
+	"github.com/ecnswitch/ecnswitch/node"
 	"github.com/ecnswitch/ecnswitch/telemetry"
 	"github.com/ecnswitch/ecnswitch/testbed"
 	"github.com/ecnswitch/ecnswitch/testbed/testbedtest"
@@ -80,7 +81,7 @@ func transfer(t *testing.T, ctx context.Context, a, b testbed.Host, port uint16,
 	return 0
 }
 
-// TestServeOnTestbed runs the daemon's run path on a two-host testbed:
+// TestServeOnTestbed runs the daemon's run path (node.Run) on a two-host testbed:
 // kernel TCP crosses the switch, a link that goes down and returns is
 // logged and traffic resumes, and stopping detaches every XDP program.
 func TestServeOnTestbed(t *testing.T) {
@@ -93,7 +94,7 @@ func TestServeOnTestbed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := preflight(cfg); err != nil {
+	if err := node.Preflight(cfg); err != nil {
 		t.Fatal(err)
 	}
 	var logs syncBuffer
@@ -108,8 +109,8 @@ func TestServeOnTestbed(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		st, caps, err := serve(runCtx, cfg, log, func() {})
-		done <- result{st, caps, err}
+		fin, err := node.Run(runCtx, cfg, log)
+		done <- result{fin.Stats, fin.Captures, err}
 	}()
 	waitLog := func(want string) {
 		t.Helper()
@@ -256,7 +257,7 @@ func TestPreflightUnderTaskset(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			return preflight(cfg)
+			return node.Preflight(cfg)
 		}
 		if err := pf("[" + cpu + "]"); err != nil {
 			t.Errorf("under taskset -c %s, cpus: [%s]: %v", cpu, cpu, err)

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/ecnswitch/ecnswitch/node"
 	"github.com/ecnswitch/ecnswitch/telemetry"
 	"github.com/ecnswitch/ecnswitch/testbed"
 )
@@ -85,7 +86,7 @@ func testbedUp(e *env, args []string) int {
 			return exitUsage
 		}
 	}
-	if err := checkPrivileges(); err != nil {
+	if err := node.CheckPrivileges(); err != nil {
 		return e.fail("testbed up", fmt.Errorf("creating namespaces: %w", err))
 	}
 	tb, err := testbed.Up(opts)

@@ -12,10 +12,34 @@ import (
 
 const module = "github.com/ecnswitch/ecnswitch/"
 
-// allowed lists, for each package, which of our packages it may import.
-// internal/* leaves (spsc) may be imported by anyone below cmd. Packages
-// not listed may import anything but cmd and bench.
-var allowed = map[string][]string{
+// The floors of the house, bottom up (DESIGN.md, docs/architecture.md):
+//
+//	cmd → node → {config, telemetry, capture, bench, demo} → dataplane → leaves → packet
+//
+// A package may import packages of lower floors only, except the
+// same-floor edges in sideways. A package's sub-packages (bench/closedloop,
+// dataplane/dataplanetest, testbed/bulk, …) live on its floor unless
+// listed, and may import their parent. internal/* leaves import nothing of
+// ours and may be imported from every floor.
+var floors = [][]string{
+	{"packet"},
+	{"timestamp", "buffer", "scheduler", "marking", "ports", "testbed", "packet/packettest"},
+	{"ports/memport", "ports/afxdp"},
+	{"dataplane"},
+	{"config", "telemetry", "capture", "bench", "demo"},
+	{"node"},
+	{"cmd"},
+}
+
+// sideways are the same-floor imports DESIGN.md allows: config reads the
+// specs of what it configures besides the dataplane.
+var sideways = map[string][]string{
+	"config": {"capture", "telemetry"},
+}
+
+// leaves list exactly what the packages below dataplane may import, as
+// DESIGN.md's table does.
+var leaves = map[string][]string{
 	"packet":        {},
 	"timestamp":     {"packet"},
 	"buffer":        {"packet"},
@@ -28,12 +52,22 @@ var allowed = map[string][]string{
 	"dataplane":     {"packet", "timestamp", "buffer", "scheduler", "marking", "ports"},
 }
 
-// composers (and their sub-packages) may import dataplane; no one may
-// import cmd, and only cmd and bench's own sub-packages may import bench.
-var composers = []string{"dataplane", "bench", "cmd", "config", "telemetry", "capture", "demo"}
-
 // within reports whether pkg is root or lies below it.
 func within(pkg, root string) bool { return pkg == root || strings.HasPrefix(pkg, root+"/") }
+
+// floor returns the floor of pkg and the package that gives it that floor:
+// the longest listed package pkg lies within.
+func floor(pkg string) (int, string) {
+	best, at := "", -1
+	for i, f := range floors {
+		for _, p := range f {
+			if within(pkg, p) && len(p) > len(best) {
+				best, at = p, i
+			}
+		}
+	}
+	return at, best
+}
 
 type pkg struct {
 	ImportPath string
@@ -60,28 +94,75 @@ func TestImportDirection(t *testing.T) {
 			if !strings.HasPrefix(imp, module) {
 				continue
 			}
-			dep := strings.TrimPrefix(imp, module)
-			if strings.HasPrefix(dep, "internal/") && !strings.HasPrefix(name, "internal/") {
-				continue
-			}
-			if strings.HasPrefix(name, "internal/") && !strings.HasSuffix(name, "test") {
-				t.Errorf("%s imports %s: internal leaves import nothing of ours", name, dep)
-			}
-			if ok, listed := allowed[name]; listed && !slices.Contains(ok, dep) {
-				t.Errorf("%s imports %s; DESIGN.md allows only %v", name, dep, ok)
-			}
-			if strings.HasPrefix(dep, "cmd/") {
-				t.Errorf("%s imports %s: nothing imports a command", name, dep)
-			}
-			if within(dep, "bench") && !within(name, "cmd") && !within(name, "bench") {
-				t.Errorf("%s imports %s: only cmd may import bench", name, dep)
-			}
-			if dep == "dataplane" && !slices.ContainsFunc(composers, func(c string) bool { return within(name, c) }) {
-				t.Errorf("%s imports dataplane: only %v compose the switch", name, composers)
+			if err := check(name, strings.TrimPrefix(imp, module)); err != "" {
+				t.Error(err)
 			}
 		}
 	}
 	if seen < 5 {
 		t.Fatalf("go list saw %d packages; the test is not looking at the module", seen)
+	}
+}
+
+// check returns why name may not import dep, or "".
+func check(name, dep string) string {
+	if within(dep, "internal") {
+		if within(name, "internal") && !strings.HasSuffix(name, "test") {
+			return name + " imports " + dep + ": internal leaves import nothing of ours"
+		}
+		return ""
+	}
+	if ok, listed := leaves[name]; listed && !slices.Contains(ok, dep) {
+		return name + " imports " + dep + "; DESIGN.md allows only " + strings.Join(ok, ", ")
+	}
+	nf, nroot := floor(name)
+	df, droot := floor(dep)
+	switch {
+	case nf < 0:
+		return name + " is on no floor: add it to floors in internal/layering"
+	case df < 0:
+		return dep + " is on no floor: add it to floors in internal/layering"
+	case nroot == droot && within(name, dep):
+		return "" // a sub-package uses its parent
+	case df < nf:
+		return ""
+	case df == nf && slices.Contains(sideways[nroot], droot):
+		return ""
+	}
+	return name + " imports " + dep + ": " + droot + " is not below " + nroot + " (cmd → node → config, telemetry, capture, bench, demo → dataplane → …)"
+}
+
+// The rule itself: the edges DESIGN.md draws pass, the ones it forbids
+// fail.
+func TestCheck(t *testing.T) {
+	for _, c := range []struct {
+		name, dep string
+		ok        bool
+	}{
+		{"cmd/ecnswitch", "node", true},
+		{"node", "config", true},
+		{"node", "demo", true},
+		{"node", "ports/afxdp", true},
+		{"config", "dataplane", true},
+		{"config", "capture", true},
+		{"demo", "testbed/bulk", true},
+		{"bench/closedloop", "bench", true},
+		{"dataplane/dataplanetest", "ports/memport", true},
+		{"dataplane", "marking", true},
+		{"config", "node", false},
+		{"demo", "node", false},
+		{"bench", "config", false},
+		{"capture", "config", false},
+		{"telemetry", "capture", false},
+		{"dataplane", "config", false},
+		{"dataplane", "ports/afxdp", false},
+		{"marking", "buffer", false},
+		{"node", "cmd/ecnswitch", false},
+		{"internal/spsc", "packet", false},
+		{"ports/memport", "internal/spsc", true},
+	} {
+		if got := check(c.name, c.dep) == ""; got != c.ok {
+			t.Errorf("%s → %s allowed = %v, want %v (%s)", c.name, c.dep, got, c.ok, check(c.name, c.dep))
+		}
 	}
 }

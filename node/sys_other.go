@@ -1,6 +1,6 @@
 //go:build !linux
 
-package main
+package node
 
 import (
 	"context"
@@ -9,9 +9,10 @@ import (
 	"go.uber.org/zap"
 )
 
-var errLinux = errors.New("ecnswitch run needs Linux (AF_XDP)")
+var errLinux = errors.New("node: a switch on AF_XDP ports needs Linux")
 
-func checkPrivileges() error { return errLinux }
+// CheckPrivileges reports that AF_XDP needs Linux.
+func CheckPrivileges() error { return errLinux }
 
 func pinCPUs([]int) error { return errLinux }
 

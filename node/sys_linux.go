@@ -1,6 +1,6 @@
 //go:build linux
 
-package main
+package node
 
 import (
 	"context"
@@ -23,9 +23,9 @@ const (
 	capBPF      = 39
 )
 
-// checkPrivileges reports, before anything is opened, whether the process
+// CheckPrivileges reports, before anything is opened, whether the process
 // may attach XDP programs and open AF_XDP sockets.
-func checkPrivileges() error {
+func CheckPrivileges() error {
 	eff, err := effectiveCaps()
 	if err != nil {
 		return fmt.Errorf("read capabilities: %w", err)

@@ -1,0 +1,83 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// trial sends at pps (0: unpaced) for Trial, waits for the stragglers, and
+// compares what the sink counted with what the generator sent.
+func (r *rig) trial(ctx context.Context, dev Device, size int, kind string, pps float64) (Trial, error) {
+	r.run++
+	sink, err := NewSink(SinkConfig{Run: r.run}, r.sink, r.clock)
+	if err != nil {
+		return Trial{}, err
+	}
+	sink.Prepare(r.o.Flows)
+	gen, err := NewGenerator(GeneratorConfig{
+		Addresses: Addresses{
+			SrcMAC: r.hosts[0].MAC, DstMAC: r.hosts[1].MAC,
+			SrcIP: r.hosts[0].IPv4, DstIP: r.hosts[1].IPv4,
+		},
+		Sizes: []Share[int]{{size, 1}}, DSCP: r.o.DSCP, ECN: r.o.ECN, Flows: r.o.Flows,
+		Rate: Rate{Packets: pps}, Duration: r.o.Trial, Run: r.run,
+	}, r.gen, r.clock)
+	if err != nil {
+		return Trial{}, err
+	}
+	dev0, sink0 := r.drops(), r.sink.Stats().RxDropped
+	sctx, stop := context.WithCancel(ctx)
+	defer stop()
+	sinkDone := make(chan error, 1)
+	go func() { sinkDone <- sink.Run(sctx) }()
+
+	gerr := gen.Run(ctx)
+	if gerr == nil {
+		gerr = ctx.Err()
+	}
+	// Wait until the sink has seen nothing new for 100 ms, at most Drain.
+	last, quiet := sink.Totals(), 0
+	for deadline := time.Now().Add(r.o.Drain); gerr == nil && quiet < 5 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+		if t := sink.Totals(); t == last {
+			quiet++
+		} else {
+			last, quiet = t, 0
+		}
+	}
+	stop()
+	if err := errors.Join(gerr, <-sinkDone); err != nil {
+		return Trial{}, fmt.Errorf("bench: switch: %s %d B trial: %w", dev, size, err)
+	}
+
+	rep, st := sink.Report(), gen.Stats()
+	t := Trial{
+		Device: dev, Size: size, Kind: kind, TargetPPS: pps,
+		Sent: st.Sent, Received: rep.Unique(),
+		Reordered: rep.Reordered, Duplicated: rep.Duplicated, CE: rep.CE,
+		Latency: rep.Latency, GeneratorLag: st.Late,
+		SinkDropped: r.sink.Stats().RxDropped - sink0,
+	}
+	for k, v := range r.drops() {
+		if d := v - dev0[k]; d > 0 {
+			if t.DeviceDrops == nil {
+				t.DeviceDrops = map[string]uint64{}
+			}
+			t.DeviceDrops[k] = d
+			t.DeviceDropped += d
+		}
+	}
+	if t.Received < t.Sent {
+		t.Lost = t.Sent - t.Received
+	}
+	if t.Sent > 0 {
+		t.LossRatio = float64(t.Lost) / float64(t.Sent)
+	}
+	secs := r.o.Trial.Seconds()
+	t.OfferedPPS, t.ForwardedPPS = float64(t.Sent)/secs, float64(t.Received)/secs
+	t.Short = pps > 0 && t.OfferedPPS < pps*(1-r.o.Resolution)
+	t.Pass = t.Sent > 0 && t.LossRatio <= r.o.LossTolerance
+	return t, nil
+}

@@ -1,0 +1,301 @@
+package demo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"time"
+
+	"github.com/ecnswitch/ecnswitch/dataplane"
+	"github.com/ecnswitch/ecnswitch/testbed"
+	"github.com/ecnswitch/ecnswitch/testbed/bulk"
+)
+
+// runScheme runs one scheme: switch up, receivers and flows up, warm-up,
+// measurement, flows down, switch down.
+func runScheme(ctx context.Context, o Options, hosts []testbed.Host, name string, say func(string, ...any)) (res SchemeResult, err error) {
+	res = SchemeResult{Scheme: name, Title: titles[name]}
+	cfg, err := switchConfig(o, hosts, name)
+	if err != nil {
+		return res, err
+	}
+	ifaces := make([]string, len(hosts))
+	for i, h := range hosts {
+		ifaces[i] = h.SwitchIf
+	}
+	sw, err := o.Start(cfg, ifaces)
+	if err != nil {
+		return res, err
+	}
+	defer func() { err = errors.Join(err, sw.Stop()) }()
+	say("switch up on %d AF_XDP ports", len(hosts))
+
+	rcv, err := listen(hosts[bottleneck])
+	if err != nil {
+		return res, err
+	}
+	defer func() { err = errors.Join(err, rcv.close()) }()
+	fl, err := connect(ctx, o, hosts, rcv.dst)
+	if err != nil {
+		return res, err
+	}
+	run := fl.send(ctx)
+	defer run.stop() // on an early return; a no-op after the one below
+	say("%d flows up", o.Flows[0]+o.Flows[1])
+
+	w, err := measure(ctx, o, sw, rcv, say)
+	if err != nil {
+		return res, err
+	}
+	for q := range fl.byQueue {
+		res.Queues[q].MinRTT, res.Queues[q].SRTT, res.Queues[q].Retrans = tcpInfo(fl.byQueue[q])
+	}
+	if err := run.stop(); err != nil {
+		return res, err
+	}
+	if err := rcv.drain(10 * time.Second); err != nil {
+		return res, err
+	}
+	res.fill(o, w)
+	say("done: queue 1 %s (%.1f%%), queue 2 %s (%.1f%%), %d + %d CE marks, port busy %.1f%%",
+		mbit(res.Queues[0].Goodput), 100*res.Queues[0].Share, mbit(res.Queues[1].Goodput), 100*res.Queues[1].Share,
+		res.Queues[0].Marks, res.Queues[1].Marks, 100*res.Busy)
+	return res, nil
+}
+
+// receivers are the bottleneck host's two listeners, one per queue, so
+// that each flow's bytes count for its queue.
+type receivers struct {
+	r   [2]*bulk.Receiver
+	dst [2]netip.AddrPort
+}
+
+// listen starts a receiver per queue on host h.
+func listen(h testbed.Host) (*receivers, error) {
+	rs := &receivers{}
+	for q := range rs.r {
+		ln, err := h.ListenTCP(0)
+		if err != nil {
+			return nil, errors.Join(err, rs.close())
+		}
+		rs.r[q] = bulk.Serve(ln)
+		rs.dst[q] = netip.AddrPortFrom(h.IPv4, uint16(ln.Addr().(*net.TCPAddr).Port))
+	}
+	return rs, nil
+}
+
+// bytes returns the payload bytes each queue's receiver has read.
+func (rs *receivers) bytes() (b [2]int64) {
+	for q, r := range rs.r {
+		b[q] = r.Bytes()
+	}
+	return b
+}
+
+// drain waits, at most timeout, until every flow the receivers accepted
+// has ended: the senders' sockets may still hold data when they close, and
+// nothing of one scheme may be in flight when the next one starts.
+func (rs *receivers) drain(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for !flowsDone(rs.r[:]) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("flows did not finish within %d s of their senders closing them", int(timeout.Seconds()))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return nil
+}
+
+func (rs *receivers) close() error {
+	var errs []error
+	for q, r := range rs.r {
+		if r == nil {
+			continue
+		}
+		if err := r.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("receiver of queue %d: %w", q+1, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// flows are the demo's TCP connections, by queue and by sending host.
+type flows struct {
+	byQueue [2][]net.Conn
+	byHost  [][]net.Conn // the connections of one sending host, which one bulk.Sender drives
+}
+
+// connect connects every flow before any of them sends, so that no SYN
+// meets a queue another flow has built: a marker drops Not-ECT packets it
+// would mark (RED, RFC 3168 §7), and a lost SYN costs a 1 s timeout.
+func connect(ctx context.Context, o Options, hosts []testbed.Host, dst [2]netip.AddrPort) (*flows, error) {
+	fl := &flows{}
+	for q := range 2 {
+		dscp := uint8(DSCPQueue1)
+		if q == 1 {
+			dscp = DSCPQueue2
+		}
+		hs := senders(hosts, q)
+		byHost := make([][]net.Conn, len(hs))
+		for f := 0; f < o.Flows[q]; f++ {
+			c, err := dial(ctx, hs[f%len(hs)], dst[q], dscp, o.CongestionControl)
+			if err != nil {
+				fl.close()
+				return nil, err
+			}
+			byHost[f%len(hs)] = append(byHost[f%len(hs)], c)
+			fl.byQueue[q] = append(fl.byQueue[q], c)
+		}
+		for _, cs := range byHost {
+			if len(cs) > 0 {
+				fl.byHost = append(fl.byHost, cs)
+			}
+		}
+	}
+	return fl, nil
+}
+
+func (fl *flows) close() {
+	for _, cs := range fl.byQueue {
+		for _, c := range cs {
+			c.Close()
+		}
+	}
+}
+
+// sending is the flows' senders at work, one goroutine per sending host.
+type sending struct {
+	cancel  context.CancelFunc
+	results chan error
+	pending int
+}
+
+// send starts a bulk.Sender per sending host over its connections.
+func (fl *flows) send(ctx context.Context) *sending {
+	ctx, cancel := context.WithCancel(ctx)
+	s := &sending{cancel: cancel, results: make(chan error, len(fl.byHost)), pending: len(fl.byHost)}
+	for _, conns := range fl.byHost {
+		next := 0
+		go func() {
+			_, err := bulk.Sender{
+				Dial: func(context.Context) (net.Conn, error) {
+					c := conns[next]
+					next++
+					return c, nil
+				},
+				Flows: len(conns),
+			}.Run(ctx)
+			s.results <- err
+		}()
+	}
+	return s
+}
+
+// stop stops the senders and waits for them, returning their errors.
+func (s *sending) stop() error {
+	s.cancel()
+	var errs []error
+	for ; s.pending > 0; s.pending-- {
+		errs = append(errs, <-s.results)
+	}
+	return errors.Join(errs...)
+}
+
+// window is what the measurement saw at its two ends.
+type window struct {
+	bytes0, bytes1 [2]int64 // receivers' bytes per queue
+	port0, port1   dataplane.PortStats
+	start, end     time.Time
+}
+
+// measure warms the flows up, then measures for o.Duration, printing the
+// last second's goodput as it goes.
+func measure(ctx context.Context, o Options, sw Switch, rcv *receivers, say func(string, ...any)) (window, error) {
+	var w window
+	p := progress{rcv: rcv, say: say, start: time.Now()}
+	p.last = p.start
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	if err := p.wait(ctx, tick.C, o.Warmup, "warm-up"); err != nil {
+		return w, err
+	}
+	w.bytes0 = rcv.bytes()
+	sw.ResetSojourn() // delays describe the window, not the warm-up
+	w.port0, w.start = sw.Stats().Ports[bottleneck], time.Now()
+	if err := p.wait(ctx, tick.C, o.Duration, ""); err != nil {
+		return w, err
+	}
+	w.bytes1 = rcv.bytes()
+	w.port1, w.end = sw.Stats().Ports[bottleneck], time.Now()
+	return w, nil
+}
+
+// progress prints each queue's goodput over the last second.
+type progress struct {
+	rcv       *receivers
+	say       func(string, ...any)
+	start     time.Time
+	last      time.Time
+	lastBytes [2]int64
+}
+
+func (p *progress) report(phase string) {
+	now := time.Now()
+	dt := now.Sub(p.last).Seconds()
+	b := p.rcv.bytes()
+	var g [2]float64
+	for q := range g {
+		g[q] = float64(b[q]-p.lastBytes[q]) * 8 / dt
+	}
+	p.lastBytes, p.last = b, now
+	p.say("%5.1fs %-7s queue 1 %s  queue 2 %s", now.Sub(p.start).Seconds(), phase, mbit(g[0]), mbit(g[1]))
+}
+
+// wait waits d, reporting at every tick that is not within 100 ms of the end.
+func (p *progress) wait(ctx context.Context, tick <-chan time.Time, d time.Duration, phase string) error {
+	end := time.Now().Add(d)
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-timer.C:
+			return nil
+		case <-tick:
+			if time.Until(end) > 100*time.Millisecond {
+				p.report(phase)
+			}
+		}
+	}
+}
+
+// fill computes the scheme's result from the window.
+func (res *SchemeResult) fill(o Options, w window) {
+	res.Elapsed = w.end.Sub(w.start)
+	s0, s1 := w.port0, w.port1
+	wire := float64(s1.TxBytes-s0.TxBytes) + 24*float64(s1.TxPackets-s0.TxPackets)
+	res.Busy = wire * 8 / (float64(o.Rate) * res.Elapsed.Seconds())
+	total := float64(w.bytes1[0] - w.bytes0[0] + w.bytes1[1] - w.bytes0[1])
+	for q := range res.Queues {
+		qr := &res.Queues[q]
+		got := w.bytes1[q] - w.bytes0[q]
+		qr.Flows = o.Flows[q]
+		qr.Goodput = float64(got) * 8 / res.Elapsed.Seconds()
+		if total > 0 {
+			qr.Share = float64(got) / total
+		}
+		a, b := s0.Queues[q], s1.Queues[q]
+		qr.Marks = b.MarkedEnq + b.MarkedDeq - a.MarkedEnq - a.MarkedDeq
+		for r, n := range b.Drops {
+			qr.Drops += n - a.Drops[r]
+		}
+		if n := b.Sojourn.Count - a.Sojourn.Count; n > 0 {
+			sum := float64(b.Sojourn.Mean)*float64(b.Sojourn.Count) - float64(a.Sojourn.Mean)*float64(a.Sojourn.Count)
+			qr.MeanDelay = time.Duration(max(sum, 0) / float64(n))
+		}
+		qr.P99Delay = time.Duration(b.Sojourn.P99)
+	}
+}

@@ -1,0 +1,185 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/ecnswitch/ecnswitch/capture"
+	"github.com/ecnswitch/ecnswitch/config"
+	"github.com/ecnswitch/ecnswitch/dataplane"
+	"github.com/ecnswitch/ecnswitch/telemetry"
+	"github.com/ecnswitch/ecnswitch/timestamp"
+)
+
+// Final is what a daemon leaves behind: its counters once the workers
+// stopped, and the final status of every capture that was running.
+type Final struct {
+	Stats    *telemetry.StatsResponse // nil when the switch never ran
+	Captures []capture.Status
+}
+
+// Preflight checks what would otherwise fail halfway through opening the
+// ports of cfg: privileges, the interfaces, the CPUs.
+func Preflight(cfg *config.Config) error {
+	if err := CheckPrivileges(); err != nil {
+		return err
+	}
+	var missing []error
+	for i, p := range cfg.Ports {
+		if _, err := net.InterfaceByName(p.Interface); err != nil {
+			missing = append(missing, fmt.Errorf("ports[%d].interface: %q (port %s): no such interface; create it or check the name (ip link show)", i, p.Interface, p.Name))
+		}
+	}
+	if err := errors.Join(missing...); err != nil {
+		return err
+	}
+	return dataplane.CheckCPUs(cfg.Switch.CPUs)
+}
+
+// devices returns the devices of cfg's ports.
+func devices(cfg *config.Config) []Device {
+	devs := make([]Device, len(cfg.Ports))
+	for i, p := range cfg.Ports {
+		devs[i] = Device{Name: p.Name, Interface: p.Interface, AFXDP: p.AFXDP}
+	}
+	return devs
+}
+
+// Run is the daemon: it runs the switch of cfg, with its captures,
+// telemetry and link watch, until ctx is done or the workers stop, then
+// shuts everything down in order (see the package doc). It returns the
+// final counters once the switch ran, and the final status of every
+// capture.
+func Run(ctx context.Context, cfg *config.Config, log *zap.Logger) (fin Final, err error) {
+	if cpus := cfg.Switch.CPUs; len(cpus) > 0 {
+		if err := pinCPUs(cpus); err != nil {
+			return fin, fmt.Errorf("cpus: %w", err)
+		}
+		log.Info("pinned to CPUs", zap.Ints("cpus", cpus))
+	}
+	capDir, err := filepath.Abs(cfg.Capture.Dir)
+	if err != nil {
+		return fin, fmt.Errorf("capture.dir: %w", err)
+	}
+	dc, err := cfg.Dataplane()
+	if err != nil {
+		return fin, err
+	}
+	clock := timestamp.NewMonotonic()
+	sw, err := Open(dc, devices(cfg), clock, log)
+	if err != nil {
+		return fin, err
+	}
+	defer func() {
+		if cerr := sw.Close(); cerr != nil {
+			log.Error("closing ports", zap.Error(cerr))
+		} else {
+			log.Info("ports closed, XDP programs detached")
+		}
+	}()
+
+	caps := capture.New(sw.Switch, sw.Clock(), capture.Options{Dir: capDir, Log: log.Named("capture")})
+	closeCaptures := func() {
+		if caps != nil {
+			fin.Captures, caps = caps.Close(), nil
+		}
+	}
+	defer closeCaptures()
+	if err := startCaptures(caps, cfg.Capture.Captures); err != nil {
+		return fin, err
+	}
+	stopTelemetry, err := serveTelemetry(cfg, sw, caps, clock, log)
+	if err != nil {
+		return fin, err
+	}
+	defer stopTelemetry()
+
+	watchCtx, cancelWatch := context.WithCancel(ctx)
+	defer cancelWatch()
+	ifaces := map[string]string{}
+	for _, p := range cfg.Ports {
+		ifaces[p.Interface] = p.Name
+	}
+	if err := watchLinks(watchCtx, ifaces, log); err != nil {
+		log.Warn("not watching link state", zap.Error(err))
+	}
+
+	log.Info("ecnswitch running; SIGINT or SIGTERM stops it", zap.Strings("ports", cfg.PortNames()))
+	sw.Start()
+	select {
+	case <-sw.Exited():
+	case <-ctx.Done():
+		log.Info("stopping workers")
+	}
+	runErr := sw.stopWorkers()
+	fin.Stats = &telemetry.StatsResponse{TimeNS: clock.Now(), Stats: sw.Stats(), PoolNames: cfg.Pools}
+	// The API first, so that no capture starts after the Manager closed.
+	stopTelemetry()
+	closeCaptures()
+	return fin, runErr
+}
+
+// startCaptures starts the captures the config lists; the Manager creates
+// the directory and the sub-directories their paths name.
+func startCaptures(m *capture.Manager, specs []capture.Spec) error {
+	for i, s := range specs {
+		if _, err := m.Start(s); err != nil {
+			return fmt.Errorf("capture.captures[%d]: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// serveTelemetry starts the telemetry server of cfg, with the capture API
+// under /capture/, and returns the function that shuts it down (once).
+func serveTelemetry(cfg *config.Config, sw *Switch, caps *capture.Manager, clock timestamp.Clock, log *zap.Logger) (stop func(), err error) {
+	t := cfg.Telemetry
+	if !t.Enabled {
+		log.Info("telemetry disabled: no capture API, so 'ecnswitch capture' cannot reach this switch")
+		return func() {}, nil
+	}
+	tel, err := telemetry.New(sw.Switch, telemetry.Options{
+		Listen: t.Listen, SamplePeriod: t.QueueSamplePeriod, Samples: t.QueueSamples,
+		PoolNames: cfg.Pools, Clock: clock, Logger: log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	tel.Handle("/capture/", caps.Handler())
+	warnExposedAPI(t.Listen, log)
+	if err := tel.Start(); err != nil {
+		return nil, err
+	}
+	done := false
+	return func() {
+		if done {
+			return
+		}
+		done = true
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if err := tel.Shutdown(ctx); err != nil {
+			log.Warn("telemetry shutdown", zap.Error(err))
+		}
+	}, nil
+}
+
+// warnExposedAPI warns when the telemetry server, and so the capture API,
+// listens beyond the loopback interface.
+func warnExposedAPI(listen string, log *zap.Logger) {
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil || host == "localhost" {
+		return
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return
+	}
+	log.Warn("telemetry listens beyond loopback: anyone who reaches it can start captures (files stay inside capture.dir)",
+		zap.String("listen", listen))
+}

@@ -1,0 +1,17 @@
+// Package node runs one switch: it opens the AF_XDP ports, builds the
+// dataplane over them, starts the workers, and stops everything in order.
+// It is the one place ecnswitch gets a running switch from:
+//
+//   - Run is the daemon, `ecnswitch run`: a switch of a config file with
+//     its captures, its telemetry server (which carries the capture API)
+//     and a watch on its links, until the context is done.
+//   - Demo and BenchSwitch run the demo and the switch benchmark, each of
+//     which starts and stops switches of its own configs through Start.
+//
+// OpenPorts is the one function that opens the AF_XDP ports of a switch.
+//
+// Shutdown runs in the reverse order of start-up: the telemetry server
+// first (so that no capture starts after the captures closed), then the
+// captures (so that their files hold everything the workers handed them),
+// then the workers, then the ports, which detaches the XDP programs.
+package node
