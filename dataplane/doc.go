@@ -40,7 +40,9 @@
 //
 // Config is the switch, typed: ports with their schedulers, shapers,
 // buffers, marker chains and delays; pools; forwarding; classification;
-// workers and frames. Package config decodes a YAML file into one; tests
-// build it directly. New builds the switch over one ports.Port per
-// configured port.
+// workers and frames. Its defaults and limits are the exported constants
+// of this package (DefaultFrames, MaxWorkers, DefaultBucket, …), which the
+// YAML layer (package config) reads rather than repeats. Config.Validate
+// checks a Config without building anything; New builds the switch over
+// one ports.Port per configured port, each marker once (MarkerSpec.New).
 package dataplane
