@@ -2,11 +2,18 @@
 
 GO       ?= go
 BIN      := bin/ecnswitch
+# make install: DESTDIR stages the files (for packaging); PREFIX, CONFDIR
+# and UNITDIR say where they go.
+DESTDIR  ?=
+PREFIX   ?= /usr/local
+BINDIR   ?= $(PREFIX)/bin
+CONFDIR  ?= /etc/ecnswitch
+UNITDIR  ?= /etc/systemd/system
 FUZZTIME ?= 8s
 # Packages with concurrent code, run again under the race detector.
 RACE_PKGS := ./internal/... ./buffer/... ./ports/... ./dataplane/... ./testbed/...
 
-.PHONY: all build test check unit race fuzz demo bench bench-switch closed-loop deps help clean
+.PHONY: all build install uninstall test check unit race fuzz demo bench bench-switch closed-loop deps help clean
 
 all: build
 
@@ -15,6 +22,7 @@ help:
 	@echo "make test     formatting, vet, unit and integration tests, race detector, bounded fuzzing"
 	@echo "make bench    hot-path micro-benchmarks (pipeline, scheduler, parser, markers)"
 	@echo "make build    build $(BIN)"
+	@echo "make install  the binary to $(BINDIR), the example config to $(CONFDIR) (kept if present), the systemd unit to $(UNITDIR) (root)"
 	@echo "make bench-switch  AF_XDP forwarding rate and RFC 2544 throughput vs a Linux bridge, report in out/bench-switch (root)"
 	@echo "make closed-loop  rerun the papers' static-flow experiment in virtual time; rewrites the table in docs/marking.md"
 
@@ -25,6 +33,26 @@ build: deps
 	$(GO) build -o $(BIN) ./cmd/ecnswitch
 
 # gofmt, go vet, and go.mod/go.sum exactly as `go mod tidy` leaves them.
+# The binary, the example config (never over an existing one) and the
+# systemd unit with the paths filled in. systemd reloads when it runs here.
+install: build
+	install -D -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/ecnswitch
+	install -d -m 0755 $(DESTDIR)$(CONFDIR)
+	@if [ -e $(DESTDIR)$(CONFDIR)/ecnswitch.yaml ]; then \
+		echo "keeping $(DESTDIR)$(CONFDIR)/ecnswitch.yaml"; \
+	else \
+		install -m 0644 examples/ecnswitch.yaml $(DESTDIR)$(CONFDIR)/ecnswitch.yaml; \
+	fi
+	install -d -m 0755 $(DESTDIR)$(UNITDIR)
+	sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@CONFDIR@|$(CONFDIR)|g' packaging/ecnswitch.service > $(DESTDIR)$(UNITDIR)/ecnswitch.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/ecnswitch.service
+	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then systemctl daemon-reload; fi
+
+# Removes what install put in place but the config, which is yours.
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/ecnswitch $(DESTDIR)$(UNITDIR)/ecnswitch.service
+	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then systemctl daemon-reload; fi
+
 check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...

@@ -5,6 +5,7 @@
 #
 #   iproute2, ethtool  the testbed and the tests (ip, ethtool)
 #   tshark             the capture tests' cross-check of the files ecnswitch writes
+#   systemd            systemd-analyze, which checks the unit make install installs
 set -euo pipefail
 
 need=()
@@ -12,6 +13,7 @@ command -v ip >/dev/null 2>&1 || need+=(iproute2)
 command -v ethtool >/dev/null 2>&1 || need+=(ethtool)
 optional=()
 command -v tshark >/dev/null 2>&1 || optional+=(tshark)
+command -v systemd-analyze >/dev/null 2>&1 || optional+=(systemd)
 
 all=("${need[@]}" "${optional[@]}")
 if [ ${#all[@]} -gt 0 ]; then
@@ -20,9 +22,9 @@ if [ ${#all[@]} -gt 0 ]; then
 			echo "deps: missing ${all[*]}; run as root or install them: apt-get install ${all[*]}" >&2
 			exit 1
 		fi
-		# Building needs no tshark; the capture tests skip its check
-		# (and fail under CI=true, where tests run as root).
-		echo "deps: tshark is missing; the capture tests cannot cross-check their files (as root: apt-get install tshark)" >&2
+		# Building needs neither; the tests that use them skip (and fail
+		# under CI=true, where tests run as root).
+		echo "deps: missing ${optional[*]}, which some tests use (as root: apt-get install ${optional[*]})" >&2
 	else
 		echo "deps: installing ${all[*]}"
 		# wireshark-common asks whether non-root users may capture;
