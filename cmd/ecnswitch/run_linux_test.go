@@ -244,12 +244,12 @@ func countPcap(t *testing.T, path string) (packets, size uint64) {
 // it was restricted to.
 const tasksetEnv = "ECNSWITCH_TEST_TASKSET_CPU"
 
-// Under `taskset -c N`, preflight accepts cpus: [N] and rejects cpus: [0],
+// Under `taskset -c N`, node.Preflight accepts cpus: [N] and rejects cpus: [0],
 // naming the allowed set. Before issue 12 it compared with the CPU count
 // (1 under taskset) and said "CPU N outside [0, 0]".
 func TestPreflightUnderTaskset(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("preflight checks for root's capabilities first")
+		t.Skip("node.Preflight checks for root's capabilities first")
 	}
 	if cpu := os.Getenv(tasksetEnv); cpu != "" {
 		pf := func(cpus string) error {
