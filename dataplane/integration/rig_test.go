@@ -105,13 +105,13 @@ func newRig(t *testing.T, n int, config func([]testbed.Host) dataplane.Config, o
 }
 
 // dialTCP connects from h to dst with DSCP dscp and switches the
-// connection to cubic. The hosts' namespaces inherit the initial
-// namespace's default, which on this machine is bbr, and BBR (v1) ignores
-// ECN marks; the papers' hosts run ECN-enabled loss-based TCP (001 §2.2:
-// "ECN-enabled TCP that halves its window"; DCTCP is not built into this
-// kernel). A namespace may only make an algorithm of
-// net.ipv4.tcp_allowed_congestion_control its default, so the choice is
-// made per socket (TCP_CONGESTION, which root may set to any algorithm).
+// connection to cubic. BBR (v1), this machine's default, ignores ECN marks;
+// the papers' hosts run ECN-enabled loss-based TCP (001 §2.2: "ECN-enabled
+// TCP that halves its window"; DCTCP is not built into this kernel).
+// testbed.Up already makes cubic every host's default
+// (Options.CongestionControl); setting it per socket too (TCP_CONGESTION,
+// which root may set to any algorithm) keeps these tests independent of
+// that default.
 func dialTCP(tb testing.TB, h testbed.Host, dst netip.AddrPort, dscp uint8) net.Conn {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
