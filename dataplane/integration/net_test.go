@@ -150,6 +150,7 @@ type capture struct {
 	bytes  int        // frame bytes
 	bad    int        // frames packet.Parse rejected
 	byDst  map[netip.Addr]int
+	empty  int // receive timeouts: times the loop found the socket empty
 	err    error
 }
 
@@ -203,6 +204,9 @@ func (c *capture) loop() {
 			if err == unix.EAGAIN || err == unix.EINTR {
 				c.mu.Lock()
 				stop := c.err != nil
+				if err == unix.EAGAIN {
+					c.empty++
+				}
 				c.mu.Unlock()
 				if stop {
 					return
@@ -256,6 +260,15 @@ func (c *capture) stop(tb testing.TB) {
 	if c.err != errStopped {
 		tb.Fatalf("capture: %v", c.err)
 	}
+}
+
+// seen returns the frames captured so far, and how many times the loop
+// has found the socket empty: once that number grows, every frame the
+// host had received before has been counted.
+func (c *capture) seen() (frames, empty int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.frames, c.empty
 }
 
 // count returns the IP packets captured with DSCP dscp carrying ECN codepoint ecn.
