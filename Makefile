@@ -10,6 +10,11 @@ BINDIR   ?= $(PREFIX)/bin
 CONFDIR  ?= /etc/ecnswitch
 UNITDIR  ?= /etc/systemd/system
 FUZZTIME ?= 8s
+# A bounded run spends its time fuzzing: each new input (and a crasher) is
+# minimised for at most 10 runs, not the default minute. A crasher is saved
+# in testdata/fuzz either way; minimise it afterwards with -fuzzminimizetime 60s.
+FUZZMINIMIZE ?= 10x
+FUZZFLAGS = -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)
 # Packages with concurrent code, run again under the race detector.
 RACE_PKGS := ./internal/... ./buffer/... ./ports/... ./dataplane/... ./testbed/...
 
@@ -66,9 +71,12 @@ race:
 
 # Every parser's fuzz target, for a short bounded time each.
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./packet
-	$(GO) test -run '^$$' -fuzz '^FuzzSetCE$$' -fuzztime $(FUZZTIME) ./packet
-	$(GO) test -run '^$$' -fuzz '^FuzzAdmitRelease$$' -fuzztime $(FUZZTIME) ./buffer
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' $(FUZZFLAGS) ./packet
+	$(GO) test -run '^$$' -fuzz '^FuzzSetCE$$' $(FUZZFLAGS) ./packet
+	$(GO) test -run '^$$' -fuzz '^FuzzAdmitRelease$$' $(FUZZFLAGS) ./buffer
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' $(FUZZFLAGS) ./config
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeStart$$' $(FUZZFLAGS) ./capture
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeQueues$$' $(FUZZFLAGS) ./telemetry
 
 test: deps check unit race fuzz
 

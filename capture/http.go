@@ -36,11 +36,9 @@ func (m *Manager) Handler() http.Handler {
 }
 
 func (m *Manager) serveStart(w http.ResponseWriter, r *http.Request) {
-	var s Spec
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxSpecBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&s); err != nil {
-		writeError(w, fmt.Errorf("capture: %w: body: %w", ErrInvalid, err))
+	s, err := decodeStart(r)
+	if err != nil {
+		writeError(w, err)
 		return
 	}
 	id, err := m.Start(s)
@@ -58,9 +56,9 @@ func (m *Manager) serveStart(w http.ResponseWriter, r *http.Request) {
 }
 
 func (m *Manager) serveStop(w http.ResponseWriter, r *http.Request) {
-	id, err := strconv.Atoi(r.URL.Query().Get("id"))
+	id, err := decodeStop(r)
 	if err != nil {
-		writeError(w, fmt.Errorf("capture: %w: id: %q is not a capture id", ErrInvalid, r.URL.Query().Get("id")))
+		writeError(w, err)
 		return
 	}
 	st, err := m.Stop(id)
@@ -69,6 +67,42 @@ func (m *Manager) serveStop(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, st)
+}
+
+// decodeStart reads a start request: a body of one JSON object of Spec's
+// keys and nothing after it, at most maxSpecBody bytes, that validates.
+// Every error wraps ErrInvalid.
+func decodeStart(r *http.Request) (Spec, error) {
+	var s Spec
+	b, err := io.ReadAll(io.LimitReader(r.Body, maxSpecBody+1))
+	switch {
+	case err != nil:
+		return s, fmt.Errorf("capture: %w: body: %w", ErrInvalid, err)
+	case len(b) > maxSpecBody:
+		return s, fmt.Errorf("capture: %w: body: larger than %d bytes", ErrInvalid, maxSpecBody)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return Spec{}, fmt.Errorf("capture: %w: body: %w", ErrInvalid, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return Spec{}, fmt.Errorf("capture: %w: body: more after the spec's JSON object", ErrInvalid)
+	}
+	if err := s.Validate(); err != nil {
+		return Spec{}, fmt.Errorf("capture: %w: %w", ErrInvalid, err)
+	}
+	return s, nil
+}
+
+// decodeStop reads a stop request's id=N. Every error wraps ErrInvalid.
+func decodeStop(r *http.Request) (int, error) {
+	v := r.URL.Query().Get("id")
+	id, err := strconv.Atoi(v)
+	if err != nil || id < 1 {
+		return 0, fmt.Errorf("capture: %w: id: %q is not a capture id", ErrInvalid, v)
+	}
+	return id, nil
 }
 
 // apiError is the body of an error response.

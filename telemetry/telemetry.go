@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -275,34 +276,10 @@ func (s *Server) serveStats(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (s *Server) serveQueues(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	since, limit := int64(-1), 0
-	var err error
-	if v := q.Get("since"); v != "" {
-		if since, err = strconv.ParseInt(v, 10, 64); err != nil {
-			httpError(w, http.StatusBadRequest, "since: %q is not an integer time in ns (use the previous response's next)", v)
-			return
-		}
-	}
-	if v := q.Get("limit"); v != "" {
-		if limit, err = strconv.Atoi(v); err != nil || limit < 0 {
-			httpError(w, http.StatusBadRequest, "limit: %q is not a count ≥ 0", v)
-			return
-		}
-	}
-	// Resolve names as they come: a name repeated a million times costs a
-	// million map lookups, never memory.
-	var sel Selection
-	for _, v := range q["port"] {
-		for p := range strings.SplitSeq(v, ",") {
-			if p == "" {
-				continue
-			}
-			if err := s.sampler.add(&sel, p); err != nil {
-				httpError(w, http.StatusNotFound, "%v", err)
-				return
-			}
-		}
+	q, code, err := s.decodeQueues(r.URL.Query())
+	if err != nil {
+		httpError(w, code, "%v", err)
+		return
 	}
 	select {
 	case s.queuesBusy <- struct{}{}:
@@ -312,7 +289,44 @@ func (s *Server) serveQueues(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
-	_ = s.sampler.WriteJSON(w, since, limit, sel) // an error means the client went away
+	_ = s.sampler.WriteJSON(w, q.since, q.limit, q.sel) // an error means the client went away
+}
+
+// queuesQuery is what a /queues request asks for.
+type queuesQuery struct {
+	since int64 // -1: every sample
+	limit int   // 0: no limit
+	sel   Selection
+}
+
+// decodeQueues reads /queues' parameters, returning the status code of an
+// error: 400 for a bad since or limit, 404 for a port the switch lacks.
+// Names resolve as they come: a name repeated a million times costs a
+// million map lookups, never memory.
+func (s *Server) decodeQueues(v url.Values) (queuesQuery, int, error) {
+	q := queuesQuery{since: -1}
+	var err error
+	if p := v.Get("since"); p != "" {
+		if q.since, err = strconv.ParseInt(p, 10, 64); err != nil {
+			return q, http.StatusBadRequest, fmt.Errorf("since: %q is not an integer time in ns (use the previous response's next)", p)
+		}
+	}
+	if p := v.Get("limit"); p != "" {
+		if q.limit, err = strconv.Atoi(p); err != nil || q.limit < 0 {
+			return q, http.StatusBadRequest, fmt.Errorf("limit: %q is not a count ≥ 0", p)
+		}
+	}
+	for _, p := range v["port"] {
+		for name := range strings.SplitSeq(p, ",") {
+			if name == "" {
+				continue
+			}
+			if err := s.sampler.add(&q.sel, name); err != nil {
+				return q, http.StatusNotFound, err
+			}
+		}
+	}
+	return q, http.StatusOK, nil
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
