@@ -86,6 +86,13 @@ func (c *checker) afxdp(i int, y *afxdpYAML, frameSize int) afxdp.Options {
 			o.TxBudget = b
 		}
 	}
+	switch c.oneOf(k("transmit"), y.Transmit, "auto", "auto", "socket", "xdp") {
+	case "socket":
+		o.Transmit = afxdp.TxSocket
+	case "xdp":
+		o.Transmit = afxdp.TxXDP
+	}
+	o.LiveMin = c.intIn(k("live_min"), y.LiveMin, afxdp.DefaultLiveMin, 1, afxdp.MaxLiveMin)
 	o.TxHash, o.Force = y.TxHash, y.Force
 	return o
 }

@@ -187,6 +187,28 @@ func TestBucketDefault(t *testing.T) {
 	}
 }
 
+// TestEgressBatchingKeys: coalesce unset takes the dataplane's default,
+// 0 means no batching (the dataplane's negative), other values pass
+// through; transmit and live_min reach the AF_XDP options, inherited from
+// port_defaults like every port key.
+func TestEgressBatchingKeys(t *testing.T) {
+	c := mustParse(t, `
+port_defaults: {coalesce: 100us, afxdp: {transmit: xdp, live_min: 8}}
+ports: [{name: a}, {name: b, coalesce: 0}, {name: c, coalesce: 2ms, afxdp: {transmit: socket}}]`)
+	want := []time.Duration{100 * time.Microsecond, -1, 2 * time.Millisecond}
+	tx := []afxdp.TxPath{afxdp.TxXDP, afxdp.TxXDP, afxdp.TxSocket}
+	for i, p := range c.Switch.Ports {
+		if p.Coalesce != want[i] || c.Ports[i].AFXDP.Transmit != tx[i] || c.Ports[i].AFXDP.LiveMin != 8 {
+			t.Errorf("port %s: coalesce %v, transmit %v, live_min %d; want %v, %v, 8",
+				p.Name, p.Coalesce, c.Ports[i].AFXDP.Transmit, c.Ports[i].AFXDP.LiveMin, want[i], tx[i])
+		}
+	}
+	if d := mustParse(t, "ports: [{name: a}]"); d.Switch.Ports[0].Coalesce != dataplane.DefaultCoalesce || d.Ports[0].AFXDP.Transmit != afxdp.TxAuto {
+		t.Errorf("defaults: coalesce %v, transmit %v; want %v and auto",
+			d.Switch.Ports[0].Coalesce, d.Ports[0].AFXDP.Transmit, dataplane.DefaultCoalesce)
+	}
+}
+
 func TestPortDefaultsMerge(t *testing.T) {
 	c := mustParse(t, `
 afxdp: {mode: generic, frames: 8192}
@@ -453,6 +475,10 @@ func TestBadConfigs(t *testing.T) {
 		{"overhead", "ports: [{name: p1, overhead: ip}]", "ports[0].overhead", `"ip" is not one of ethernet, none`},
 		{"non_ect", "ports: [{name: p1, non_ect: mark}]", "ports[0].non_ect", `"mark" is not one of drop, pass`},
 		{"delay too long", "ports: [{name: p1, delay: {fixed: 2s}}]", "ports[0].delay.fixed", `"2s" outside [0, 1s]`},
+		{"coalesce too long", "ports: [{name: p1, coalesce: 11ms}]", "ports[0].coalesce", `"11ms" outside [0, 10ms]`},
+		{"coalesce negative", "ports: [{name: p1, coalesce: -1us}]", "ports[0].coalesce", "outside [0, 10ms]"},
+		{"transmit", "ports: [{name: p1, afxdp: {transmit: kernel}}]", "ports[0].afxdp.transmit", `"kernel" is not one of`},
+		{"live_min", "ports: [{name: p1, afxdp: {live_min: 300}}]", "ports[0].afxdp.live_min", "300 outside [1, 256]"},
 		{"delay negative", "ports: [{name: p1, delay: {jitter: -1us}}]", "ports[0].delay.jitter", "outside [0, 1s]"},
 		{"delay distribution", "ports: [{name: p1, delay: {jitter: 1us, distribution: pareto}}]", "ports[0].delay.distribution", `"pareto" is not one of uniform, normal, exponential`},
 		{"per_queue index", "ports: [{name: p1, delay: {per_queue: {9: {fixed: 1us}}}}]", "ports[0].delay.per_queue.9", "queue 9 outside [0, 7]"},

@@ -109,6 +109,16 @@ func (c *checker) port(cfg *Config, f *fileYAML, i int) {
 		p.Worker = c.intIn(k("worker"), y.Worker, -1, -1, cfg.Switch.Workers-1)
 	}
 	p.Delay = c.delay(i, &y.Delay, nq, cfg.Switch.Classifier)
+	if y.Coalesce != nil {
+		switch d := y.Coalesce.D; {
+		case d < 0 || d > dataplane.MaxCoalesce:
+			c.errf(k("coalesce"), "%q outside [0, %v]", y.Coalesce, dataplane.MaxCoalesce)
+		case d == 0:
+			p.Coalesce = -1 // none: every packet goes to the device at its departure
+		default:
+			p.Coalesce = d
+		}
+	}
 	cfg.Switch.Ports = append(cfg.Switch.Ports, p)
 	cfg.Ports = append(cfg.Ports, dev)
 }

@@ -38,6 +38,8 @@ type afxdpYAML struct {
 	TxRing         *int   `yaml:"tx_ring"`
 	TxBudget       *int   `yaml:"tx_budget"`
 	TxHash         bool   `yaml:"tx_hash"`
+	Transmit       string `yaml:"transmit"`
+	LiveMin        *int   `yaml:"live_min"`
 	Force          bool   `yaml:"force"`
 }
 
@@ -122,6 +124,7 @@ type portYAML struct {
 	Markers   markersYAML   `yaml:"markers"`
 	NonECT    string        `yaml:"non_ect"`
 	Delay     delayYAML     `yaml:"delay"`
+	Coalesce  *Duration     `yaml:"coalesce"`
 	Worker    *int          `yaml:"worker"`
 }
 
