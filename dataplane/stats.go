@@ -9,8 +9,9 @@ import (
 // one while the workers run, so a snapshot of a busy switch is not taken at
 // a single instant; a quiescent switch's snapshot is exact.
 type Stats struct {
-	Ports []PortStats `json:"ports"`
-	Pools []PoolStats `json:"pools"`
+	Ports   []PortStats   `json:"ports"`
+	Pools   []PoolStats   `json:"pools"`
+	Workers []WorkerStats `json:"workers"`
 	// MACTable is the learning table's state; nil when learning is off.
 	MACTable *MACTableStats `json:"mac_table,omitempty"`
 }
@@ -68,6 +69,18 @@ type QueueStats struct {
 	Sojourn      Summary           `json:"sojourn"`   // queueing delay of dequeued packets
 }
 
+// WorkerStats say where a worker's thread spent its time while Run ran, in
+// ns of wall-clock time: in passes that moved packets, in passes that
+// found nothing (spinning before it sleeps, or forever with Spin < 0), and
+// asleep, waiting for input or for its next departure.
+type WorkerStats struct {
+	CPU   int      `json:"cpu"` // the CPU it is pinned to; -1 if none
+	Ports []string `json:"ports"`
+	Busy  int64    `json:"busy_ns"`
+	Spin  int64    `json:"spin_ns"`
+	Sleep int64    `json:"sleep_ns"`
+}
+
 // PoolStats are one shared pool's occupancy.
 type PoolStats struct {
 	Size    int64 `json:"size"`
@@ -122,6 +135,13 @@ func (s *Switch) Stats() Stats {
 			ps.Markers = append(ps.Markers, p.deq.Counts(nil)...)
 		}
 		st.Ports = append(st.Ports, ps)
+	}
+	for _, w := range s.workers {
+		ws := WorkerStats{CPU: w.cpu, Busy: w.time.busy.Load(), Spin: w.time.spin.Load(), Sleep: w.time.sleep.Load()}
+		for _, p := range w.ports {
+			ws.Ports = append(ws.Ports, p.name)
+		}
+		st.Workers = append(st.Workers, ws)
 	}
 	for i := 0; i < m.Pools(); i++ {
 		st.Pools = append(st.Pools, PoolStats{Size: m.PoolSize(i), Bytes: m.PoolBytes(i), Packets: m.PoolPackets(i)})

@@ -29,6 +29,8 @@ type collector struct {
 
 	portMACs, portMACLimited              *prometheus.Desc
 	macSlots, macEntries, macFull, macCap *prometheus.Desc
+
+	workerSeconds *prometheus.Desc
 }
 
 func newCollector(sw Switch, pools []string) *collector {
@@ -76,6 +78,8 @@ func newCollector(sw Switch, pools []string) *collector {
 		macEntries:     d("mac_table_entries", "Slots holding a learned MAC, stale ones until reused or swept."),
 		macFull:        d("mac_table_full_total", "Source MACs not learned because their probe window had no free slot."),
 		macCap:         d("mac_table_port_limit", "The most MACs one port may hold (forwarding.mac_limit); 0 for no limit."),
+
+		workerSeconds: d("worker_seconds_total", "Wall-clock time of a worker's thread: busy (passes that moved packets), spin (passes that found nothing) or sleep.", "worker", "cpu", "state"),
 	}
 }
 
@@ -88,6 +92,7 @@ func (c *collector) descs() []*prometheus.Desc {
 		c.markerMarks, c.markerDrops,
 		c.poolBytes, c.poolPackets, c.poolSize,
 		c.portMACs, c.portMACLimited, c.macSlots, c.macEntries, c.macFull, c.macCap,
+		c.workerSeconds,
 	}
 }
 
@@ -150,6 +155,15 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		gauge(c.macEntries, t.Entries)
 		counter(c.macFull, t.Full)
 		gauge(c.macCap, t.Limit)
+	}
+	for i, w := range st.Workers {
+		id, cpu := strconv.Itoa(i), strconv.Itoa(w.CPU)
+		for _, s := range [...]struct {
+			state string
+			ns    int64
+		}{{"busy", w.Busy}, {"spin", w.Spin}, {"sleep", w.Sleep}} {
+			ch <- prometheus.MustNewConstMetric(c.workerSeconds, prometheus.CounterValue, float64(s.ns)/1e9, id, cpu, s.state)
+		}
 	}
 	for i, pool := range st.Pools {
 		name := poolName(c.pools, i)

@@ -1,0 +1,123 @@
+package dataplane_test
+
+import (
+	"context"
+	"encoding/binary"
+	"testing"
+	"time"
+
+	"github.com/ecnswitch/ecnswitch/dataplane"
+	"github.com/ecnswitch/ecnswitch/dataplane/dataplanetest"
+	"github.com/ecnswitch/ecnswitch/packet"
+	"github.com/ecnswitch/ecnswitch/packet/packettest"
+	"github.com/ecnswitch/ecnswitch/ports"
+	"github.com/ecnswitch/ecnswitch/ports/memport"
+	"github.com/ecnswitch/ecnswitch/timestamp"
+)
+
+// departures records each packet's departure time on the virtual line.
+type departures map[uint16]int64
+
+func (d departures) Record(ev *dataplane.Event) {
+	if ev.Kind == dataplane.EventEgress {
+		d[binary.BigEndian.Uint16(ev.Frame[34:36])] = ev.Time
+	}
+}
+
+// TestCoalescedTransmit: with a coalescing window W, a packet reaches its
+// device at least at its departure on the virtual line and at most W
+// later, and the device gets batches of about W·C bytes, not one packet per
+// call; with no window, each packet goes out at its departure.
+func TestCoalescedTransmit(t *testing.T) {
+	const rate, n, size = 1_000_000_000, 200, 1500 // a departure every 12.3 µs
+	for _, c := range []struct {
+		window    time.Duration
+		wantBatch float64 // mean packets per device call
+	}{{-1, 1}, {50 * time.Microsecond, 4}, {200 * time.Microsecond, 16}} {
+		cfg := dataplanetest.Config(2, 1, rate, 1<<20)
+		cfg.Ports[1].Coalesce = c.window
+		r := dataplanetest.New(t, cfg, memport.Link{}) // instant links: a frame arrives when sent
+		dep := departures{}
+		r.Switch.SetTap(1, dep)
+		var frames [][]byte
+		for i := 0; i < n; i++ {
+			frames = append(frames, dataplanetest.Frame(t, 0, 1, packettest.Options{Size: size, SrcPort: uint16(i)}))
+		}
+		r.Send(0, frames...)
+		rx := make([]*packet.Desc, 256)
+		for i := range rx {
+			rx[i] = &packet.Desc{Buf: make([]byte, 2048)}
+		}
+		got, calls := 0, 0
+		for got < n {
+			r.Switch.Poll()
+			k, _ := r.Hosts[1].Receive(rx)
+			if k > 0 {
+				calls++
+			}
+			for _, d := range rx[:k] {
+				seq := binary.BigEndian.Uint16(d.Frame()[34:36])
+				late := d.RxTime - dep[seq]
+				if late < 0 || late > max(int64(c.window), 0) {
+					t.Fatalf("window %v: packet %d left the line at %d and reached the device %d ns later", c.window, seq, dep[seq], late)
+				}
+			}
+			got += k
+			next := r.Switch.NextEvent()
+			if next == 1<<63-1 {
+				break
+			}
+			r.Clock.Set(next)
+		}
+		if got != n {
+			t.Fatalf("window %v: %d of %d frames arrived", c.window, got, n)
+		}
+		if mean := float64(n) / float64(calls); mean < c.wantBatch*0.75 || mean > c.wantBatch*1.5 {
+			t.Errorf("window %v: %.1f packets per device call, want about %.0f", c.window, mean, c.wantBatch)
+		}
+	}
+}
+
+// TestWorkerSleepsWhileBacklogged: a worker whose only work is a
+// backlogged port shaped to 10 Mbit/s (a 1500-byte departure every 1.2 ms)
+// sleeps between departures instead of polling, and its time shows it.
+func TestWorkerSleepsWhileBacklogged(t *testing.T) {
+	clk := timestamp.NewMonotonic()
+	cfg := dataplanetest.Config(2, 1, 10_000_000, 1<<20)
+	cfg.Forwarding.Patches = []dataplane.Patch{{From: 0, To: 1}}
+	cfg.Forwarding.NoLearning = true
+	devs := make([]ports.Port, 2)
+	hosts := make([]*memport.Port, 2)
+	for i := range devs {
+		a, b, err := memport.Pair("sw", "host", clk, memport.Link{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		devs[i], hosts[i] = a, b
+	}
+	sw, err := dataplane.New(cfg, devs, clk, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sw.Close()
+	f := dataplanetest.Frame(t, 0, 1, packettest.Options{Size: 1500})
+	ds := make([]*packet.Desc, 300) // 360 ms of line time
+	for i := range ds {
+		ds[i] = &packet.Desc{Buf: f, Len: len(f)}
+	}
+	hosts[0].Transmit(ds)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if err := sw.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w := sw.Stats().Workers[0]
+	total := w.Busy + w.Spin + w.Sleep
+	t.Logf("busy %v, spin %v, sleep %v", time.Duration(w.Busy), time.Duration(w.Spin), time.Duration(w.Sleep))
+	if total < int64(250*time.Millisecond) || w.Sleep < total/2 {
+		t.Errorf("worker slept %v of %v while its port was backlogged; want most of the time", time.Duration(w.Sleep), time.Duration(total))
+	}
+	if sw.Stats().Ports[1].Bytes == 0 {
+		t.Error("the port was no longer backlogged at the end; the test proves nothing")
+	}
+}
