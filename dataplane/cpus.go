@@ -74,3 +74,41 @@ func FormatCPUs(cpus []int) string {
 	}
 	return b.String()
 }
+
+// Placement splits the CPUs this process may run on between the switch's
+// workers and everything else on the machine — on a testbed, the hosts'
+// processes and their receive processing. A worker that shares its CPU
+// with the TCP stacks it forwards for is preempted by them, and they by it.
+type Placement struct {
+	Workers []int // one CPU per worker, for Config.CPUs; empty: no pinning
+	Others  []int // the rest, for everything that is not a worker
+}
+
+// Place keeps workers CPUs for the workers, the highest-numbered ones this
+// process may run on (the lower ones take most interrupts and timers), and
+// leaves the rest to everything else. With no more CPUs than workers it
+// places nothing: every thread may run anywhere.
+func Place(workers int) (Placement, error) {
+	allowed, err := AllowedCPUs()
+	if err != nil {
+		return Placement{}, err
+	}
+	return place(allowed, workers), nil
+}
+
+func place(allowed []int, workers int) Placement {
+	if workers < 1 || len(allowed) <= workers {
+		return Placement{Others: allowed}
+	}
+	k := len(allowed) - workers
+	return Placement{Workers: append([]int(nil), allowed[k:]...), Others: append([]int(nil), allowed[:k]...)}
+}
+
+// String says where the workers and the rest run, e.g. "workers on CPU 1,
+// everything else on CPU 0".
+func (p Placement) String() string {
+	if len(p.Workers) == 0 {
+		return "no CPU placement (no more CPUs than workers): every thread may run on " + FormatCPUs(p.Others)
+	}
+	return "workers on CPU " + FormatCPUs(p.Workers) + ", everything else on CPU " + FormatCPUs(p.Others)
+}

@@ -42,15 +42,31 @@ func switchOffload(name string) bool {
 // switch-end set plus TX checksum offload, because with it on the host
 // stack hands veth CHECKSUM_PARTIAL packets whose TCP checksum an AF_XDP
 // forwarder copies unfinished, and the receiver drops them
-// (notes/afxdp.md, Addendum).
+// (notes/afxdp.md, Addendum) — but not plain GRO (hostGRO).
 func hostOffload(name string) bool {
-	return switchOffload(name) || strings.HasPrefix(name, "tx-checksum-")
+	return name != hostGRO && (switchOffload(name) || strings.HasPrefix(name, "tx-checksum-"))
 }
+
+// hostGRO is the one aggregation the host ends keep on. It merges only
+// what a host receives, which no AF_XDP socket sees, and on veth it starts
+// the host end's NAPI, without which the switch end cannot take redirected
+// frames: the switch's ports then transmit as XDP live frames (afxdp,
+// Options.Transmit), and the hosts' TCP receives fewer, larger skbs.
+const hostGRO = "rx-gro"
 
 // disableOffloads turns off every feature of ifname that off selects, in the
 // network namespace of the calling thread (ethtool -K), and reads the
 // features back: it fails if any selected feature is still active.
 func disableOffloads(ifname string, off func(string) bool) error {
+	return setOffloads(ifname, off, nil)
+}
+
+// setOffloads turns off every feature of ifname that off selects and on
+// every one that on selects (nil: none), and reads them back.
+func setOffloads(ifname string, off, on func(string) bool) error {
+	if on == nil {
+		on = func(string) bool { return false }
+	}
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("ethtool socket: %w", err)
@@ -68,10 +84,14 @@ func disableOffloads(ifname string, off func(string) bool) error {
 	binary.NativeEndian.PutUint32(req[4:], uint32(blocks))
 	changed := false
 	for i, name := range fs.names {
-		if off(name) && fs.available[i] {
-			valid := req[8+8*(i/featureBlockSz):]
-			binary.NativeEndian.PutUint32(valid, binary.NativeEndian.Uint32(valid)|1<<(i%featureBlockSz))
-			changed = true // requested bits stay 0: off
+		if (off(name) || on(name)) && fs.available[i] {
+			block := req[8+8*(i/featureBlockSz):]
+			bit := uint32(1) << (i % featureBlockSz)
+			binary.NativeEndian.PutUint32(block, binary.NativeEndian.Uint32(block)|bit) // valid
+			if on(name) {
+				binary.NativeEndian.PutUint32(block[4:], binary.NativeEndian.Uint32(block[4:])|bit) // requested
+			}
+			changed = true
 		}
 	}
 	if changed {
@@ -82,14 +102,20 @@ func disableOffloads(ifname string, off func(string) bool) error {
 	if fs, err = readFeatures(fd, ifname); err != nil {
 		return err
 	}
-	var on []string
+	var stillOn, stillOff []string
 	for i, name := range fs.names {
-		if off(name) && fs.active[i] {
-			on = append(on, name)
+		switch {
+		case off(name) && fs.active[i]:
+			stillOn = append(stillOn, name)
+		case on(name) && fs.available[i] && !fs.active[i]:
+			stillOff = append(stillOff, name)
 		}
 	}
-	if len(on) > 0 {
-		return fmt.Errorf("ethtool -K %s: still on after turning them off: %s", ifname, strings.Join(on, ", "))
+	if len(stillOn) > 0 {
+		return fmt.Errorf("ethtool -K %s: still on after turning them off: %s", ifname, strings.Join(stillOn, ", "))
+	}
+	if len(stillOff) > 0 {
+		return fmt.Errorf("ethtool -K %s: still off after turning them on: %s", ifname, strings.Join(stillOff, ", "))
 	}
 	return nil
 }

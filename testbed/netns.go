@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
@@ -119,4 +120,76 @@ func runInNetns(name string, fn func() error) (back bool, err error) {
 		return false, errors.Join(err, fmt.Errorf("leave netns %s: %w", name, serr))
 	}
 	return true, err
+}
+
+// setRPS steers the receive processing of ifname's queues in the named
+// namespace to cpus (Receive Packet Steering: rps_cpus of every
+// queues/rx-N): the protocol stack then runs there, whatever CPU the
+// packet arrived on. On veth a frame is received on the sender's CPU (its
+// transmit runs the peer's NAPI), which for a host end is the switch
+// worker's; RPS moves the host's TCP receive off it.
+//
+// /sys/class/net shows the namespace of the sysfs mount, not of the
+// caller, so this runs, like `ip netns exec`, on a throwaway thread in the
+// namespace with a mount namespace of its own and a fresh sysfs in it.
+func setRPS(netnsName, ifname string, queues int, cpus []int) error {
+	mask := cpuMask(cpus)
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
+		done <- func() error {
+			ns, err := netns.GetFromName(netnsName)
+			if err != nil {
+				return fmt.Errorf("open netns %s: %w", netnsName, err)
+			}
+			defer ns.Close()
+			if err := netns.Set(ns); err != nil {
+				return fmt.Errorf("enter netns %s: %w", netnsName, err)
+			}
+			if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
+				return fmt.Errorf("unshare mount namespace: %w", err)
+			}
+			if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_SLAVE, ""); err != nil {
+				return fmt.Errorf("make mounts private: %w", err)
+			}
+			dir, err := os.MkdirTemp("", "ecnswitch-sysfs-")
+			if err != nil {
+				return err
+			}
+			defer os.Remove(dir)
+			if err := unix.Mount("sysfs", dir, "sysfs", 0, ""); err != nil {
+				return fmt.Errorf("mount sysfs of netns %s: %w", netnsName, err)
+			}
+			defer unix.Unmount(dir, unix.MNT_DETACH)
+			for q := range queues {
+				p := filepath.Join(dir, "class/net", ifname, "queues", fmt.Sprintf("rx-%d", q), "rps_cpus")
+				if err := os.WriteFile(p, []byte(mask), 0); err != nil {
+					return fmt.Errorf("set RPS of %s/%s rx-%d to CPUs %v: %w", netnsName, ifname, q, cpus, err)
+				}
+			}
+			return nil
+		}()
+	}()
+	return <-done
+}
+
+// cpuMask writes a set of CPUs as the comma-separated 32-bit hex words of
+// a sysfs CPU mask, most significant first.
+func cpuMask(cpus []int) string {
+	top := 0
+	for _, c := range cpus {
+		top = max(top, c)
+	}
+	words := make([]uint32, top/32+1)
+	for _, c := range cpus {
+		words[c/32] |= 1 << (c % 32)
+	}
+	var b strings.Builder
+	for i := len(words) - 1; i >= 0; i-- {
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "%08x", words[i])
+	}
+	return b.String()
 }

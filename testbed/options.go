@@ -46,6 +46,9 @@ func ReactsToECN(cc string) bool {
 // HostIf is the name of every host's interface inside its namespace.
 const HostIf = "eth0"
 
+// maxCPU is the highest CPU number a mask may name (unix.CPUSet's limit).
+const maxCPU = 1023
+
 // maxIfName is the longest interface name Linux accepts (IFNAMSIZ - 1).
 const maxIfName = 15
 
@@ -102,6 +105,12 @@ type Options struct {
 	// StateDir holds the state file that lets Down, in this process or
 	// another, remove exactly what Up created. Default DefaultStateDir.
 	StateDir string
+
+	// HostCPUs, when set, are the CPUs the hosts' receive processing runs
+	// on (RPS on every host end's RX queues; see setRPS): keep them off
+	// the switch workers' CPUs (dataplane.Place). Host processes are the
+	// caller's to place (taskset -c). Default: the kernel's choice.
+	HostCPUs []int
 
 	// Logger receives one line per created or removed object. Default: none.
 	Logger *zap.Logger
@@ -160,6 +169,11 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.MTU < minMTU || o.MTU > 65535 {
 		return o, fmt.Errorf("testbed: MTU %d: want %d..65535", o.MTU, minMTU)
+	}
+	for i, c := range o.HostCPUs {
+		if c < 0 || c > maxCPU {
+			return o, fmt.Errorf("testbed: HostCPUs[%d] = %d: want a CPU in [0, %d]", i, c, maxCPU)
+		}
 	}
 	if o.Queues < 1 || o.Queues > 64 {
 		return o, fmt.Errorf("testbed: Queues %d: want 1..64", o.Queues)

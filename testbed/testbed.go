@@ -48,6 +48,7 @@ type state struct {
 	// that Up added it to the machine's allowed list.
 	CC        string      `json:"cc,omitempty"`
 	CCAllowed bool        `json:"cc_allowed,omitempty"`
+	HostCPUs  []int       `json:"host_cpus,omitempty"` // RPS of the host ends
 	Hosts     []hostState `json:"hosts"`
 }
 
@@ -77,8 +78,9 @@ func StatePath(dir, id string) string {
 // creates network namespace "<prefix>-<id>-h<i>" and a veth pair whose
 // switch end "<prefix><id>s<i>" stays in the caller's namespace and whose
 // host end is HostIf inside the host's namespace; sets the MTU and the queue
-// count on both ends, turns GRO/GSO/TSO off on both and TX checksum offload
-// off on the host end, and IPv6 off on the switch end (the switch has no
+// count on both ends, turns GRO, GSO and TSO off on the switch end and GSO,
+// TSO and TX checksum offload off on the host end, where GRO stays on (see
+// hostGRO), and IPv6 off on the switch end (the switch has no
 // address and sends nothing of its own); in the host it brings lo up, gives
 // HostIf its address(es) without duplicate address detection, sets a
 // pfifo_fast root qdisc (a host qdisc must not mark CE: the switch is what
@@ -100,14 +102,15 @@ func Up(opts Options) (*Testbed, error) {
 		log:  o.Logger.Named("testbed").With(zap.String("id", o.ID)),
 		path: StatePath(o.StateDir, o.ID),
 		st: state{
-			Version: stateVersion,
-			ID:      o.ID,
-			Prefix:  o.Prefix,
-			Subnet:  o.Subnet,
-			MTU:     o.MTU,
-			ECN:     !o.DisableECN,
-			IPv6:    o.IPv6,
-			CC:      o.CongestionControl,
+			Version:  stateVersion,
+			ID:       o.ID,
+			Prefix:   o.Prefix,
+			Subnet:   o.Subnet,
+			MTU:      o.MTU,
+			ECN:      !o.DisableECN,
+			IPv6:     o.IPv6,
+			CC:       o.CongestionControl,
+			HostCPUs: slices.Clone(o.HostCPUs),
 		},
 	}
 	if o.IPv6 {
@@ -213,6 +216,11 @@ func (t *Testbed) addHost(o Options, i int) error {
 		return err
 	}
 	hs.MAC = mac.String()
+	if len(o.HostCPUs) > 0 {
+		if err := setRPS(hs.Netns, HostIf, o.Queues, o.HostCPUs); err != nil {
+			return err
+		}
+	}
 	return t.record(hs)
 }
 
@@ -274,7 +282,7 @@ func configureHostIf(hs hostState, subnet, subnet6 netip.Prefix) (net.HardwareAd
 		}); err != nil {
 			return err
 		}
-		if err := disableOffloads(HostIf, hostOffload); err != nil {
+		if err := setOffloads(HostIf, hostOffload, func(f string) bool { return f == hostGRO }); err != nil {
 			return err
 		}
 		q := &netlink.GenericQdisc{
@@ -446,6 +454,10 @@ func (t *Testbed) ECN() bool { return t.st.ECN }
 // CongestionControl returns the hosts' default TCP congestion control, or
 // "" for a testbed whose state file predates the setting.
 func (t *Testbed) CongestionControl() string { return t.st.CC }
+
+// HostCPUs returns the CPUs the hosts' receive processing is steered to;
+// nil when it is left to the kernel.
+func (t *Testbed) HostCPUs() []int { return slices.Clone(t.st.HostCPUs) }
 
 // AllowedCongestionControl reports whether Up added the hosts' congestion
 // control to the machine's net.ipv4.tcp_allowed_congestion_control, without

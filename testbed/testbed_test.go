@@ -165,15 +165,21 @@ func TestUp(t *testing.T) {
 			t.Errorf("%s has addresses %+v; want none", h.SwitchIf, sl.AddrInfo)
 		}
 
-		// Offloads (DESIGN.md, "Test hosts and addresses").
-		noLarge := []string{"rx-gro", "tx-generic-segmentation", "tx-tcp-segmentation", "tx-tcp6-segmentation",
+		// Offloads (DESIGN.md, "Test hosts and addresses"): nothing larger
+		// than the MTU reaches or leaves the switch end; the host end
+		// segments nothing and finishes its checksums, but keeps GRO on its
+		// receive side, which the switch end needs to take redirected frames.
+		noSeg := []string{"tx-generic-segmentation", "tx-tcp-segmentation", "tx-tcp6-segmentation",
 			"tx-tcp-ecn-segmentation", "tx-tcp-mangleid-segmentation", "tx-udp-segmentation"}
+		if fs := features(t, h.Netns, "eth0"); !fs["rx-gro"] {
+			t.Errorf("%s/eth0: rx-gro off; want on (the switch end then takes redirected frames)", h.Netns)
+		}
 		for _, side := range []struct {
 			netns, ifname string
 			off           []string
 		}{
-			{h.Netns, "eth0", append([]string{"tx-checksum-ip-generic"}, noLarge...)},
-			{"", h.SwitchIf, noLarge},
+			{h.Netns, "eth0", append([]string{"tx-checksum-ip-generic"}, noSeg...)},
+			{"", h.SwitchIf, append([]string{"rx-gro"}, noSeg...)},
 		} {
 			fs := features(t, side.netns, side.ifname)
 			for _, name := range side.off {
@@ -818,5 +824,34 @@ func TestDoRunsInHostNamespace(t *testing.T) {
 	gone := testbed.Host{Name: "gone", Netns: "ecnsw-no-such-netns"}
 	if err := gone.Do(func() error { t.Error("fn ran"); return nil }); err == nil {
 		t.Error("Do in a missing namespace succeeded")
+	}
+}
+
+// TestHostCPUsSteerReceive: with HostCPUs, every host end's RX queues
+// steer receive processing to those CPUs (rps_cpus, read through `ip netns
+// exec`, which mounts the namespace's own sysfs); without, RPS stays off.
+func TestHostCPUsSteerReceive(t *testing.T) {
+	rps := func(netnsName string, q int) uint64 {
+		s := run(t, "ip", "netns", "exec", netnsName, "cat", fmt.Sprintf("/sys/class/net/eth0/queues/rx-%d/rps_cpus", q))
+		v, err := strconv.ParseUint(strings.ReplaceAll(s, ",", ""), 16, 64)
+		if err != nil {
+			t.Fatalf("rps_cpus %q: %v", s, err)
+		}
+		return v
+	}
+	tb := testbedtest.New(t, 2, func(o *testbed.Options) { o.HostCPUs = []int{0}; o.Queues = 2 })
+	if got := tb.HostCPUs(); !slices.Equal(got, []int{0}) {
+		t.Errorf("HostCPUs() = %v, want [0]", got)
+	}
+	for _, h := range tb.Hosts() {
+		for q := range 2 {
+			if got := rps(h.Netns, q); got != 1 {
+				t.Errorf("%s/eth0 rx-%d rps_cpus = %#x, want CPU 0 only (0x1)", h.Netns, q, got)
+			}
+		}
+	}
+	plain := testbedtest.New(t, 1)
+	if got := rps(plain.Hosts()[0].Netns, 0); got != 0 {
+		t.Errorf("without HostCPUs rps_cpus = %#x, want 0 (the kernel's choice)", got)
 	}
 }
