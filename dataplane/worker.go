@@ -49,6 +49,8 @@ type worker struct {
 
 	carried atomic.Int64 // received packets kept for the next pass, published once per pass
 
+	next int64 // a lower bound of the ports' next events (port.next); never once all are idle
+
 	time workerTime // where the worker's thread spent its time
 }
 
@@ -60,7 +62,7 @@ type workerTime struct {
 
 func newWorker(s *Switch, id int, cfg Config) (*worker, error) {
 	w := &worker{
-		s: s, id: id, batch: cfg.Batch, spin: cfg.Spin, cpu: -1,
+		s: s, id: id, batch: cfg.Batch, spin: cfg.Spin, cpu: -1, next: never,
 		arena: make([]packet.Desc, cfg.Frames),
 		free:  make([]*packet.Desc, 0, cfg.Frames),
 		in:    make([]*spsc.Ring[*packet.Desc], cfg.Workers),
@@ -229,6 +231,15 @@ func (w *worker) ingressInOrder(now, horizon int64) {
 	if m == 0 {
 		return
 	}
+	if m == 1 && active[0] < np { // one port: its packets are in order already
+		i, b := active[0], w.rx[active[0]]
+		k := 0
+		for ; k < len(b) && b[k].RxTime <= horizon; k++ {
+			w.ingress(w.ports[i], b[k], now)
+		}
+		w.rx[i] = b[:copy(b, b[k:])]
+		return
+	}
 	src := func(i int) []*packet.Desc {
 		if i < np {
 			return w.rx[i]
@@ -376,6 +387,7 @@ func (w *worker) toEgress(p *port, d *packet.Desc, now int64) {
 			w.drop(p, d, DropDelayFull, at)
 		}
 		p.next = w.nextEvent(p)
+		w.next = min(w.next, p.next)
 		return
 	}
 	w.enqueue(p, d, at)
@@ -418,6 +430,7 @@ func (w *worker) enqueue(p *port, d *packet.Desc, at int64) {
 			}
 		}
 	}
+	_, queued := p.sched.Len()
 	if !p.sched.Enqueue(d, at) {
 		mmu.Release(p.idx, q, d.Len)
 		w.drop(p, d, DropQueueFull, at)
@@ -425,7 +438,13 @@ func (w *worker) enqueue(p *port, d *packet.Desc, at int64) {
 	}
 	p.qc[q].enqueued.Add(1)
 	p.qc[q].enqBytes.Add(uint64(d.Len))
-	p.next = w.nextEvent(p)
+	if queued == 0 {
+		// A departure is now due. With packets queued already it was due
+		// before: every event before at has run, so the next departure is
+		// no earlier than at, and the shaper gives the same time from at.
+		p.next = w.nextEvent(p)
+		w.next = min(w.next, p.next)
+	}
 }
 
 // fillView loads the marker view for d in queue q of p. The queue and port
@@ -486,6 +505,9 @@ func (w *worker) nextEvent(p *port) int64 {
 // before is false, stopping short of them when true. It returns the
 // packets handed to devices on the way (a batch that filled up).
 func (w *worker) advanceAll(until int64, before bool) int {
+	if w.next > until || before && w.next == until {
+		return 0 // nothing due: w.next never exceeds a port's next event
+	}
 	n := 0
 	for {
 		var p *port
@@ -496,6 +518,7 @@ func (w *worker) advanceAll(until int64, before bool) int {
 			}
 		}
 		if p == nil || t > until || before && t == until {
+			w.next = t
 			return n
 		}
 		n += w.step(p, t)
@@ -591,6 +614,7 @@ func (w *worker) flush(p *port, now int64) int {
 	if wasBlocked && !p.blocked {
 		p.vnow = max(p.vnow, now)
 		p.next = w.nextEvent(p)
+		w.next = min(w.next, p.next)
 	} else if p.blocked {
 		p.next = w.nextEvent(p) // only releases from the delay line go on
 	}
