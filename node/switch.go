@@ -1,9 +1,11 @@
 package node
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"go.uber.org/zap"
 
@@ -33,7 +35,10 @@ func Devices(ifaces []string, opts afxdp.Options) []Device {
 
 // OpenPorts opens an AF_XDP port on every device's interface, in order,
 // and closes those already open if one fails. It is the one place
-// ecnswitch opens the ports of a switch.
+// ecnswitch opens the ports of a switch. A device whose options name a
+// shared UMEM its driver cannot bind on (afxdp.ErrUMEMMode: zero-copy
+// beside copy mode) opens with a UMEM of its own instead: frames to and
+// from it are then copied.
 func OpenPorts(devs []Device, log *zap.Logger) ([]*afxdp.Port, error) {
 	var open []*afxdp.Port
 	for i, d := range devs {
@@ -42,16 +47,42 @@ func OpenPorts(devs []Device, log *zap.Logger) ([]*afxdp.Port, error) {
 			opts.Logger = log
 		}
 		p, err := afxdp.Open(d.Interface, opts)
+		if errors.Is(err, afxdp.ErrUMEMMode) {
+			log.Warn("port cannot share the switch's UMEM; it gets its own, and frames to and from it are copied",
+				zap.String("port", d.Name), zap.Error(err))
+			opts.UMEM = nil
+			p, err = afxdp.Open(d.Interface, opts)
+		}
 		if err != nil {
 			closePorts(open, log)
 			return nil, fmt.Errorf("ports[%d] (%s): %w", i, d.Name, err)
 		}
 		info := p.Info()
 		log.Info("port open", zap.String("port", d.Name), zap.String("interface", d.Interface),
-			zap.Stringer("attach", info.Attach), zap.Bool("zerocopy", info.ZeroCopy), zap.Ints("queues", info.Queues))
+			zap.Stringer("attach", info.Attach), zap.Bool("zerocopy", info.ZeroCopy), zap.Ints("queues", info.Queues),
+			zap.Bool("sharedUMEM", info.SharedUMEM), zap.Stringer("transmit", info.Transmit))
 		open = append(open, p)
 	}
 	return open, nil
+}
+
+// sharedUMEM makes the one UMEM of a switch of cfg on devs
+// (afxdp.NewSwitchUMEM) and points each device at it: frames then move
+// from port to port, and between the ports and the dataplane, without a
+// copy. It returns nil when nothing can be shared.
+func sharedUMEM(cfg dataplane.Config, devs []Device) (*afxdp.UMEM, error) {
+	ifaces := make([]string, len(devs))
+	opts := make([]afxdp.Options, len(devs))
+	for i, d := range devs {
+		ifaces[i], opts[i] = d.Interface, d.AFXDP
+	}
+	u, err := afxdp.NewSwitchUMEM(ifaces, opts, max(cfg.Workers, 1)*cmp.Or(cfg.Frames, dataplane.DefaultFrames))
+	if u != nil {
+		for i := range devs {
+			devs[i].AFXDP = opts[i]
+		}
+	}
+	return u, err
 }
 
 func closePorts(ps []*afxdp.Port, log *zap.Logger) {
@@ -67,6 +98,7 @@ func closePorts(ps []*afxdp.Port, log *zap.Logger) {
 type Switch struct {
 	*dataplane.Switch
 	ports  []*afxdp.Port
+	umem   *afxdp.UMEM // shared by the ports and the dataplane; nil if none
 	cancel context.CancelFunc
 	exited chan struct{} // closed when the workers have stopped
 	runErr error         // the workers' error, once exited is closed
@@ -82,20 +114,37 @@ func Open(cfg dataplane.Config, devs []Device, clock timestamp.Clock, log *zap.L
 	if len(devs) != len(cfg.Ports) {
 		return nil, fmt.Errorf("node: %d devices for %d configured ports", len(devs), len(cfg.Ports))
 	}
+	devs = slices.Clone(devs)
+	umem, err := sharedUMEM(cfg, devs)
+	if err != nil {
+		return nil, fmt.Errorf("node: %w", err)
+	}
+	closeUMEM := func() {
+		if umem != nil {
+			if err := umem.Close(); err != nil {
+				log.Warn("close UMEM", zap.Error(err))
+			}
+		}
+	}
 	xsks, err := OpenPorts(devs, log)
 	if err != nil {
+		closeUMEM()
 		return nil, err
 	}
 	ps := make([]ports.Port, len(xsks))
 	for i, p := range xsks {
 		ps[i] = p
 	}
+	if umem != nil {
+		cfg.Memory = umem
+	}
 	sw, err := dataplane.New(cfg, ps, clock, log.Named("dataplane"))
 	if err != nil {
 		closePorts(xsks, log)
+		closeUMEM()
 		return nil, err
 	}
-	return &Switch{Switch: sw, ports: xsks}, nil
+	return &Switch{Switch: sw, ports: xsks, umem: umem}, nil
 }
 
 // Start starts the workers. They run until Stop, or until one fails
@@ -135,6 +184,17 @@ func (s *Switch) KernelDrops() uint64 {
 		n += p.Stats().RxDropped
 	}
 	return n
+}
+
+// Close closes the ports, which detaches the XDP programs, and then the
+// UMEM they shared with the dataplane. The workers must have stopped.
+func (s *Switch) Close() error {
+	err := s.Switch.Close()
+	if s.umem != nil {
+		err = errors.Join(err, s.umem.Close())
+		s.umem = nil
+	}
+	return err
 }
 
 // Stop stops the workers, waits for them, and closes the ports, which

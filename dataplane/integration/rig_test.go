@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net"
@@ -77,9 +78,23 @@ func newRig(t *testing.T, n int, config func([]testbed.Host) dataplane.Config, o
 	t.Helper()
 	tbd := testbedtest.New(t, n, opts...)
 	r := &rig{t: t, tb: tbd, hosts: tbd.Hosts()}
+	cfg := config(r.hosts)
+	// One UMEM for the ports and the switch's arena, as node.Open makes it:
+	// frames move from port to port without a copy.
+	ifaces := make([]string, n)
+	xopts := make([]afxdp.Options, n)
+	for i, h := range r.hosts {
+		ifaces[i] = h.SwitchIf
+	}
+	umem, err := afxdp.NewSwitchUMEM(ifaces, xopts, max(cfg.Workers, 1)*cmp.Or(cfg.Frames, dataplane.DefaultFrames))
+	if err != nil || umem == nil {
+		t.Fatalf("UMEM for the switch: %v, %v", umem, err)
+	}
+	t.Cleanup(func() { umem.Close() }) // runs after r.stop, registered later
+	cfg.Memory = umem
 	devs := make([]ports.Port, 0, n)
-	for _, h := range r.hosts {
-		p, err := afxdp.Open(h.SwitchIf, afxdp.Options{})
+	for i, h := range r.hosts {
+		p, err := afxdp.Open(h.SwitchIf, xopts[i])
 		if err != nil {
 			for _, p := range r.ports {
 				p.Close()
@@ -89,7 +104,7 @@ func newRig(t *testing.T, n int, config func([]testbed.Host) dataplane.Config, o
 		r.ports = append(r.ports, p)
 		devs = append(devs, p)
 	}
-	sw, err := dataplane.New(config(r.hosts), devs, timestamp.NewMonotonic(), nil)
+	sw, err := dataplane.New(cfg, devs, timestamp.NewMonotonic(), nil)
 	if err != nil {
 		for _, p := range r.ports {
 			p.Close()
@@ -191,6 +206,21 @@ func (r *rig) stop() {
 				break
 			}
 			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	// Every frame moved between the ports and the switch's arena by
+	// exchange, never by copy: they share one UMEM.
+	for i, p := range r.ports {
+		qs, err := p.QueueStats()
+		if err != nil {
+			r.t.Errorf("%s queue stats: %v", r.hosts[i].SwitchIf, err)
+			continue
+		}
+		for _, q := range qs {
+			if q.RxCopied != 0 || q.TxCopied != 0 {
+				r.t.Errorf("%s queue %d: %d received and %d transmitted frames copied; want all exchanged (shared UMEM)",
+					r.hosts[i].SwitchIf, q.Queue, q.RxCopied, q.TxCopied)
+			}
 		}
 	}
 	if err := r.sw.Close(); err != nil {

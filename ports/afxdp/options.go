@@ -22,6 +22,12 @@ var (
 	// ErrInUse reports that a live ecnswitch Port (in this or another
 	// process) already drives the interface.
 	ErrInUse = errors.New("interface already driven by ecnswitch")
+
+	// ErrUMEMMode reports that a socket could not bind on a shared UMEM
+	// because its driver cannot work in the UMEM's mode (zero-copy or
+	// copy, fixed by the UMEM's first socket); the Port can open with a
+	// UMEM of its own instead.
+	ErrUMEMMode = errors.New("driver cannot share the UMEM's mode")
 )
 
 // AttachMode selects how the XDP redirect program is attached.
@@ -303,6 +309,17 @@ func (o Options) Validate() error {
 		seen[q] = true
 	}
 	return nil
+}
+
+// UMEMFrames returns the frames a Port with these options takes from a
+// shared UMEM (Options.UMEM) when it opens sockets on queues RX queues:
+// each socket's reserve, plus the scratch frames of live-frames transmit.
+func (o Options) UMEMFrames(queues int) int {
+	o = o.withDefaults()
+	if len(o.Queues) > 0 {
+		queues = len(o.Queues)
+	}
+	return queues*o.Frames + MaxLiveMin // the live-frames scratch: one call's worth
 }
 
 // UsableFrame is the largest frame, in bytes, a socket with this frame

@@ -202,6 +202,11 @@ func Open(ifname string, opts Options) (*Port, error) {
 	return p, nil
 }
 
+// RxQueues returns the number of RX queues of ifname (ETHTOOL_GCHANNELS
+// rx + combined where the driver answers, else sysfs): the sockets Open
+// makes when Options.Queues is empty.
+func RxQueues(ifname string) (int, error) { return rxQueueCount(ifname) }
+
 func biggerFrameHint(frameSize, mtu int) string {
 	if frameSize == 2048 && mtu+18 <= UsableFrame(4096) {
 		return ", or set FrameSize 4096"

@@ -26,6 +26,9 @@ func NewUMEM(frames, frameSize int) (*UMEM, error) {
 	return nil, fmt.Errorf("afxdp: UMEM: AF_XDP needs Linux: %w", ErrNotSupported)
 }
 
+// NewSwitchUMEM returns nil: AF_XDP is Linux-only.
+func NewSwitchUMEM(ifaces []string, opts []Options, arena int) (*UMEM, error) { return nil, nil }
+
 // FrameSize returns 0.
 func (u *UMEM) FrameSize() int { return 0 }
 
@@ -46,6 +49,9 @@ func Open(ifname string, opts Options) (*Port, error) {
 	}
 	return nil, fmt.Errorf("afxdp: open %s: AF_XDP needs Linux: %w", ifname, ErrNotSupported)
 }
+
+// RxQueues reports ErrNotSupported: AF_XDP is Linux-only.
+func RxQueues(ifname string) (int, error) { return 0, ErrNotSupported }
 
 // Name returns "".
 func (p *Port) Name() string { return "" }

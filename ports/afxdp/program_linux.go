@@ -56,8 +56,8 @@ const (
 // Its first word is the index of the next descriptor the program takes;
 // descriptors follow, each a frame index into the UMEM array and a length.
 const (
-	txqLen       = 256 // descriptors, the most one BPF_PROG_RUN call sends (TEST_XDP_MAX_BATCH)
-	txqDescs     = 8   // offset of the first descriptor
+	txqLen       = MaxLiveMin // descriptors, the most one BPF_PROG_RUN call sends (TEST_XDP_MAX_BATCH)
+	txqDescs     = 8          // offset of the first descriptor
 	txqValueSize = txqDescs + 8*txqLen
 	txMetaLen    = 8  // bytes of metadata that mark a BPF_PROG_RUN frame: the program's magic
 	txFrameLen   = 60 // length of the template frame BPF_PROG_RUN starts each frame from

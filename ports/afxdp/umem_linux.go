@@ -3,6 +3,7 @@
 package afxdp
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math/bits"
@@ -68,6 +69,37 @@ func NewUMEM(frames, frameSize int) (*UMEM, error) {
 		mem: mem, frameSize: frameSize, shift: uint(bits.TrailingZeros(uint(frameSize))),
 		frames: m, state: make([]uint8, frames), owner: -1,
 	}, nil
+}
+
+// NewSwitchUMEM makes the one UMEM of a switch whose ports open on ifaces
+// with opts (ifaces[i] with opts[i]) and whose dataplane holds arena
+// frames of its own, and points every opts[i] at it. It returns nil, and
+// changes nothing, when the options' frame sizes differ or one already
+// names a UMEM: nothing is shared then.
+func NewSwitchUMEM(ifaces []string, opts []Options, arena int) (*UMEM, error) {
+	if len(ifaces) == 0 || len(ifaces) != len(opts) {
+		return nil, nil
+	}
+	size := cmp.Or(opts[0].FrameSize, DefaultFrameSize)
+	frames := arena
+	for i, o := range opts {
+		if cmp.Or(o.FrameSize, DefaultFrameSize) != size || o.UMEM != nil {
+			return nil, nil
+		}
+		nq, err := rxQueueCount(ifaces[i])
+		if err != nil {
+			return nil, fmt.Errorf("afxdp: %s: %w", ifaces[i], err)
+		}
+		frames += o.UMEMFrames(nq)
+	}
+	u, err := NewUMEM(frames, size)
+	if err != nil {
+		return nil, err
+	}
+	for i := range opts {
+		opts[i].UMEM = u
+	}
+	return u, nil
 }
 
 // FrameSize returns the size of a frame in bytes.

@@ -625,8 +625,8 @@ func (s *xsk) bindShared(c xskConfig, owner int) error {
 		return fmt.Errorf("afxdp: bind %s queue %d: %w after retrying for %v: another AF_XDP socket holds this queue",
 			c.ifname, c.queue, err, c.bindWait)
 	case errors.Is(err, unix.EOPNOTSUPP), errors.Is(err, unix.EINVAL):
-		return fmt.Errorf("afxdp: bind %s queue %d on a shared UMEM: %w: sockets sharing a UMEM bind in the mode of "+
-			"the first (zero-copy or copy); give ports whose drivers differ their own UMEMs, or set ZeroCopyOff", c.ifname, c.queue, err)
+		return fmt.Errorf("afxdp: bind %s queue %d on a shared UMEM: %w (%w): sockets sharing a UMEM bind in the mode of "+
+			"the first (zero-copy or copy); give ports whose drivers differ their own UMEMs, or set ZeroCopyOff", c.ifname, c.queue, err, ErrUMEMMode)
 	default:
 		return fmt.Errorf("afxdp: bind %s queue %d on a shared UMEM: %w", c.ifname, c.queue, err)
 	}
