@@ -93,6 +93,17 @@ type Config struct {
 	// the kernel's SO_BUSY_POLL.)
 	Spin int
 
+	// Priority, when not 0, runs the workers in the real-time class
+	// SCHED_FIFO at this priority, 1 to 99: a worker then runs the moment
+	// its timer (its next departure) or its ports wake it, ahead of every
+	// ordinary thread, and yields the CPU whenever it sleeps. On a machine
+	// shared with the hosts whose TCP it forwards this keeps the virtual
+	// line's batches on time. With Spin < 0 (never sleep) the kernel's
+	// real-time throttling (sched_rt_runtime_us) is all that leaves the
+	// CPU to anything else. Needs CAP_SYS_NICE. 0 leaves the workers in the
+	// ordinary class.
+	Priority int
+
 	// Memory is where the workers' frame arenas live: nil allocates them
 	// on the Go heap; an AF_XDP UMEM shared with the ports (afxdp.UMEM)
 	// lets frames move from port to port without a copy.
@@ -106,6 +117,9 @@ type FrameSource interface {
 	// one frame, or an error when it has not that many left.
 	Frames(n int) ([][]byte, error)
 }
+
+// MaxPriority is the highest SCHED_FIFO priority (Config.Priority).
+const MaxPriority = 99
 
 // Egress defaults and limits.
 const (

@@ -112,3 +112,15 @@ func (p Placement) String() string {
 	}
 	return "workers on CPU " + FormatCPUs(p.Workers) + ", everything else on CPU " + FormatCPUs(p.Others)
 }
+
+// setFIFO puts the calling thread in the SCHED_FIFO class at priority.
+func setFIFO(priority int) error {
+	attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_FIFO, Priority: uint32(priority)}
+	if err := unix.SchedSetAttr(0, &attr, 0); err != nil {
+		if err == unix.EPERM {
+			return fmt.Errorf("%w: needs root or CAP_SYS_NICE", err)
+		}
+		return err
+	}
+	return nil
+}

@@ -32,6 +32,8 @@ type Switch struct {
 	workers []*worker
 	owner   []uint8 // port index → worker index
 
+	priority int // SCHED_FIFO priority of the workers; 0 for none
+
 	running atomic.Bool
 }
 
@@ -81,7 +83,7 @@ func New(cfg Config, devs []ports.Port, clock timestamp.Clock, log *zap.Logger) 
 	if len(devs) != len(cfg.Ports) {
 		return nil, fmt.Errorf("dataplane: %d devices for %d configured ports", len(devs), len(cfg.Ports))
 	}
-	s := &Switch{log: log, clock: clock, owner: make([]uint8, len(cfg.Ports))}
+	s := &Switch{log: log, clock: clock, owner: make([]uint8, len(cfg.Ports)), priority: cfg.Priority}
 
 	bc := buffer.Config{Pools: cfg.Pools}
 	maxQueues := 1
@@ -266,12 +268,12 @@ func (s *Switch) Run(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			// A pinned thread stays locked, so that it ends with its
-			// goroutine instead of going back to the runtime's pool.
+			// A pinned or real-time thread stays locked, so that it ends
+			// with its goroutine instead of going back to the runtime's pool.
 			runtime.LockOSThread()
-			if w.cpu < 0 {
+			if w.cpu < 0 && s.priority == 0 {
 				defer runtime.UnlockOSThread()
-			} else {
+			} else if w.cpu >= 0 {
 				var set unix.CPUSet
 				set.Set(w.cpu)
 				if err := unix.SchedSetaffinity(0, &set); err != nil {
@@ -283,6 +285,13 @@ func (s *Switch) Run(ctx context.Context) error {
 			}
 			if err := unix.Prctl(unix.PR_SET_TIMERSLACK, workerTimerSlack, 0, 0, 0); err != nil {
 				s.log.Warn("worker keeps the default timer slack", zap.Int("worker", i), zap.Error(err))
+			}
+			if s.priority > 0 {
+				if err := setFIFO(s.priority); err != nil {
+					errs[i] = fmt.Errorf("dataplane: worker %d: priority %d (SCHED_FIFO): %w", i, s.priority, err)
+					failed()
+					return
+				}
 			}
 			if errs[i] = w.run(&stop); errs[i] != nil {
 				failed()

@@ -107,6 +107,12 @@ type Options struct {
 	// default here) ignores them. Default DefaultCC.
 	CongestionControl string
 
+	// WorkerCPUs pins the switch's worker (one CPU), and HostCPUs are where
+	// the hosts' receive processing runs (testbed.Options.HostCPUs); empty
+	// places nothing. node.Demo fills both from dataplane.Place and keeps
+	// the demo's own threads, which run the hosts' TCP, on HostCPUs.
+	WorkerCPUs, HostCPUs []int
+
 	// Start starts each scheme's switch: cfg, port i on interface
 	// ifaces[i]. Required: node.Demo passes the switch on AF_XDP ports
 	// that ecnswitch demo measures.
@@ -274,7 +280,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	say := func(format string, args ...any) { fmt.Fprintf(o.Out, format+"\n", args...) }
 
 	say("ecnswitch demo: the MQ-ECN static-flow experiment (001 §2.2.3, §5.1.1) on real kernel TCP")
-	tbo := testbed.Options{Hosts: Hosts, ID: o.ID, Subnet: o.Subnet, StateDir: o.StateDir, Logger: o.Logger}
+	tbo := testbed.Options{Hosts: Hosts, ID: o.ID, Subnet: o.Subnet, StateDir: o.StateDir, Logger: o.Logger, HostCPUs: o.HostCPUs}
 	if slices.Contains(testbed.CongestionControls(), o.CongestionControl) {
 		tbo.CongestionControl = o.CongestionControl // the hosts' default too, not only the demo's sockets'
 	}
@@ -294,6 +300,12 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 		strings.TrimSpace(mbit(float64(o.Rate))), o.Buffer>>10, o.K>>10, o.CongestionControl)
 	say("flows: %d from h1 (DSCP %d → queue 1), %d from h2–h4 (DSCP %d → queue 2), all to h5",
 		o.Flows[0], DSCPQueue1, o.Flows[1], DSCPQueue2)
+	if len(o.WorkerCPUs) > 0 {
+		say("CPUs: the switch worker on %s; the hosts' TCP and receive processing (RPS) on %s",
+			dataplane.FormatCPUs(o.WorkerCPUs), dataplane.FormatCPUs(o.HostCPUs))
+	} else {
+		say("CPUs: not placed (no more CPUs than the one worker): the worker and the hosts share every CPU")
+	}
 
 	for i, name := range o.Schemes {
 		if err := ctx.Err(); err != nil {
@@ -351,6 +363,7 @@ func switchConfig(o Options, hosts []testbed.Host, name string) (dataplane.Confi
 	cfg := dataplane.Config{
 		Workers: 1,   // two cores: one for the worker, one for the hosts' TCP
 		Spin:    256, // poll 256 idle passes, then wait on the ports
+		CPUs:    o.WorkerCPUs,
 		Classifier: dataplane.Classifier{DSCP: map[uint8]int{
 			DSCPQueue1: 0,
 			DSCPQueue2: 1,

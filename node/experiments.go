@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"fmt"
 
 	"go.uber.org/zap"
 
@@ -13,12 +14,41 @@ import (
 )
 
 // Demo runs the MQ-ECN static-flow demo (demo.Run), each scheme's switch
-// on AF_XDP ports with the default options, on the monotonic clock.
+// on AF_XDP ports with the default options, on the monotonic clock. When
+// the machine has a CPU more than the worker needs (dataplane.Place), the
+// worker gets its own CPU and everything else — this process's other
+// threads, which run the hosts' TCP, and the hosts' receive processing —
+// the rest, for as long as the demo runs.
 func Demo(ctx context.Context, o demo.Options) (*demo.Result, error) {
 	o.Start = func(cfg dataplane.Config, ifaces []string) (demo.Switch, error) {
 		return Start(cfg, Devices(ifaces, afxdp.Options{Logger: o.Logger}), timestamp.NewMonotonic(), o.Logger)
 	}
+	restore, err := place(1, &o.WorkerCPUs, &o.HostCPUs)
+	if err != nil {
+		return nil, err
+	}
+	defer restore()
 	return demo.Run(ctx, o)
+}
+
+// place splits the CPUs between workers and the rest (dataplane.Place),
+// stores the split in *workerCPUs and *others, and restricts every thread
+// of the process to the others: the workers pin themselves to theirs.
+// restore gives the threads back the CPUs they had.
+func place(workers int, workerCPUs, others *[]int) (restore func(), err error) {
+	allowed, err := dataplane.AllowedCPUs()
+	if err != nil {
+		return nil, err
+	}
+	pl, err := dataplane.Place(workers)
+	if err != nil || len(pl.Workers) == 0 {
+		return func() {}, err
+	}
+	if err := pinCPUs(pl.Others); err != nil {
+		return nil, fmt.Errorf("keep this process off the workers' CPUs: %w", err)
+	}
+	*workerCPUs, *others = pl.Workers, pl.Others
+	return func() { pinCPUs(allowed) }, nil
 }
 
 // BenchSwitch runs the RFC 2544 switch benchmark (bench.RunSwitch), each
