@@ -33,10 +33,12 @@ type Status struct {
 // capture is one running capture: the filter and ring the port's worker
 // feeds, and the writer goroutine that drains the ring into files.
 type capture struct {
-	id      int
-	spec    Spec
-	port    int
-	started time.Time
+	id        int
+	spec      Spec
+	port      int
+	started   time.Time
+	ringBytes int64 // the ring's memory, counted against Options.RingMemory
+	bound     int64 // the most its files keep on disk (Spec.DiskBound); 0 for none
 
 	// Producer side: the port's worker.
 	filter    filter

@@ -394,7 +394,7 @@ func TestRotation(t *testing.T) {
 				spec.MaxBytes = 24 + perFile*(16+size)
 			} else {
 				// Find the block sizes from a first run's file: SHB+IDB and one EPB.
-				spec.MaxBytes = MaxMaxBytes
+				spec.MaxBytes = 1 << 20
 			}
 			id, err := m.Start(spec)
 			if err != nil {

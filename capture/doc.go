@@ -69,13 +69,24 @@
 //
 // # Rotation
 //
-// With max_bytes set, a capture starts a new file before a packet would
-// make the current one larger than max_bytes (a file always holds at least
-// one packet). File k is the path itself for k = 0 and the path with .k
+// A capture starts a new file before a packet would make the current one
+// larger than max_bytes (DefaultMaxBytes unless set; Unlimited never
+// rotates), and a file always holds at least one packet. File k is the path itself for k = 0 and the path with .k
 // before its extension after that: marked.pcapng, marked.1.pcapng,
 // marked.2.pcapng, … Numbers only grow, so files never get renamed while a
-// reader has them open; with max_files set, the oldest is deleted when a
-// new one would exceed the count, leaving the newest max_files.
+// reader has them open; the oldest is deleted when a new one would exceed
+// max_files (DefaultMaxFiles unless set; Unlimited keeps all), leaving the
+// newest max_files.
+//
+// # Limits
+//
+// What captures may cost is bounded by the Manager: at most MaxCaptures
+// run at once; their rings together take at most Options.RingMemory; and
+// with a directory, Options.Quota bounds its bytes: a capture starts only
+// if the files already there (those of running captures aside), the most
+// every running capture may keep and the most it may keep itself
+// (Spec.DiskBound: max_files × max_bytes, and a record) fit, so a capture
+// that could grow without bound never starts under a quota.
 //
 // # Files
 //
@@ -92,9 +103,10 @@
 //
 // # Wiring
 //
-// The daemon builds the Manager next to the switch with the switch's clock,
-// starts the captures its config lists with Start, mounts Handler on its
-// local HTTP server (POST /capture/start, POST /capture/stop?id=N,
-// GET /capture/status) and calls Close on shutdown. `ecnswitch capture
-// start|stop|status` uses Client against that server.
+// The daemon (package node) builds the Manager next to the switch with the
+// switch's clock, starts the captures its config lists with Start, serves
+// Handler (POST /capture/start, POST /capture/stop?id=N, GET
+// /capture/status) on its control socket only — a UNIX socket of mode
+// 0600, never the TCP telemetry listener — and calls Close on shutdown.
+// `ecnswitch capture start|stop|status` uses Client against that socket.
 package capture

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -17,7 +18,7 @@ import (
 const maxSpecBody = 64 << 10
 
 // Handler serves the capture API, to be mounted at the root of the
-// switch's local HTTP server:
+// switch's control server (its UNIX socket, behind httpguard.Guard):
 //
 //	POST /capture/start        body: a JSON Spec   → 200 Status of the new capture
 //	POST /capture/stop?id=N                        → 200 final Status
@@ -144,12 +145,17 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 }
 
 // Client calls a running switch's capture API, for `ecnswitch capture
-// start|stop|status`.
+// start|stop|status`. The daemon serves the API on its control socket
+// only (Socket); Addr reaches a Handler mounted elsewhere (a test's).
 type Client struct {
-	// Addr is the switch's HTTP address: host:port, or a URL with a scheme
-	// and an optional path prefix under which the Handler is mounted.
+	// Socket is the path of the switch's control socket, a UNIX socket.
+	Socket string
+	// Addr, when Socket is empty, is an HTTP address: host:port, or a URL
+	// with a scheme and an optional path prefix under which the Handler is
+	// mounted.
 	Addr string
-	// HTTP is the client to use; nil means http.DefaultClient.
+	// HTTP is the client to use; nil means http.DefaultClient. With
+	// Socket, only its Timeout is used.
 	HTTP *http.Client
 }
 
@@ -177,7 +183,20 @@ func (c Client) Status(ctx context.Context) ([]Status, error) {
 }
 
 func (c Client) do(ctx context.Context, method, path string, q url.Values, body []byte, out any) error {
-	base := c.Addr
+	base, hc := c.Addr, c.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	if c.Socket != "" {
+		base = "http://localhost"
+		sock := c.Socket
+		hc = &http.Client{Timeout: hc.Timeout, Transport: &http.Transport{
+			DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+				return (&net.Dialer{}).DialContext(ctx, "unix", sock)
+			},
+		}}
+		defer hc.CloseIdleConnections()
+	}
 	if !strings.Contains(base, "://") {
 		base = "http://" + base
 	}
@@ -190,12 +209,8 @@ func (c Client) do(ctx context.Context, method, path string, q url.Values, body 
 	if err != nil {
 		return fmt.Errorf("capture: %w", err)
 	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	hc := c.HTTP
-	if hc == nil {
-		hc = http.DefaultClient
+	if method != http.MethodGet {
+		req.Header.Set("Content-Type", "application/json") // the server refuses a POST of any other type
 	}
 	resp, err := hc.Do(req)
 	if err != nil {

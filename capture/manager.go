@@ -3,6 +3,7 @@ package capture
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -38,9 +39,25 @@ type Options struct {
 	Wall func() time.Time
 	// MaxCaptures bounds the captures running at once; 0 means 64.
 	MaxCaptures int
+	// Quota bounds the bytes in Dir. A capture starts only if the files
+	// already there (those of running captures aside), the most every
+	// running capture may keep (Spec.DiskBound) and the most the new one
+	// may keep fit in it; so a capture without a bound (never rotating, or
+	// keeping every file) cannot start. 0 means DefaultQuota, negative no
+	// quota. It needs Dir.
+	Quota int64
+	// RingMemory bounds the rings of the running captures together (ring
+	// × snaplen each); 0 means DefaultRingMemory.
+	RingMemory int64
 	// Log logs starts, stops and write errors; nil logs nothing.
 	Log *zap.Logger
 }
+
+// Defaults of Options.
+const (
+	DefaultQuota      = 4 << 30   // bytes in the capture directory
+	DefaultRingMemory = 256 << 20 // bytes of every running capture's ring together
+)
 
 // Manager owns the captures of one switch: it installs their taps on the
 // ports and runs their writers. Its methods are safe for concurrent use
@@ -58,6 +75,7 @@ type Manager struct {
 
 	mu     sync.Mutex
 	dir    *os.Root // Options.Dir, opened on the first Start
+	rings  int64    // ring bytes of the running captures
 	next   int
 	caps   map[int]*capture
 	byPort [][]*capture
@@ -74,6 +92,12 @@ func New(sw *dataplane.Switch, clock timestamp.Clock, opts Options) *Manager {
 	}
 	if opts.MaxCaptures == 0 {
 		opts.MaxCaptures = 64
+	}
+	if opts.Quota == 0 {
+		opts.Quota = DefaultQuota
+	}
+	if opts.RingMemory <= 0 {
+		opts.RingMemory = DefaultRingMemory
 	}
 	if opts.Log == nil {
 		opts.Log = zap.NewNop()
@@ -122,11 +146,16 @@ func (m *Manager) Start(s Spec) (int, error) {
 				ErrInvalid, pl.path, c.id, c.out.path)
 		}
 	}
+	if err := m.admit(s, pl); err != nil {
+		pl.close()
+		return 0, fmt.Errorf("capture: %w: %w", ErrInvalid, err)
+	}
 	// The (wall, mono) pair that maps the switch's timestamps to wall time.
 	wall, mono := m.opts.Wall(), m.clock.Now()
 	m.next++
+	bound, _ := s.DiskBound()
 	c := &capture{
-		id: m.next, spec: s, port: port, started: wall,
+		id: m.next, spec: s, port: port, started: wall, ringBytes: s.RingBytes(), bound: bound,
 		filter:   newFilter(s),
 		ring:     newRing(s.Ring, s.SnapLen),
 		out:      newFileWriter(s, pl.root, pl.name, pl.path, m.names[port], wall, mono),
@@ -140,11 +169,60 @@ func (m *Manager) Start(s Spec) (int, error) {
 	}
 	go c.run()
 	m.caps[c.id] = c
+	m.rings += c.ringBytes
 	m.byPort[port] = append(slices.Clip(m.byPort[port]), c)
 	m.install(port)
 	m.opts.Log.Info("capture started", zap.Int("id", c.id), zap.String("port", m.names[port]),
 		zap.String("direction", string(s.Direction)), zap.String("filter", string(s.Filter)), zap.String("path", pl.path))
 	return c.id, nil
+}
+
+// admit checks that a capture of s placed at pl fits the ring memory and
+// the directory's quota. m.mu is held.
+func (m *Manager) admit(s Spec, pl placement) error {
+	if r := s.RingBytes(); m.rings+r > m.opts.RingMemory {
+		return fmt.Errorf("ring: %d slots × snaplen %d = %d bytes, and the running captures' rings hold %d: more than the %d bytes all rings may take (capture.ring_memory); lower ring or snaplen, or stop a capture",
+			s.Ring, s.SnapLen, r, m.rings, m.opts.RingMemory)
+	}
+	if m.opts.Dir == "" || m.opts.Quota < 0 {
+		return nil
+	}
+	bound, ok := s.DiskBound()
+	if !ok {
+		return fmt.Errorf("max_bytes, max_files: a capture that never rotates or keeps every file has no size bound, and the capture directory has a quota of %d bytes (capture.quota); set both", m.opts.Quota)
+	}
+	used := m.diskUse()
+	if used+bound > m.opts.Quota {
+		return fmt.Errorf("quota: the capture directory holds %d bytes (running captures counted at their bound) and this capture may keep %d (max_files × max_bytes): more than its quota of %d bytes (capture.quota); remove old files, lower max_bytes or max_files, or raise the quota",
+			used, bound, m.opts.Quota)
+	}
+	return nil
+}
+
+// diskUse returns the bytes of the files in the capture directory, those
+// of running captures counted at their bound instead. m.mu is held.
+func (m *Manager) diskUse() int64 {
+	var n int64
+	fs.WalkDir(m.dir.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return nil // what cannot be read is not counted; the walk goes on
+		}
+		for _, c := range m.caps {
+			if c.out.root == m.dir && (p == c.out.name || isRotation(p, c.out.name)) {
+				return nil
+			}
+		}
+		if fi, err := d.Info(); err == nil {
+			n += fi.Size()
+		}
+		return nil
+	})
+	for _, c := range m.caps {
+		if c.out.root == m.dir {
+			n += c.bound
+		}
+	}
+	return n
 }
 
 // placement is where a capture's files go.
@@ -218,6 +296,7 @@ func (m *Manager) Stop(id int) (Status, error) {
 		return Status{}, fmt.Errorf("capture: %w: id %d", ErrNotFound, id)
 	}
 	delete(m.caps, id)
+	m.rings -= c.ringBytes
 	m.byPort[c.port] = slices.DeleteFunc(slices.Clone(m.byPort[c.port]), func(x *capture) bool { return x == c })
 	m.install(c.port)
 	m.mu.Unlock()

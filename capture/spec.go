@@ -53,9 +53,20 @@ const (
 	// MaxRingBytes bounds the ring's memory, ring × snaplen.
 	MaxRingBytes = 256 << 20
 
-	MinMaxBytes = 1024
-	MaxMaxBytes = 1 << 40
-	MaxMaxFiles = 100_000
+	// DefaultMaxBytes and DefaultMaxFiles rotate a capture that sets
+	// neither: at most 8 files of 64 MiB, 512 MiB on disk.
+	DefaultMaxBytes = 64 << 20
+	DefaultMaxFiles = 8
+	MinMaxBytes     = 1024
+	MaxMaxBytes     = 1 << 40
+	MaxMaxFiles     = 100_000
+	// Unlimited, as MaxBytes, never rotates; as MaxFiles, keeps every file.
+	Unlimited = -1
+
+	// recordSlack bounds what a file may hold beyond MaxBytes: its header
+	// and one record (a file always holds at least one packet), snaplen
+	// aside.
+	recordSlack = 2048
 )
 
 // Spec describes one capture. The zero values of the optional fields take
@@ -86,10 +97,12 @@ type Spec struct {
 	// [MinSnapLen, MaxSnapLen]; 0 means DefaultSnapLen.
 	SnapLen int `json:"snaplen,omitempty" yaml:"snaplen,omitempty"`
 	// MaxBytes rotates to a new file before one would grow past it; 0
-	// never rotates. A file always holds at least one packet.
+	// means DefaultMaxBytes, Unlimited (-1) never rotates. A file always
+	// holds at least one packet.
 	MaxBytes int64 `json:"max_bytes,omitempty" yaml:"max_bytes,omitempty"`
 	// MaxFiles keeps only the newest MaxFiles files, deleting older ones;
-	// 0 keeps every file.
+	// 0 means DefaultMaxFiles when the capture rotates, Unlimited (-1)
+	// keeps every file.
 	MaxFiles int `json:"max_files,omitempty" yaml:"max_files,omitempty"`
 	// Ring is the number of slots between the port's worker and the
 	// writer, a power of two; 0 means DefaultRing.
@@ -98,7 +111,8 @@ type Spec struct {
 
 // WithDefaults returns s with the defaults filled in: direction egress
 // (drops for filter dropped), filter all, format pcapng, DefaultSnapLen,
-// DefaultRing. Path stays as it is.
+// DefaultRing, and rotation at DefaultMaxBytes keeping DefaultMaxFiles.
+// Path stays as it is.
 func (s Spec) WithDefaults() Spec { return s.withDefaults() }
 
 // withDefaults returns s with the defaults filled in.
@@ -121,7 +135,31 @@ func (s Spec) withDefaults() Spec {
 	if s.Ring == 0 {
 		s.Ring = DefaultRing
 	}
+	if s.MaxBytes == 0 {
+		s.MaxBytes = DefaultMaxBytes
+	}
+	if s.MaxBytes > 0 && s.MaxFiles == 0 {
+		s.MaxFiles = DefaultMaxFiles
+	}
 	return s
+}
+
+// DiskBound returns the most bytes the files of s can hold on disk at
+// once: MaxFiles files of MaxBytes, each with room for a header and one
+// record more. ok is false when s has no bound: it never rotates, or it
+// keeps every file.
+func (s Spec) DiskBound() (n int64, ok bool) {
+	s = s.withDefaults()
+	if s.MaxBytes < 0 || s.MaxFiles < 0 {
+		return 0, false
+	}
+	return int64(s.MaxFiles) * (s.MaxBytes + int64(s.SnapLen) + recordSlack), true
+}
+
+// RingBytes returns the memory of s's ring, ring × snaplen.
+func (s Spec) RingBytes() int64 {
+	s = s.withDefaults()
+	return int64(s.Ring) * int64(s.SnapLen)
 }
 
 // Validate checks s after filling in the defaults. It does not look at the
@@ -151,12 +189,12 @@ func (s Spec) Validate() error {
 		return fmt.Errorf("path: empty; want a file name")
 	case s.SnapLen < MinSnapLen || s.SnapLen > MaxSnapLen:
 		return fmt.Errorf("snaplen: %d outside [%d, %d]", s.SnapLen, MinSnapLen, MaxSnapLen)
-	case s.MaxBytes != 0 && (s.MaxBytes < MinMaxBytes || s.MaxBytes > MaxMaxBytes):
-		return fmt.Errorf("max_bytes: %d outside [%d, %d] (or 0: never rotate)", s.MaxBytes, MinMaxBytes, int64(MaxMaxBytes))
-	case s.MaxFiles < 0 || s.MaxFiles > MaxMaxFiles:
-		return fmt.Errorf("max_files: %d outside [0, %d] (0: keep all)", s.MaxFiles, MaxMaxFiles)
-	case s.MaxFiles > 0 && s.MaxBytes == 0:
-		return fmt.Errorf("max_files: %d without max_bytes; files rotate only by size", s.MaxFiles)
+	case s.MaxBytes != Unlimited && (s.MaxBytes < MinMaxBytes || s.MaxBytes > MaxMaxBytes):
+		return fmt.Errorf("max_bytes: %d outside [%d, %d] (or -1: never rotate)", s.MaxBytes, MinMaxBytes, int64(MaxMaxBytes))
+	case s.MaxBytes == Unlimited && s.MaxFiles != 0:
+		return fmt.Errorf("max_files: %d with max_bytes -1 (never rotate); files rotate only by size", s.MaxFiles)
+	case s.MaxBytes > 0 && s.MaxFiles != Unlimited && (s.MaxFiles < 1 || s.MaxFiles > MaxMaxFiles):
+		return fmt.Errorf("max_files: %d outside [1, %d] (or -1: keep all)", s.MaxFiles, MaxMaxFiles)
 	case s.Ring < MinRing || s.Ring > MaxRing || s.Ring&(s.Ring-1) != 0:
 		return fmt.Errorf("ring: %d is not a power of two in [%d, %d]", s.Ring, MinRing, MaxRing)
 	case int64(s.Ring)*int64(s.SnapLen) > MaxRingBytes:

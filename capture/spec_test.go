@@ -37,8 +37,9 @@ func TestSpecValidate(t *testing.T) {
 		{func(s *Spec) { s.SnapLen = 10 }, "snaplen: 10 outside [64, 65535]"},
 		{func(s *Spec) { s.SnapLen = 70000 }, "snaplen: 70000 outside [64, 65535]"},
 		{func(s *Spec) { s.MaxBytes = 100 }, "max_bytes: 100 outside [1024, 1099511627776]"},
-		{func(s *Spec) { s.MaxBytes, s.MaxFiles = 1<<20, -1 }, "max_files: -1 outside [0, 100000]"},
-		{func(s *Spec) { s.MaxFiles = 3 }, "max_files: 3 without max_bytes"},
+		{func(s *Spec) { s.MaxBytes = -2 }, "max_bytes: -2 outside [1024, 1099511627776] (or -1: never rotate)"},
+		{func(s *Spec) { s.MaxBytes, s.MaxFiles = 1<<20, -2 }, "max_files: -2 outside [1, 100000] (or -1: keep all)"},
+		{func(s *Spec) { s.MaxBytes, s.MaxFiles = Unlimited, 3 }, "max_files: 3 with max_bytes -1 (never rotate)"},
 		{func(s *Spec) { s.Ring = 1000 }, "ring: 1000 is not a power of two in [16, 1048576]"},
 		{func(s *Spec) { s.Ring, s.SnapLen = 1<<20, 65535 }, "ring: 1048576 slots of snaplen 65535"},
 	} {

@@ -18,6 +18,10 @@ const (
 	// MaxCaptures bounds the captures a config starts, the capture
 	// Manager's default limit on captures running at once.
 	MaxCaptures = 64
+	// Limits of capture.ring_memory and capture.quota.
+	minRingMemory = 1 << 20
+	maxRingMemory = 1 << 36
+	maxQuota      = 1 << 44
 )
 
 // Capture configures packet capture (package capture): the directory
@@ -29,6 +33,12 @@ type Capture struct {
 	// API. A relative Dir is relative to the daemon's working directory;
 	// the default is DefaultCaptureDir.
 	Dir string
+	// Quota bounds the bytes in Dir (capture.Options.Quota); negative for
+	// no quota.
+	Quota int64
+	// RingMemory bounds the running captures' rings together
+	// (capture.Options.RingMemory).
+	RingMemory int64
 	// Captures start with the switch, in order. Their Port is a port name
 	// of the config, Path is relative to Dir, and every default is filled
 	// in (CaptureDefaults).
@@ -36,12 +46,29 @@ type Capture struct {
 }
 
 func (c *checker) capture(cfg *Config, y captureYAML) Capture {
-	out := Capture{Dir: DefaultCaptureDir}
+	out := Capture{Dir: DefaultCaptureDir, Quota: capture.DefaultQuota, RingMemory: capture.DefaultRingMemory}
 	if y.Dir != nil {
 		if d := *y.Dir; d == "" || strings.ContainsRune(d, 0) {
 			c.capErrf("capture.dir", "%q: want a directory, e.g. %s", d, DefaultCaptureDir)
 		} else {
 			out.Dir = filepath.Clean(d)
+		}
+	}
+	if q := y.Quota; q != nil {
+		switch {
+		case q.N < 0 || q.N > maxQuota:
+			c.capErrf("capture.quota", "%s outside [0, %s] (0: no quota)", q, FormatSize(maxQuota))
+		case q.N == 0:
+			out.Quota = -1
+		default:
+			out.Quota = q.N
+		}
+	}
+	if m := y.RingMemory; m != nil {
+		if m.N < minRingMemory || m.N > maxRingMemory {
+			c.capErrf("capture.ring_memory", "%s outside [%s, %s]", m, FormatSize(minRingMemory), FormatSize(maxRingMemory))
+		} else {
+			out.RingMemory = m.N
 		}
 	}
 	if n := len(y.Captures); n > MaxCaptures {
@@ -87,6 +114,13 @@ func (c *checker) captureSpec(cfg *Config, key string, y captureSpecYAML) (captu
 	}
 	if y.MaxBytes != nil {
 		s.MaxBytes = y.MaxBytes.N
+	}
+	// Written 0: never rotate, keep every file; absent: the defaults.
+	if y.MaxBytes != nil && y.MaxBytes.N == 0 {
+		s.MaxBytes = capture.Unlimited
+	}
+	if y.MaxFiles != nil && *y.MaxFiles == 0 {
+		s.MaxFiles = capture.Unlimited
 	}
 
 	port := -1

@@ -36,11 +36,11 @@ ports: [{name: s0}, {name: s1, queues: 4}]
 `)
 	q3, dscp46 := 3, 46
 	want := []capture.Spec{
-		{Port: "s1", Direction: capture.Egress, Filter: capture.Marked, Format: capture.PCAPNG, Path: "s1-egress-marked.pcapng", SnapLen: 256, Ring: 4096},
-		{Port: "s1", Direction: capture.Drops, Filter: capture.Dropped, Format: capture.PCAP, Path: "s1-drops-dropped.pcap", SnapLen: 256, Ring: 4096},
+		{Port: "s1", Direction: capture.Egress, Filter: capture.Marked, Format: capture.PCAPNG, Path: "s1-egress-marked.pcapng", SnapLen: 256, Ring: 4096, MaxBytes: 64 << 20, MaxFiles: 8},
+		{Port: "s1", Direction: capture.Drops, Filter: capture.Dropped, Format: capture.PCAP, Path: "s1-drops-dropped.pcap", SnapLen: 256, Ring: 4096, MaxBytes: 64 << 20, MaxFiles: 8},
 		{Port: "s0", Direction: capture.Ingress, Filter: capture.All, DSCP: &dscp46, Format: capture.PCAPNG, Path: "exp1/ef.pcapng",
 			SnapLen: 128, MaxBytes: 1 << 20, MaxFiles: 3, Ring: 1024},
-		{Port: "s1", Direction: capture.Egress, Filter: capture.All, Queue: &q3, Format: capture.PCAPNG, Path: "q3.pcapng", SnapLen: 256, Ring: 4096},
+		{Port: "s1", Direction: capture.Egress, Filter: capture.All, Queue: &q3, Format: capture.PCAPNG, Path: "q3.pcapng", SnapLen: 256, Ring: 4096, MaxBytes: 64 << 20, MaxFiles: 8},
 	}
 	if c.Capture.Dir != "/var/lib/ecnswitch/captures" {
 		t.Errorf("dir %q, want it cleaned to /var/lib/ecnswitch/captures", c.Capture.Dir)
@@ -91,7 +91,7 @@ func TestCaptureErrors(t *testing.T) {
 		{"port by index is not a name", "capture: {captures: [{port: '1'}]}\n" + ports, "capture.captures[0].port", `"1" is not a port`},
 		{"missing port", "capture: {captures: [{filter: marked}]}\n" + ports, "capture.captures[0].port", "missing; want a port name (s0, s1)"},
 		{"unknown key", "capture: {captures: [{port: s0, filer: marked}]}\n" + ports, "capture.captures[0].filer", "unknown key; allowed here: port, direction, filter"},
-		{"unknown section key", "capture: {directory: x}\n" + ports, "capture.directory", "unknown key; allowed here: dir, captures"},
+		{"unknown section key", "capture: {directory: x}\n" + ports, "capture.directory", "unknown key; allowed here: dir, quota, ring_memory, captures"},
 		{"empty dir", "capture: {dir: ''}\n" + ports, "capture.dir", `"": want a directory`},
 		{"direction", "capture: {captures: [{port: s0, direction: both}]}\n" + ports, "capture.captures[0].direction", `"both"; want ingress, egress or drops`},
 		{"filter", "capture: {captures: [{port: s0, filter: ce}]}\n" + ports, "capture.captures[0].filter", `"ce"; want all, marked or dropped`},
@@ -104,7 +104,9 @@ func TestCaptureErrors(t *testing.T) {
 		{"snaplen", "capture: {captures: [{port: s0, snaplen: 10}]}\n" + ports, "capture.captures[0].snaplen", "10 outside [64, 65535]"},
 		{"max_bytes", "capture: {captures: [{port: s0, max_bytes: 100}]}\n" + ports, "capture.captures[0].max_bytes", "100 outside [1024, 1099511627776]"},
 		{"max_bytes unit", "capture: {captures: [{port: s0, max_bytes: 1 pint}]}\n" + ports, "capture.captures[0].max_bytes", "unknown unit"},
-		{"max_files without max_bytes", "capture: {captures: [{port: s0, max_files: 3}]}\n" + ports, "capture.captures[0].max_files", "without max_bytes"},
+		{"max_files without rotation", "capture: {captures: [{port: s0, max_bytes: 0, max_files: 3}]}\n" + ports, "capture.captures[0].max_files", "never rotate"},
+		{"quota too large", "capture: {quota: 20TiB}\n" + ports, "capture.quota", "outside [0, 16TiB] (0: no quota)"},
+		{"ring memory too small", "capture: {ring_memory: 1KiB}\n" + ports, "capture.ring_memory", "outside [1MiB, 64GiB]"},
 		{"ring not a power of two", "capture: {captures: [{port: s0, ring: 1000}]}\n" + ports, "capture.captures[0].ring", "1000 is not a power of two in [16, 1048576]"},
 		{"ring too big for snaplen", "capture: {captures: [{port: s0, ring: 1048576, snaplen: 65535}]}\n" + ports, "capture.captures[0].ring", "more than 268435456"},
 		{"absolute path", "capture: {captures: [{port: s0, path: /etc/passwd}]}\n" + ports, "capture.captures[0].path", `"/etc/passwd" is absolute; want a file name relative to capture.dir`},
@@ -164,5 +166,29 @@ func TestDefaultCaptureDirIsAbsolute(t *testing.T) {
 	c := mustParse(t, "ports: [{name: s0}]\n")
 	if !filepath.IsAbs(c.Capture.Dir) {
 		t.Errorf("default capture.dir %q is relative to the working directory", c.Capture.Dir)
+	}
+}
+
+// Captures rotate by default; a written 0 turns rotation, or the file
+// limit, off. quota 0 turns the directory's quota off.
+func TestCaptureRotationAndQuota(t *testing.T) {
+	c := mustParse(t, `
+capture:
+  quota: 0
+  ring_memory: 64MiB
+  captures:
+    - {port: s0, path: a.pcap}
+    - {port: s0, path: b.pcap, max_bytes: 0}
+    - {port: s0, path: c.pcap, max_files: 0}
+ports: [{name: s0}]
+`)
+	cs := c.Capture.Captures
+	if c.Capture.Quota >= 0 || c.Capture.RingMemory != 64<<20 || len(cs) != 3 {
+		t.Fatalf("capture %+v", c.Capture)
+	}
+	for i, want := range [][2]int64{{64 << 20, 8}, {capture.Unlimited, 0}, {64 << 20, capture.Unlimited}} {
+		if cs[i].MaxBytes != want[0] || int64(cs[i].MaxFiles) != want[1] {
+			t.Errorf("captures[%d]: max_bytes %d, max_files %d; want %d and %d", i, cs[i].MaxBytes, cs[i].MaxFiles, want[0], want[1])
+		}
 	}
 }

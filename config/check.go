@@ -141,6 +141,7 @@ func (c *checker) config(f *fileYAML) *Config {
 	cfg.Switch.Forwarding = c.forwarding(f.Forwarding, names)
 	c.telemetryMemory(cfg)
 	cfg.Capture = c.capture(cfg, f.Capture)
+	cfg.Control = c.control(f.Control)
 	if len(c.errs) == 0 {
 		// Every rule of the dataplane's own is checked above, at its key;
 		// this is the backstop that a Config Parse accepts always builds.

@@ -35,6 +35,7 @@ type Config struct {
 	LogLevel  string // debug, info, warn or error
 	Telemetry Telemetry
 	Capture   Capture
+	Control   Control
 
 	// Warnings name keys the file uses that are deprecated, with their
 	// replacement; the daemon logs them.
@@ -47,6 +48,19 @@ type Telemetry struct {
 	Listen            string        // host:port
 	QueueSamplePeriod time.Duration // period of the queue-depth sampler
 	QueueSamples      int           // length of the sampler's ring
+	// Hosts are names a request's Host may carry besides localhost, IP
+	// addresses and the machine's name (telemetry.Options.Hosts).
+	Hosts []string
+}
+
+// Control configures the control socket, the UNIX socket on which the
+// switch takes commands (captures); its file mode decides who may.
+type Control struct {
+	// Socket is the socket's path; "" serves no control socket.
+	Socket string
+	// Group, when set, is the group (a name or a number) that may use the
+	// socket too: mode 0660 instead of 0600.
+	Group string
 }
 
 // Port is the device of one switch port and the markers as the file wrote

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -146,8 +147,12 @@ func TestDefaults(t *testing.T) {
 	switch {
 	case sw.Workers != 1 || sw.Frames != 16384 || sw.FrameSize != 2048 || sw.Batch != 64 || sw.Spin != 256 || c.LogLevel != "info":
 		t.Errorf("switch defaults: %+v", c)
-	case c.Telemetry != (Telemetry{Enabled: true, Listen: "127.0.0.1:9090", QueueSamplePeriod: 100 * time.Microsecond, QueueSamples: 65536}):
+	case !reflect.DeepEqual(c.Telemetry, Telemetry{Enabled: true, Listen: "127.0.0.1:9090", QueueSamplePeriod: 100 * time.Microsecond, QueueSamples: 65536}):
 		t.Errorf("telemetry defaults: %+v", c.Telemetry)
+	case c.Control != (Control{Socket: "/run/ecnswitch/ecnswitch.sock"}):
+		t.Errorf("control defaults: %+v", c.Control)
+	case c.Capture.Quota != 4<<30 || c.Capture.RingMemory != 256<<20:
+		t.Errorf("capture defaults: %+v", c.Capture)
 	case len(c.Pools) != 1 || c.Pools[0] != "default" || len(sw.Pools) != 1 || sw.Pools[0].Size != 2_000_000:
 		t.Errorf("pool defaults: %+v %+v", c.Pools, sw.Pools)
 	case sw.Forwarding.NoLearning || sw.Forwarding.AgeTime != 300*time.Second || sw.Forwarding.TableSize != 4096 ||

@@ -21,7 +21,7 @@
 //
 //	log_level, workers, frames, frame_size, batch, spin, never_sleep, cpus
 //	afxdp:        mode, zerocopy, queues, frames, frame_size, *_ring, tx_budget, tx_hash, force
-//	telemetry:    enabled, listen, queue_sample_period, queue_samples
+//	telemetry:    enabled, listen, queue_sample_period, queue_samples, hosts
 //	pools:        [{name, size}]
 //	forwarding:   learning, age_time, table_size, mac_limit, flood_rate, flood_burst,
 //	              patches, macs, prefixes (ports by name)
@@ -30,8 +30,10 @@
 //	ports:        [{name, interface, afxdp, queues, mtu, scheduler, rate, bucket,
 //	               overhead, pool, buffer, markers: {enqueue, dequeue}, non_ect,
 //	               delay, worker}]
-//	capture:      dir, captures: [{port (by name), direction, filter, queue, dscp,
-//	               format, path (inside dir), snaplen, max_bytes, max_files, ring}]
+//	capture:      dir, quota, ring_memory, captures: [{port (by name), direction,
+//	               filter, queue, dscp, format, path (inside dir), snaplen,
+//	               max_bytes, max_files, ring}]
+//	control:      socket, group
 //
 // # Units
 //

@@ -24,6 +24,7 @@ type fileYAML struct {
 	PortDefaults portYAML       `yaml:"port_defaults"`
 	Ports        []portYAML     `yaml:"ports"`
 	Capture      captureYAML    `yaml:"capture"`
+	Control      controlYAML    `yaml:"control"`
 }
 
 type afxdpYAML struct {
@@ -48,11 +49,19 @@ type telemetryYAML struct {
 	Listen            *string   `yaml:"listen"`
 	QueueSamplePeriod *Duration `yaml:"queue_sample_period"`
 	QueueSamples      *int      `yaml:"queue_samples"`
+	Hosts             []string  `yaml:"hosts"`
 }
 
 type captureYAML struct {
-	Dir      *string           `yaml:"dir"`
-	Captures []captureSpecYAML `yaml:"captures"`
+	Dir        *string           `yaml:"dir"`
+	Quota      *Size             `yaml:"quota"`
+	RingMemory *Size             `yaml:"ring_memory"`
+	Captures   []captureSpecYAML `yaml:"captures"`
+}
+
+type controlYAML struct {
+	Socket *string `yaml:"socket"`
+	Group  *string `yaml:"group"`
 }
 
 // captureSpecYAML is a capture.Spec as the file writes it: the port by

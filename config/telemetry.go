@@ -1,7 +1,9 @@
 package config
 
 import (
+	"fmt"
 	"net"
+	"regexp"
 	"strconv"
 	"time"
 
@@ -45,7 +47,17 @@ func (c *checker) telemetry(cfg *Config, f *fileYAML) {
 		}
 	}
 	cfg.Telemetry.QueueSamples = c.intIn("telemetry.queue_samples", t.QueueSamples, telemetry.DefaultSamples, 2, maxSamples)
+	for i, h := range t.Hosts {
+		if !hostRE.MatchString(h) {
+			c.errf(fmt.Sprintf("telemetry.hosts[%d]", i), "%q: want a DNS name, e.g. switch1.lab (localhost, IP addresses and this machine's name are always served)", h)
+			continue
+		}
+		cfg.Telemetry.Hosts = append(cfg.Telemetry.Hosts, h)
+	}
 }
+
+// hostRE matches a DNS name of letters, digits and hyphens.
+var hostRE = regexp.MustCompile(`^([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.?$`)
 
 // telemetryMemory bounds the sampler's ring: samples × series int64s.
 func (c *checker) telemetryMemory(cfg *Config) {

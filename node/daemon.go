@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
+	"os/user"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"go.uber.org/zap"
@@ -13,6 +16,7 @@ import (
 	"github.com/ecnswitch/ecnswitch/capture"
 	"github.com/ecnswitch/ecnswitch/config"
 	"github.com/ecnswitch/ecnswitch/dataplane"
+	"github.com/ecnswitch/ecnswitch/internal/httpguard"
 	"github.com/ecnswitch/ecnswitch/telemetry"
 	"github.com/ecnswitch/ecnswitch/timestamp"
 )
@@ -84,7 +88,9 @@ func Run(ctx context.Context, cfg *config.Config, log *zap.Logger) (fin Final, e
 		}
 	}()
 
-	caps := capture.New(sw.Switch, sw.Clock(), capture.Options{Dir: capDir, Log: log.Named("capture")})
+	caps := capture.New(sw.Switch, sw.Clock(), capture.Options{
+		Dir: capDir, Quota: cfg.Capture.Quota, RingMemory: cfg.Capture.RingMemory, Log: log.Named("capture"),
+	})
 	closeCaptures := func() {
 		if caps != nil {
 			fin.Captures, caps = caps.Close(), nil
@@ -94,11 +100,16 @@ func Run(ctx context.Context, cfg *config.Config, log *zap.Logger) (fin Final, e
 	if err := startCaptures(caps, cfg.Capture.Captures); err != nil {
 		return fin, err
 	}
-	stopTelemetry, err := serveTelemetry(cfg, sw, caps, clock, log)
+	stopTelemetry, err := serveTelemetry(cfg, sw, clock, log)
 	if err != nil {
 		return fin, err
 	}
 	defer stopTelemetry()
+	stopControl, err := serveControl(cfg, caps, log)
+	if err != nil {
+		return fin, err
+	}
+	defer stopControl()
 
 	watchCtx, cancelWatch := context.WithCancel(ctx)
 	defer cancelWatch()
@@ -119,8 +130,9 @@ func Run(ctx context.Context, cfg *config.Config, log *zap.Logger) (fin Final, e
 	}
 	runErr := sw.stopWorkers()
 	fin.Stats = &telemetry.StatsResponse{TimeNS: clock.Now(), Stats: sw.Stats(), PoolNames: cfg.Pools}
-	// The API first, so that no capture starts after the Manager closed.
+	// The APIs first, so that no capture starts after the Manager closed.
 	stopTelemetry()
+	stopControl()
 	closeCaptures()
 	return fin, runErr
 }
@@ -136,42 +148,104 @@ func startCaptures(m *capture.Manager, specs []capture.Spec) error {
 	return nil
 }
 
-// serveTelemetry starts the telemetry server of cfg, with the capture API
-// under /capture/, and returns the function that shuts it down (once).
-func serveTelemetry(cfg *config.Config, sw *Switch, caps *capture.Manager, clock timestamp.Clock, log *zap.Logger) (stop func(), err error) {
+// serveTelemetry starts the telemetry server of cfg, read-only, and
+// returns the function that shuts it down (once).
+func serveTelemetry(cfg *config.Config, sw *Switch, clock timestamp.Clock, log *zap.Logger) (stop func(), err error) {
 	t := cfg.Telemetry
 	if !t.Enabled {
-		log.Info("telemetry disabled: no capture API, so 'ecnswitch capture' cannot reach this switch")
+		log.Info("telemetry disabled")
 		return func() {}, nil
 	}
 	tel, err := telemetry.New(sw.Switch, telemetry.Options{
 		Listen: t.Listen, SamplePeriod: t.QueueSamplePeriod, Samples: t.QueueSamples,
-		PoolNames: cfg.Pools, Clock: clock, Logger: log,
+		PoolNames: cfg.Pools, Clock: clock, Logger: log, Hosts: t.Hosts,
 	})
 	if err != nil {
 		return nil, err
 	}
-	tel.Handle("/capture/", caps.Handler())
 	warnExposedAPI(t.Listen, log)
 	if err := tel.Start(); err != nil {
 		return nil, err
 	}
-	done := false
-	return func() {
-		if done {
-			return
-		}
-		done = true
+	return once(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		if err := tel.Shutdown(ctx); err != nil {
 			log.Warn("telemetry shutdown", zap.Error(err))
 		}
-	}, nil
+	}), nil
 }
 
-// warnExposedAPI warns when the telemetry server, and so the capture API,
-// listens beyond the loopback interface.
+// serveControl serves the capture API on cfg's control socket, whose file
+// mode (0600, or 0660 with control.group) decides who may start and stop
+// captures, and returns the function that shuts it down (once) and
+// removes the socket.
+func serveControl(cfg *config.Config, caps *capture.Manager, log *zap.Logger) (stop func(), err error) {
+	c := cfg.Control
+	if c.Socket == "" {
+		log.Info("no control socket (control.socket is empty): 'ecnswitch capture' cannot reach this switch")
+		return func() {}, nil
+	}
+	gid := -1
+	if c.Group != "" {
+		if gid, err = lookupGroup(c.Group); err != nil {
+			return nil, fmt.Errorf("control.group: %w", err)
+		}
+	}
+	ln, err := httpguard.ListenUnix(c.Socket, gid)
+	if err != nil {
+		return nil, fmt.Errorf("control.socket: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/capture/", caps.Handler())
+	srv := httpguard.NewServer(httpguard.Guard(mux, httpguard.AllowHosts()), httpguard.Timeouts{}, zap.NewStdLog(log.Named("control")))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("control socket", zap.Error(err))
+		}
+	}()
+	mode := "0600"
+	if gid >= 0 {
+		mode = "0660, group " + c.Group
+	}
+	log.Info("control socket listening", zap.String("socket", c.Socket), zap.String("mode", mode))
+	return once(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(ctx); err != nil {
+			log.Warn("control socket shutdown", zap.Error(err))
+		}
+		<-done
+	}), nil
+}
+
+// lookupGroup returns the id of a group given by name or number.
+func lookupGroup(g string) (int, error) {
+	if n, err := strconv.Atoi(g); err == nil {
+		return n, nil
+	}
+	gr, err := user.LookupGroup(g)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(gr.Gid)
+}
+
+// once returns a function that calls f the first time only.
+func once(f func()) func() {
+	done := false
+	return func() {
+		if !done {
+			done = true
+			f()
+		}
+	}
+}
+
+// warnExposedAPI warns when the telemetry server listens beyond the
+// loopback interface.
 func warnExposedAPI(listen string, log *zap.Logger) {
 	host, _, err := net.SplitHostPort(listen)
 	if err != nil || host == "localhost" {
@@ -180,6 +254,6 @@ func warnExposedAPI(listen string, log *zap.Logger) {
 	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
 		return
 	}
-	log.Warn("telemetry listens beyond loopback: anyone who reaches it can start captures (files stay inside capture.dir)",
+	log.Warn("telemetry listens beyond loopback: anyone who reaches it can read the switch's counters and queue depths (control stays on the socket)",
 		zap.String("listen", listen))
 }

@@ -70,7 +70,7 @@ func TestWarnExposedAPI(t *testing.T) {
 	}{{"127.0.0.1:9090", false}, {"[::1]:9090", false}, {"localhost:9090", false}, {":9090", true}, {"0.0.0.0:9090", true}, {"198.18.0.1:9090", true}} {
 		core, logs := observer.New(zap.InfoLevel)
 		warnExposedAPI(tc.listen, zap.New(core))
-		got := logs.FilterMessageSnippet("anyone who reaches it can start captures").Len() > 0
+		got := logs.FilterMessageSnippet("anyone who reaches it can read").Len() > 0
 		if got != tc.warn {
 			t.Errorf("%s: warned %v, want %v", tc.listen, got, tc.warn)
 		}

@@ -3,15 +3,17 @@
 // It is the one place ecnswitch gets a running switch from:
 //
 //   - Run is the daemon, `ecnswitch run`: a switch of a config file with
-//     its captures, its telemetry server (which carries the capture API)
-//     and a watch on its links, until the context is done.
+//     its captures, its read-only telemetry server on TCP, its control
+//     socket (the capture API, on a UNIX socket whose file mode decides who
+//     may use it) and a watch on its links, until the context is done.
 //   - Demo and BenchSwitch run the demo and the switch benchmark, each of
 //     which starts and stops switches of its own configs through Start.
 //
 // OpenPorts is the one function that opens the AF_XDP ports of a switch.
 //
-// Shutdown runs in the reverse order of start-up: the telemetry server
-// first (so that no capture starts after the captures closed), then the
-// captures (so that their files hold everything the workers handed them),
-// then the workers, then the ports, which detaches the XDP programs.
+// Shutdown runs in the reverse order of start-up: the telemetry server and
+// the control socket first (so that no capture starts after the captures
+// closed), then the captures (so that their files hold everything the
+// workers handed them), then the workers, then the ports, which detaches
+// the XDP programs.
 package node

@@ -10,6 +10,9 @@
 //
 // Nothing here runs per packet: the switch keeps atomic counters and the
 // buffer's byte counts, and telemetry reads them on a scrape or a sampler
-// tick. The server listens on 127.0.0.1 by default; Handle adds endpoints
-// (capture control under /capture/, say) before Start.
+// tick. The server listens on 127.0.0.1 by default, serves only reads,
+// answers only requests whose Host is localhost, an IP address, the
+// machine's name or one of Options.Hosts (against DNS rebinding), and has
+// read, write and idle timeouts (internal/httpguard). Handle adds
+// endpoints before Start.
 package telemetry

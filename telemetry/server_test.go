@@ -85,12 +85,12 @@ func TestServerTimeoutsCloseSlowClients(t *testing.T) {
 		return c
 	}
 	for name, start := range map[string]func(net.Conn){
-		"header": func(c net.Conn) { io.WriteString(c, "GET /stats HTTP/1.1\r\nHost: x\r\n") },
+		"header": func(c net.Conn) { io.WriteString(c, "GET /stats HTTP/1.1\r\nHost: localhost\r\n") },
 		"body": func(c net.Conn) {
-			io.WriteString(c, "POST /sink HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789")
+			io.WriteString(c, "POST /sink HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n0123456789")
 		},
 		"idle": func(c net.Conn) {
-			io.WriteString(c, "GET /stats HTTP/1.1\r\nHost: x\r\n\r\n")
+			io.WriteString(c, "GET /stats HTTP/1.1\r\nHost: localhost\r\n\r\n")
 			res, err := http.ReadResponse(bufio.NewReader(c), nil)
 			if err != nil {
 				t.Fatal(err)
@@ -127,7 +127,7 @@ func TestServerWriteTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	io.WriteString(c, "GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
+	io.WriteString(c, "GET /big HTTP/1.1\r\nHost: localhost\r\n\r\n")
 	select {
 	case err := <-done:
 		if err == nil {

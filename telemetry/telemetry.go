@@ -20,6 +20,7 @@ import (
 
 	"github.com/ecnswitch/ecnswitch/buffer"
 	"github.com/ecnswitch/ecnswitch/dataplane"
+	"github.com/ecnswitch/ecnswitch/internal/httpguard"
 	"github.com/ecnswitch/ecnswitch/timestamp"
 )
 
@@ -65,59 +66,16 @@ type Options struct {
 	// Timeouts bound every connection to the server; zero fields take the
 	// defaults.
 	Timeouts Timeouts
+	// Hosts are names a request's Host may carry besides localhost, IP
+	// addresses and the machine's name; any other Host gets 403, so that a
+	// web page that rebinds its name to this address reads nothing.
+	Hosts []string
 }
 
-// Timeouts bound how long one HTTP connection may hold the server, so that
-// clients that send slowly, read slowly or idle cannot pile up
-// connections (a slowloris). Zero fields take the defaults.
-type Timeouts struct {
-	// ReadHeader bounds reading a request's headers; default 5 s.
-	ReadHeader time.Duration
-	// Read bounds reading a whole request, body included; default 10 s.
-	Read time.Duration
-	// Write bounds a response, from the end of the request's headers;
-	// default 30 s.
-	Write time.Duration
-	// Idle bounds the wait for the next request on a keep-alive
-	// connection; default 60 s.
-	Idle time.Duration
-}
-
-// Default timeouts, and the largest request header the server reads.
-const (
-	DefaultReadHeaderTimeout = 5 * time.Second
-	DefaultReadTimeout       = 10 * time.Second
-	DefaultWriteTimeout      = 30 * time.Second
-	DefaultIdleTimeout       = 60 * time.Second
-	MaxHeaderBytes           = 64 << 10
-)
-
-func (t Timeouts) withDefaults() Timeouts {
-	for _, f := range []struct {
-		v   *time.Duration
-		def time.Duration
-	}{{&t.ReadHeader, DefaultReadHeaderTimeout}, {&t.Read, DefaultReadTimeout}, {&t.Write, DefaultWriteTimeout}, {&t.Idle, DefaultIdleTimeout}} {
-		if *f.v <= 0 {
-			*f.v = f.def
-		}
-	}
-	return t
-}
-
-// httpServer returns an http.Server for h with the timeouts and the
-// header limit every listener of the switch uses.
-func httpServer(h http.Handler, t Timeouts, log *zap.Logger) *http.Server {
-	t = t.withDefaults()
-	return &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: t.ReadHeader,
-		ReadTimeout:       t.Read,
-		WriteTimeout:      t.Write,
-		IdleTimeout:       t.Idle,
-		MaxHeaderBytes:    MaxHeaderBytes,
-		ErrorLog:          zap.NewStdLog(log),
-	}
-}
+// Timeouts bound how long one HTTP connection may hold the server; zero
+// fields take the defaults (5 s for headers, 10 s for a request, 30 s for
+// a response, 60 s idle).
+type Timeouts = httpguard.Timeouts
 
 // Server serves a switch's telemetry over HTTP:
 //
@@ -127,8 +85,10 @@ func httpServer(h http.Handler, t Timeouts, log *zap.Logger) *http.Server {
 //	               at most MaxWindowValues values per response: page with since=next while more is true
 //	GET /          a list of the endpoints
 //
-// More endpoints (e.g. capture control under /capture/) are added with
-// Handle before Start.
+// Every endpoint is read-only: the switch takes control (captures) only on
+// its UNIX socket (package node). More endpoints are added with Handle
+// before Start. Requests go through httpguard.Guard: only the allowed
+// Hosts, and bodies only as application/json.
 type Server struct {
 	sw      Switch
 	opts    Options
@@ -188,15 +148,19 @@ func New(sw Switch, opts Options) (*Server, error) {
 }
 
 // Handle registers h for pattern (http.ServeMux syntax, e.g.
-// "POST /capture/start") and lists it on the index page. Call it before
+// "GET /workers") and lists it on the index page. Call it before
 // Start.
 func (s *Server) Handle(pattern string, h http.Handler) {
 	s.mux.Handle(pattern, h)
 	s.paths = append(s.paths, pattern)
 }
 
-// Handler returns the server's handler, for tests and for embedding.
-func (s *Server) Handler() http.Handler { return s.mux }
+// Handler returns the server's handler, for tests and for embedding: the
+// endpoints behind httpguard.Guard, which answers only the allowed Hosts
+// and takes bodies only as application/json.
+func (s *Server) Handler() http.Handler {
+	return httpguard.Guard(s.mux, httpguard.AllowHosts(s.opts.Hosts...))
+}
 
 // Registry returns the Prometheus registry, for extra collectors.
 func (s *Server) Registry() *prometheus.Registry { return s.reg }
@@ -219,7 +183,7 @@ func (s *Server) Start() error {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.ln, s.cancel = ln, cancel
-	s.srv = httpServer(s.mux, s.opts.Timeouts, s.log)
+	s.srv = httpguard.NewServer(s.Handler(), s.opts.Timeouts, zap.NewStdLog(s.log))
 	s.done.Add(2)
 	go func() {
 		defer s.done.Done()

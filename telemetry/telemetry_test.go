@@ -127,7 +127,9 @@ func (r *rig) run(d, dt time.Duration) {
 func get(t *testing.T, h http.Handler, url string) (*http.Response, string) {
 	t.Helper()
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, url, nil))
+	req := httptest.NewRequest(http.MethodGet, url, nil)
+	req.Host = "localhost:9090"
+	h.ServeHTTP(rec, req)
 	res := rec.Result()
 	b, _ := io.ReadAll(res.Body)
 	return res, string(b)
@@ -534,7 +536,9 @@ func TestQueuesSlowClientDoesNotBlockSampler(t *testing.T) {
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
-		r.srv.Handler().ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/queues", nil))
+		req := httptest.NewRequest(http.MethodGet, "/queues", nil)
+		req.Host = "127.0.0.1"
+		r.srv.Handler().ServeHTTP(w, req)
 	}()
 	<-w.writing
 	sampled := make(chan struct{})

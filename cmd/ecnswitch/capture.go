@@ -12,14 +12,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
-	"go.uber.org/zap"
-
 	"github.com/ecnswitch/ecnswitch/capture"
 	"github.com/ecnswitch/ecnswitch/config"
-	"github.com/ecnswitch/ecnswitch/telemetry"
 )
 
 // captureTimeout bounds one call to the capture API; stop waits for the
@@ -27,11 +25,12 @@ import (
 const captureTimeout = 30 * time.Second
 
 const captureUsage = `usage: ecnswitch capture start --port P [flags]   start capturing on a port of the running switch
-       ecnswitch capture stop ID [--addr A]       stop capture ID and print its final counters
-       ecnswitch capture status [--addr A]        list the running captures
+       ecnswitch capture stop ID [--socket S]     stop capture ID and print its final counters
+       ecnswitch capture status [--socket S]      list the running captures
 
-The switch must run with telemetry on (the capture API shares telemetry.listen);
-files are written by the switch, inside its capture.dir.
+The commands talk to the switch's control socket (control.socket, default
+` + config.DefaultControlSocket + `, mode 0600: the switch's user only, or 0660
+with control.group); files are written by the switch, inside its capture.dir.
 'ecnswitch capture start -h' lists start's flags.`
 
 func captureCmd(e *env, args []string) int {
@@ -72,10 +71,10 @@ func (o *optInt) Set(s string) error {
 }
 
 // captureFlags adds the flags every capture subcommand has.
-func captureFlags(fs *flag.FlagSet) (addr *string, asJSON *bool) {
-	addr = fs.String("addr", telemetry.DefaultListen, "the switch's telemetry address (telemetry.listen), host:port or a URL")
+func captureFlags(fs *flag.FlagSet) (socket *string, asJSON *bool) {
+	socket = fs.String("socket", config.DefaultControlSocket, "the switch's control socket (control.socket)")
 	asJSON = fs.Bool("json", false, "print the API's JSON instead of a table")
-	return addr, asJSON
+	return socket, asJSON
 }
 
 // flagOf names the flag of a capture.Spec key, for local validation errors.
@@ -86,7 +85,7 @@ func captureStart(e *env, args []string) int {
 		"Start a capture on a port of the running switch. The switch writes the file, inside\n"+
 			"its capture.dir (default "+config.DefaultCaptureDir+"); pcapng carries a comment\n"+
 			"per packet naming the marker, value and threshold, or the drop reason.")
-	addr, asJSON := captureFlags(fs)
+	socket, asJSON := captureFlags(fs)
 	port := fs.String("port", "", "port name (or index) of the switch (required)")
 	direction := fs.String("direction", "", "ingress | egress | drops (default: egress; drops with --filter dropped)")
 	filter := fs.String("filter", "all", "all | marked (egress packets the switch set CE on) | dropped")
@@ -96,8 +95,9 @@ func captureStart(e *env, args []string) int {
 	format := fs.String("format", "pcapng", "pcapng | pcap")
 	path := fs.String("path", "", "file name inside the switch's capture.dir (default: PORT-DIRECTION-FILTER-YYYYMMDD-HHMMSS.FORMAT)")
 	snaplen := fs.Int("snaplen", capture.DefaultSnapLen, "bytes kept of each frame")
-	maxBytes := fs.String("max-bytes", "0", "rotate to a new file before one passes this size (100MB, 1GiB); 0 never rotates")
-	maxFiles := fs.Int("max-files", 0, "keep only the newest N files (needs --max-bytes); 0 keeps all")
+	maxBytes := fs.String("max-bytes", "", "rotate to a new file before one passes this size (100MB, 1GiB); 0 never rotates (default 64MiB)")
+	var maxFiles optInt
+	fs.Var(&maxFiles, "max-files", "keep only the newest N files; 0 keeps all (default 8)")
 	ring := fs.Int("ring", capture.DefaultRing, "ring slots between the port's worker and the writer, a power of two")
 	if code, ok := parse(fs, args, 0); !ok {
 		return code
@@ -107,15 +107,26 @@ func captureStart(e *env, args []string) int {
 		fs.Usage()
 		return exitUsage
 	}
-	mb, err := config.ParseSize(*maxBytes)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "ecnswitch capture start: --max-bytes: %v\n", err)
-		return exitUsage
-	}
 	s := capture.Spec{
 		Port: *port, Direction: capture.Direction(*direction), Filter: capture.Filter(*filter),
 		Queue: queue.v, DSCP: dscp.v, Format: capture.Format(*format), Path: *path,
-		SnapLen: *snaplen, MaxBytes: mb, MaxFiles: *maxFiles, Ring: *ring,
+		SnapLen: *snaplen, Ring: *ring,
+	}
+	// Left out: the defaults; 0: no limit, as in the config file.
+	if *maxBytes != "" {
+		mb, err := config.ParseSize(*maxBytes)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "ecnswitch capture start: --max-bytes: %v\n", err)
+			return exitUsage
+		}
+		if s.MaxBytes = mb; mb == 0 {
+			s.MaxBytes = capture.Unlimited
+		}
+	}
+	if maxFiles.v != nil {
+		if s.MaxFiles = *maxFiles.v; s.MaxFiles == 0 {
+			s.MaxFiles = capture.Unlimited
+		}
 	}
 	if s.Path == "" {
 		s = config.CaptureDefaults(s)
@@ -129,27 +140,27 @@ func captureStart(e *env, args []string) int {
 
 	ctx, cancel := context.WithTimeout(context.Background(), captureTimeout)
 	defer cancel()
-	st, err := captureClient(*addr).Start(ctx, s)
+	st, err := captureClient(*socket).Start(ctx, s)
 	if err != nil {
-		return e.fail("capture start", apiError(*addr, err))
+		return e.fail("capture start", apiError(*socket, err))
 	}
 	if *asJSON {
 		return printJSON(e, st)
 	}
 	fmt.Fprintf(e.stdout, "capture %d started on port %s: %s\nfile     %s\n", st.ID, st.Spec.Port, describeSpec(st.Spec), st.File)
 	stop := fmt.Sprintf("ecnswitch capture stop %d", st.ID)
-	if *addr != telemetry.DefaultListen {
-		stop += " --addr " + *addr
+	if *socket != config.DefaultControlSocket {
+		stop += " --socket " + *socket
 	}
 	fmt.Fprintf(e.stdout, "stop it: %s\n", stop)
 	return exitOK
 }
 
 func captureStop(e *env, args []string) int {
-	fs, _ := e.flagSet("capture stop", "ID [--addr A] [--json]",
+	fs, _ := e.flagSet("capture stop", "ID [--socket S] [--json]",
 		"Stop a capture of the running switch: the switch writes what it still holds, closes\n"+
 			"the file and returns the final counters.")
-	addr, asJSON := captureFlags(fs)
+	socket, asJSON := captureFlags(fs)
 	pos, code, ok := parseInterspersed(fs, args)
 	if !ok {
 		return code
@@ -166,9 +177,9 @@ func captureStop(e *env, args []string) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), captureTimeout)
 	defer cancel()
-	st, err := captureClient(*addr).Stop(ctx, id)
+	st, err := captureClient(*socket).Stop(ctx, id)
 	if err != nil {
-		return e.fail("capture stop", apiError(*addr, err))
+		return e.fail("capture stop", apiError(*socket, err))
 	}
 	if *asJSON {
 		return printJSON(e, st)
@@ -178,16 +189,16 @@ func captureStop(e *env, args []string) int {
 }
 
 func captureStatus(e *env, args []string) int {
-	fs, _ := e.flagSet("capture status", "[--addr A] [--json]", "List the running captures of the running switch with their counters.")
-	addr, asJSON := captureFlags(fs)
+	fs, _ := e.flagSet("capture status", "[--socket S] [--json]", "List the running captures of the running switch with their counters.")
+	socket, asJSON := captureFlags(fs)
 	if code, ok := parse(fs, args, 0); !ok {
 		return code
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), captureTimeout)
 	defer cancel()
-	sts, err := captureClient(*addr).Status(ctx)
+	sts, err := captureClient(*socket).Status(ctx)
 	if err != nil {
-		return e.fail("capture status", apiError(*addr, err))
+		return e.fail("capture status", apiError(*socket, err))
 	}
 	if *asJSON {
 		return printJSON(e, sts)
@@ -201,7 +212,7 @@ func captureStatus(e *env, args []string) int {
 }
 
 // parseInterspersed parses flags that may come before or after positional
-// arguments (stop 3 --addr A, or stop --addr A 3) and returns the
+// arguments (stop 3 --socket S, or stop --socket S 3) and returns the
 // positional arguments.
 func parseInterspersed(fs *flag.FlagSet, args []string) (pos []string, code int, ok bool) {
 	for {
@@ -219,19 +230,22 @@ func parseInterspersed(fs *flag.FlagSet, args []string) (pos []string, code int,
 	}
 }
 
-func captureClient(addr string) capture.Client {
-	return capture.Client{Addr: addr, HTTP: &http.Client{Timeout: captureTimeout}}
+func captureClient(socket string) capture.Client {
+	return capture.Client{Socket: socket, HTTP: &http.Client{Timeout: captureTimeout}}
 }
 
-// apiError explains the two ways of reaching no capture API: nothing
-// listens at addr, or something without the API does.
-func apiError(addr string, err error) error {
+// apiError explains the ways of reaching no capture API: no socket at the
+// path, a socket nobody serves, one whose mode leaves the caller out, or
+// something that is not ecnswitch's.
+func apiError(socket string, err error) error {
 	var op *net.OpError
-	if errors.As(err, &op) {
-		return fmt.Errorf("no switch answers at %s (is 'ecnswitch run' going, with telemetry on and telemetry.listen at this address?): %w", addr, op)
-	}
-	if errors.Is(err, capture.ErrNotFound) && strings.Contains(err.Error(), "404 page not found") {
-		return fmt.Errorf("%s serves no capture API (not ecnswitch, or one built without capture): %w", addr, err)
+	switch {
+	case errors.Is(err, syscall.EACCES):
+		return fmt.Errorf("no permission to use the control socket %s: it is mode 0600 for the switch's user, or 0660 with control.group; run as that user or join the group: %w", socket, err)
+	case errors.As(err, &op):
+		return fmt.Errorf("no switch answers on %s (is 'ecnswitch run' going, with control.socket at this path?): %w", socket, op)
+	case errors.Is(err, capture.ErrNotFound) && strings.Contains(err.Error(), "404 page not found"):
+		return fmt.Errorf("%s serves no capture API (not ecnswitch, or one built without capture): %w", socket, err)
 	}
 	return err
 }
@@ -256,12 +270,13 @@ func describeSpec(s capture.Spec) string {
 		parts = append(parts, fmt.Sprintf("dscp %d", *s.DSCP))
 	}
 	parts = append(parts, string(s.Format), fmt.Sprintf("snaplen %d", s.SnapLen))
-	if s.MaxBytes > 0 {
-		r := "rotate at " + config.FormatSize(s.MaxBytes)
-		if s.MaxFiles > 0 {
-			r += fmt.Sprintf(", keep %d", s.MaxFiles)
-		}
-		parts = append(parts, r)
+	switch {
+	case s.MaxBytes > 0 && s.MaxFiles > 0:
+		parts = append(parts, "rotate at "+config.FormatSize(s.MaxBytes), fmt.Sprintf("keep %d", s.MaxFiles))
+	case s.MaxBytes > 0:
+		parts = append(parts, "rotate at "+config.FormatSize(s.MaxBytes), "keep all")
+	default:
+		parts = append(parts, "one file, no rotation")
 	}
 	return strings.Join(parts, ", ")
 }
@@ -307,29 +322,4 @@ func humanBytes(n uint64) string {
 		return fmt.Sprintf("%dB", n)
 	}
 	return strconv.FormatFloat(v, 'g', 3, 64) + units[i]
-}
-
-// startCaptures starts the captures the config lists; the Manager creates
-// the directory and the sub-directories their paths name.
-func startCaptures(m *capture.Manager, dir string, specs []capture.Spec) error {
-	for i, s := range specs {
-		if _, err := m.Start(s); err != nil {
-			return fmt.Errorf("capture.captures[%d]: %w", i, err)
-		}
-	}
-	return nil
-}
-
-// warnExposedAPI warns when the telemetry server, and so the capture API,
-// listens beyond the loopback interface.
-func warnExposedAPI(listen string, log *zap.Logger) {
-	host, _, err := net.SplitHostPort(listen)
-	if err != nil || host == "localhost" {
-		return
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
-		return
-	}
-	log.Warn("telemetry listens beyond loopback: anyone who reaches it can start captures (files stay inside capture.dir)",
-		zap.String("listen", listen))
 }

@@ -3,9 +3,7 @@ package main
 import (
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -21,11 +19,11 @@ import (
 	"github.com/ecnswitch/ecnswitch/capture"
 	"github.com/ecnswitch/ecnswitch/config"
 	"github.com/ecnswitch/ecnswitch/dataplane"
+	"github.com/ecnswitch/ecnswitch/internal/httpguard"
 	"github.com/ecnswitch/ecnswitch/packet"
 	"github.com/ecnswitch/ecnswitch/packet/packettest"
 	"github.com/ecnswitch/ecnswitch/ports"
 	"github.com/ecnswitch/ecnswitch/ports/memport"
-	"github.com/ecnswitch/ecnswitch/telemetry"
 	"github.com/ecnswitch/ecnswitch/timestamp"
 )
 
@@ -55,13 +53,13 @@ ports:
 // with its capture Manager mounted on its telemetry server as `run` mounts
 // it, behind an httptest server.
 type captureRig struct {
-	t     *testing.T
-	clk   *timestamp.Virtual
-	sw    *dataplane.Switch
-	hosts []*memport.Port
-	devs  []*memport.Port
-	dir   string
-	addr  string
+	t      *testing.T
+	clk    *timestamp.Virtual
+	sw     *dataplane.Switch
+	hosts  []*memport.Port
+	devs   []*memport.Port
+	dir    string
+	socket string
 }
 
 func newCaptureRig(t *testing.T) *captureRig {
@@ -85,15 +83,22 @@ func newCaptureRig(t *testing.T) *captureRig {
 	}
 	m := capture.New(r.sw, r.sw.Clock(), capture.Options{Dir: filepath.Join(r.dir, "captures")})
 	t.Cleanup(func() { m.Close(); r.sw.Close() })
-	tel, err := telemetry.New(r.sw, telemetry.Options{Clock: r.clk, Samples: 16, PoolNames: c.Pools})
+	r.socket = serveSocket(t, filepath.Join(r.dir, "run", "ecnswitch.sock"), m.Handler())
+	return r
+}
+
+// serveSocket serves h on a control socket at path, behind the guard, as
+// the daemon serves the capture API, until the test ends.
+func serveSocket(t *testing.T, path string, h http.Handler) string {
+	t.Helper()
+	ln, err := httpguard.ListenUnix(path, -1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tel.Handle("/capture/", m.Handler())
-	ts := httptest.NewServer(tel.Handler())
-	t.Cleanup(ts.Close)
-	r.addr = strings.TrimPrefix(ts.URL, "http://")
-	return r
+	srv := httpguard.NewServer(httpguard.Guard(h, httpguard.AllowHosts()), httpguard.Timeouts{}, nil)
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return path
 }
 
 // congest sends capN ECT(0) frames from each of a and b to c and polls the
@@ -138,7 +143,7 @@ var commentRE = regexp.MustCompile(`^egress port c queue 0: marked CE by dctcp \
 func TestCaptureCLI(t *testing.T) {
 	r := newCaptureRig(t)
 
-	code, out, errs := cli(t, "capture", "start", "--port", "c", "--filter", "marked", "--path", "marked.pcapng", "--addr", r.addr, "--json")
+	code, out, errs := cli(t, "capture", "start", "--port", "c", "--filter", "marked", "--path", "marked.pcapng", "--socket", r.socket, "--json")
 	if code != exitOK {
 		t.Fatalf("start: exit %d\n%s%s", code, out, errs)
 	}
@@ -151,8 +156,8 @@ func TestCaptureCLI(t *testing.T) {
 		t.Fatalf("start returned %+v", st)
 	}
 	// A second capture with the default name, in text.
-	code, out, errs = cli(t, "capture", "start", "--port", "a", "--direction", "ingress", "--format", "pcap", "--addr", r.addr)
-	if code != exitOK || !regexp.MustCompile(`^capture 2 started on port a: ingress all, pcap, snaplen 256\nfile     \S+/captures/a-ingress-all-\d{8}-\d{6}\.pcap\nstop it: ecnswitch capture stop 2 --addr `+regexp.QuoteMeta(r.addr)+`\n$`).MatchString(out) {
+	code, out, errs = cli(t, "capture", "start", "--port", "a", "--direction", "ingress", "--format", "pcap", "--socket", r.socket)
+	if code != exitOK || !regexp.MustCompile(`^capture 2 started on port a: ingress all, pcap, snaplen 256, rotate at 64MiB, keep 8\nfile     \S+/captures/a-ingress-all-\d{8}-\d{6}\.pcap\nstop it: ecnswitch capture stop 2 --socket `+regexp.QuoteMeta(r.socket)+`\n$`).MatchString(out) {
 		t.Fatalf("start: exit %d\n%s%s", code, out, errs)
 	}
 
@@ -162,7 +167,7 @@ func TestCaptureCLI(t *testing.T) {
 		t.Fatalf("%d of %d packets marked; the test needs some marked and some not", marks, 2*capN)
 	}
 
-	code, out, errs = cli(t, "capture", "status", "--addr", r.addr)
+	code, out, errs = cli(t, "capture", "status", "--socket", r.socket)
 	if code != exitOK {
 		t.Fatalf("status: exit %d\n%s%s", code, out, errs)
 	}
@@ -178,7 +183,7 @@ func TestCaptureCLI(t *testing.T) {
 	}
 
 	// ID before its flag: flags may follow the ID.
-	code, out, errs = cli(t, "capture", "stop", "1", "--addr", r.addr, "--json")
+	code, out, errs = cli(t, "capture", "stop", "1", "--socket", r.socket, "--json")
 	if code != exitOK {
 		t.Fatalf("stop: exit %d\n%s%s", code, out, errs)
 	}
@@ -209,15 +214,15 @@ func TestCaptureCLI(t *testing.T) {
 		}
 	}
 
-	code, out, errs = cli(t, "capture", "stop", "--addr", r.addr, "2")
+	code, out, errs = cli(t, "capture", "stop", "--socket", r.socket, "2")
 	if code != exitOK || !regexp.MustCompile(`(?m)^\s+2\s+a\s+ingress all\s+stopped\s+`+strconv.Itoa(capN)+`\s`).MatchString(out) {
 		t.Fatalf("stop 2 (a received %d): exit %d\n%s%s", capN, code, out, errs)
 	}
-	if code, out, _ := cli(t, "capture", "status", "--addr", r.addr); code != exitOK || out != "no captures running\n" {
+	if code, out, _ := cli(t, "capture", "status", "--socket", r.socket); code != exitOK || out != "no captures running\n" {
 		t.Errorf("status after stopping both: %q", out)
 	}
-	if code, out, _ := cli(t, "capture", "status", "--addr", "http://"+r.addr+"/", "--json"); code != exitOK || strings.TrimSpace(out) != "[]" {
-		t.Errorf("status --json with a URL: exit %d, %q", code, out)
+	if code, out, _ := cli(t, "capture", "status", "--socket", r.socket, "--json"); code != exitOK || strings.TrimSpace(out) != "[]" {
+		t.Errorf("status --json: exit %d, %q", code, out)
 	}
 }
 
@@ -290,14 +295,8 @@ func readNg(t *testing.T, path string) []ngPacket {
 // the server's refusals, and no switch or no capture API at the address.
 func TestCaptureCLIErrors(t *testing.T) {
 	r := newCaptureRig(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dead := ln.Addr().String()
-	ln.Close()
-	noAPI := httptest.NewServer(http.NotFoundHandler())
-	defer noAPI.Close()
+	dead := filepath.Join(r.dir, "run", "nobody.sock")
+	noAPI := serveSocket(t, filepath.Join(r.dir, "other", "other.sock"), http.NotFoundHandler())
 
 	for _, tc := range []struct {
 		args []string
@@ -310,20 +309,20 @@ func TestCaptureCLIErrors(t *testing.T) {
 		{[]string{"capture", "start", "-h"}, exitOK, "-max-bytes"},
 		{[]string{"capture", "start"}, exitUsage, "--port is required"},
 		{[]string{"capture", "start", "--port", "c", "--snaplen", "10"}, exitUsage, "--snaplen: 10 outside [64, 65535]"},
-		{[]string{"capture", "start", "--port", "c", "--max-files", "3"}, exitUsage, "--max-files: 3 without max-bytes"},
+		{[]string{"capture", "start", "--port", "c", "--max-bytes", "0", "--max-files", "3"}, exitUsage, "--max-files: 3 with max-bytes -1 (never rotate)"},
 		{[]string{"capture", "start", "--port", "c", "--max-bytes", "1 pint"}, exitUsage, `--max-bytes: "1 pint" has unknown unit`},
 		{[]string{"capture", "start", "--port", "c", "--queue", "x"}, exitUsage, `invalid value "x" for flag -queue: not an integer`},
 		{[]string{"capture", "start", "--port", "c", "--direction", "ingress", "--filter", "marked"}, exitUsage, "--filter: marked with direction ingress"},
-		{[]string{"capture", "start", "--port", "z", "--addr", r.addr}, exitFail, `port: "z" is not a port of the switch (a, b, c)`},
-		{[]string{"capture", "start", "--port", "c", "--path", "../out.pcapng", "--addr", r.addr}, exitFail, "is outside the capture directory"},
+		{[]string{"capture", "start", "--port", "z", "--socket", r.socket}, exitFail, `port: "z" is not a port of the switch (a, b, c)`},
+		{[]string{"capture", "start", "--port", "c", "--path", "../out.pcapng", "--socket", r.socket}, exitFail, "is outside the capture directory"},
 		{[]string{"capture", "stop"}, exitUsage, "want one capture ID"},
 		{[]string{"capture", "stop", "1", "2"}, exitUsage, "want one capture ID"},
 		{[]string{"capture", "stop", "one"}, exitUsage, `ID "one" is not a capture ID`},
-		{[]string{"capture", "stop", "42", "--addr", r.addr}, exitFail, "no such capture: id 42 (404)"},
+		{[]string{"capture", "stop", "42", "--socket", r.socket}, exitFail, "no such capture: id 42 (404)"},
 		{[]string{"capture", "status", "extra"}, exitUsage, "unexpected arguments: extra"},
-		{[]string{"capture", "status", "--addr", dead}, exitFail, "no switch answers at " + dead + " (is 'ecnswitch run' going"},
-		{[]string{"capture", "start", "--port", "c", "--addr", dead}, exitFail, "connection refused"},
-		{[]string{"capture", "status", "--addr", noAPI.URL}, exitFail, "serves no capture API"},
+		{[]string{"capture", "status", "--socket", dead}, exitFail, "no switch answers on " + dead + " (is 'ecnswitch run' going"},
+		{[]string{"capture", "start", "--port", "c", "--socket", dead}, exitFail, "no such file or directory"},
+		{[]string{"capture", "status", "--socket", noAPI}, exitFail, "serves no capture API"},
 	} {
 		code, out, errs := cli(t, tc.args...)
 		if code != tc.code || !strings.Contains(out+errs, tc.want) {

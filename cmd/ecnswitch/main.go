@@ -52,7 +52,7 @@ func commands() []command {
 		{"run", "-c FILE", "run the switch on the config's ports until SIGINT/SIGTERM", runCmd},
 		{"validate", "-c FILE", "check a config and print a summary", validateCmd},
 		{"stats", "[--addr HOST:PORT] [--json] [--interval D]", "show a running switch's counters, refreshed like top", statsCmd},
-		{"capture", "start --port P [flags] | stop ID | status [--addr HOST:PORT] [--json]", "capture a running switch's packets (e.g. --filter marked) to pcapng or pcap", captureCmd},
+		{"capture", "start --port P [flags] | stop ID | status [--socket PATH] [--json]", "capture a running switch's packets (e.g. --filter marked) to pcapng or pcap", captureCmd},
 		{"testbed", "up -n N [--state FILE] | down [--state FILE]", "create or remove hosts in network namespaces", testbedCmd},
 		{"demo", "", "run the MQ-ECN static-flow demo on a testbed", demoCmd},
 		{"bench", "gen | sink | switch [flags]", "AF_XDP traffic generator and sink, and the RFC 2544 benchmark against a Linux bridge", benchCmd},

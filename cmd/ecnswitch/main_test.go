@@ -46,7 +46,7 @@ func TestValidateExample(t *testing.T) {
 	}
 	for _, want := range []string{"ecnswitch.yaml: ok", "pools      shared 2MB", "http://127.0.0.1:9090",
 		"p3  ens1f2  995Mbit", "enqueue: mqecn rtt=100us lambda=1", "dequeue: tcn threshold=150us", "delay: queue 1 70µs + U[0, 10µs)",
-		"capture    dir /var/lib/ecnswitch/captures, 1 at start (ecnswitch capture start|stop|status)\n             p3 egress marked, pcapng, snaplen 256, rotate at 100MB, keep 10 → p3-egress-marked.pcapng\n"} {
+		"capture    dir /var/lib/ecnswitch/captures, 1 at start (ecnswitch capture start|stop|status on /run/ecnswitch/ecnswitch.sock)\n             p3 egress marked, pcapng, snaplen 256, rotate at 100MB, keep 10 → p3-egress-marked.pcapng\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
 		}

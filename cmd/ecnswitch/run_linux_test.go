@@ -90,6 +90,8 @@ func TestServeOnTestbed(t *testing.T) {
 	y := strings.Replace(string(testbedConfig(tb.ID(), tb.StatePath(), hosts)), "listen: "+telemetry.DefaultListen, "listen: 127.0.0.1:0", 1)
 	capDir := filepath.Join(t.TempDir(), "caps")
 	y += "capture:\n  dir: " + capDir + "\n  captures: [{port: h2, path: run/h2.pcap, format: pcap}]\n"
+	sock := filepath.Join(t.TempDir(), "ecnswitch.sock")
+	y += "control:\n  socket: " + sock + "\n"
 	cfg, err := config.Parse([]byte(y))
 	if err != nil {
 		t.Fatal(err)
@@ -122,16 +124,15 @@ func TestServeOnTestbed(t *testing.T) {
 	}
 	waitLog("ecnswitch running")
 
-	// The capture API shares the telemetry address: the configured capture
+	// The capture API is on the control socket: the configured capture
 	// runs, and the CLI starts and stops another.
-	addr := regexp.MustCompile(`telemetry listening\t\{"addr": "([^"]+)"`).FindStringSubmatch(logs.String())
-	if addr == nil {
+	if !regexp.MustCompile(`telemetry listening\t\{"addr": "([^"]+)"`).MatchString(logs.String()) {
 		t.Fatalf("no telemetry address in the log:\n%s", logs.String())
 	}
-	if code, out, errs := cli(t, "capture", "status", "--addr", addr[1]); code != exitOK || !strings.Contains(out, "egress all") || !strings.Contains(out, filepath.Join(capDir, "run/h2.pcap")) {
+	if code, out, errs := cli(t, "capture", "status", "--socket", sock); code != exitOK || !strings.Contains(out, "egress all") || !strings.Contains(out, filepath.Join(capDir, "run/h2.pcap")) {
 		t.Fatalf("capture status: exit %d\n%s%s", code, out, errs)
 	}
-	if code, out, errs := cli(t, "capture", "start", "--port", "h1", "--direction", "ingress", "--path", "h1.pcapng", "--addr", addr[1]); code != exitOK || !strings.Contains(out, "capture 2 started on port h1") {
+	if code, out, errs := cli(t, "capture", "start", "--port", "h1", "--direction", "ingress", "--path", "h1.pcapng", "--socket", sock); code != exitOK || !strings.Contains(out, "capture 2 started on port h1") {
 		t.Fatalf("capture start: exit %d\n%s%s", code, out, errs)
 	}
 
@@ -164,7 +165,7 @@ func TestServeOnTestbed(t *testing.T) {
 		t.Fatalf("after the link returned, h2 received %d of %d bytes", got, n)
 	}
 
-	code, out, errs := cli(t, "capture", "stop", "2", "--addr", addr[1], "--json")
+	code, out, errs := cli(t, "capture", "stop", "2", "--socket", sock, "--json")
 	var h1 capture.Status
 	if code != exitOK || json.Unmarshal([]byte(out), &h1) != nil {
 		t.Fatalf("capture stop: exit %d\n%s%s", code, out, errs)

@@ -50,9 +50,9 @@ func summarize(w io.Writer, c *config.Config) {
 	} else {
 		fmt.Fprintln(w, "telemetry  off")
 	}
-	api := "ecnswitch capture start|stop|status"
-	if !c.Telemetry.Enabled {
-		api = "no run-time API: telemetry is off"
+	api := "ecnswitch capture start|stop|status on " + c.Control.Socket
+	if c.Control.Socket == "" {
+		api = "no run-time API: control.socket is empty"
 	}
 	fmt.Fprintf(w, "capture    dir %s, %d at start (%s)\n", c.Capture.Dir, len(c.Capture.Captures), api)
 	for _, s := range c.Capture.Captures {
