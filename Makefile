@@ -16,7 +16,7 @@ FUZZTIME ?= 8s
 FUZZMINIMIZE ?= 10x
 FUZZFLAGS = -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)
 # Packages with concurrent code, run again under the race detector.
-RACE_PKGS := ./internal/... ./buffer/... ./ports/... ./dataplane/... ./testbed/...
+RACE_PKGS := ./internal/... ./buffer/... ./ports/... ./dataplane/... ./testbed/... ./capture/... ./telemetry/... ./node/...
 
 .PHONY: all build install uninstall test check unit race fuzz demo bench bench-switch closed-loop deps help clean
 
