@@ -43,6 +43,7 @@ type port struct {
 	idx    int
 	name   string
 	dev    ports.Port
+	pender ports.Pender // dev, if it can hold taken frames unsent; nil otherwise
 	sched  scheduler.Scheduler
 	shaper *scheduler.Shaper
 	enq    *marking.Chain // nil when no enqueue markers
@@ -179,6 +180,7 @@ func newPort(idx int, pc *PortConfig, dev ports.Port, batch int, now int64) (*po
 	for q := 0; q < nq; q++ {
 		p.qinfo = append(p.qinfo, sched.Queue(q))
 	}
+	p.pender, _ = dev.(ports.Pender)
 	if p.enq, err = newChain("enqueue", marking.Enqueue, pc.Enqueue, pc.NonECT, nq); err != nil {
 		return nil, err
 	}
@@ -258,6 +260,10 @@ func (s *Switch) Run(ctx context.Context) error {
 		return errors.New("dataplane: switch is already running")
 	}
 	defer s.running.Store(false)
+	// Workers keep their Ps, asleep too (ppollRaw): leave one for the rest.
+	if need := len(s.workers) + 1; runtime.GOMAXPROCS(0) < need {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(need))
+	}
 	// A worker that fails (one that cannot be pinned, say) stops them all.
 	ctx, failed := context.WithCancel(ctx)
 	defer failed()

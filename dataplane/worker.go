@@ -200,6 +200,12 @@ func (w *worker) poll(now int64) int {
 	for i, p := range w.ports {
 		if w.flushDue(p, now) {
 			n += w.flush(p, now)
+		} else if p.pender != nil && p.pender.Pending() {
+			// Frames the device took but has not sent: push them on, or
+			// they wait for the next batch (an ACK, say, that the flow
+			// behind it waits for).
+			_, err := p.dev.Transmit(nil)
+			p.health(w.s, "transmit", &p.txErr, err)
 		}
 		p.held.Store(int64(len(p.staged) + p.delay.len()))
 		carried += len(w.rx[i])
@@ -623,11 +629,14 @@ func (w *worker) flush(p *port, now int64) int {
 
 // wake returns when p next needs the worker without an arrival: the
 // deadline of its staged packets, or that of the next packet to leave its
-// line; now while the device holds the line up; never when it is idle.
+// line; now while the device holds the line up, soon while it holds taken
+// frames unsent (Pending); never when it is idle.
 func (w *worker) wake(p *port, now int64) int64 {
 	switch {
 	case p.blocked:
 		return now
+	case p.pender != nil && p.pender.Pending():
+		return now + pendingWait
 	case len(p.staged) > 0:
 		return p.staged[0].TxTime + p.coalesce
 	case p.next == never:
@@ -665,10 +674,7 @@ func (w *worker) run(stop *atomic.Bool) error {
 			continue
 		}
 		if idle++; w.spin < 0 || idle < w.spin {
-			if idle&63 == 0 {
-				runtime.Gosched()
-			}
-			continue
+			continue // the worker keeps its P: yielding it could leave the worker queued behind other goroutines
 		}
 		w.wait(min(wake-after, idleWait))
 		after = w.s.clock.Now()
@@ -681,6 +687,11 @@ func (w *worker) run(stop *atomic.Bool) error {
 // idleWait bounds one sleep of an idle worker, in ns.
 const idleWait = 200_000
 
+// pendingWait bounds the sleep of a worker whose device holds taken frames
+// unsent, in ns: the sleep (ppoll) drives the device on, and the worker
+// looks again soon after.
+const pendingWait = 10_000
+
 // wait sleeps until one of the worker's ports has input or timeout ns have
 // passed: in one ppoll on all their descriptors when every port offers
 // them, else on each port in turn.
@@ -690,7 +701,7 @@ func (w *worker) wait(timeout int64) {
 			w.pollfds[i].Events, w.pollfds[i].Revents = unix.POLLIN, 0
 		}
 		w.pollTS = unix.NsecToTimespec(timeout)
-		unix.Ppoll(w.pollfds, &w.pollTS, nil) // EINTR or an error: the next pass finds out
+		ppollRaw(w.pollfds, &w.pollTS) // EINTR or an error: the next pass finds out
 		return
 	}
 	per := timeout / int64(max(1, len(w.ports)))

@@ -63,3 +63,22 @@ func BenchSwitch(ctx context.Context, o bench.SwitchOptions) (*bench.SwitchRepor
 	}
 	return bench.RunSwitch(ctx, o)
 }
+
+// BenchTCP runs the real-TCP benchmark (bench.RunTCP), ecnswitch on AF_XDP
+// ports, with the CPUs placed as for the demo: the worker (and testpmd's
+// forwarding lcore) on one CPU, the hosts on the rest.
+func BenchTCP(ctx context.Context, o bench.TCPOptions) (*bench.TCPReport, error) {
+	log := o.Logger
+	if log == nil {
+		log = zap.NewNop()
+	}
+	o.Start = func(cfg dataplane.Config, ifaces []string, opts afxdp.Options, clock timestamp.Clock) (bench.Switch, error) {
+		return Start(cfg, Devices(ifaces, opts), clock, log.Named("switch"))
+	}
+	restore, err := place(1, &o.WorkerCPUs, &o.HostCPUs)
+	if err != nil {
+		return nil, err
+	}
+	defer restore()
+	return bench.RunTCP(ctx, o)
+}

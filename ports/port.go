@@ -65,6 +65,15 @@ type FDPoller interface {
 	PollFDs() []int
 }
 
+// Pender is implemented by ports that can hold frames Transmit took
+// before the device has them: an AF_XDP socket in copy mode sends only
+// when kicked, and stops when the device pushes back. While Pending is
+// true the caller must call Transmit again, Transmit(nil) if it has
+// nothing new, or the frames wait for the next batch.
+type Pender interface {
+	Pending() bool
+}
+
 // Stats are a port's own counters: what happened below the dataplane.
 type Stats struct {
 	RxPackets   uint64 // frames handed to Receive's caller

@@ -106,6 +106,12 @@ type Options struct {
 	// another, remove exactly what Up created. Default DefaultStateDir.
 	StateDir string
 
+	// NoHostGRO keeps GRO off on the host ends too. A capture on a host
+	// (AF_PACKET sees packets after GRO) then sees every frame as it
+	// crossed the wire, one for one; the switch can then only transmit to
+	// the hosts through its sockets, not as XDP live frames (see hostGRO).
+	NoHostGRO bool
+
 	// HostCPUs, when set, are the CPUs the hosts' receive processing runs
 	// on (RPS on every host end's RX queues; see setRPS): keep them off
 	// the switch workers' CPUs (dataplane.Place). Host processes are the

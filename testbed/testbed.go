@@ -211,7 +211,7 @@ func (t *Testbed) addHost(o Options, i int) error {
 	}
 	hs.SwitchMAC = sw.Attrs().HardwareAddr.String()
 
-	mac, err := configureHostIf(hs, t.st.Subnet, t.st.Subnet6)
+	mac, err := configureHostIf(hs, t.st.Subnet, t.st.Subnet6, o.NoHostGRO)
 	if err != nil {
 		return err
 	}
@@ -257,7 +257,7 @@ func createVeth(o Options, netnsName, sw string) (netlink.Link, error) {
 
 // configureHostIf sets up lo and HostIf inside the host's namespace and
 // returns HostIf's MAC address.
-func configureHostIf(hs hostState, subnet, subnet6 netip.Prefix) (net.HardwareAddr, error) {
+func configureHostIf(hs hostState, subnet, subnet6 netip.Prefix, noGRO bool) (net.HardwareAddr, error) {
 	var mac net.HardwareAddr
 	err := inNetns(hs.Netns, func() error {
 		h, err := netlink.NewHandle()
@@ -282,7 +282,7 @@ func configureHostIf(hs hostState, subnet, subnet6 netip.Prefix) (net.HardwareAd
 		}); err != nil {
 			return err
 		}
-		if err := setOffloads(HostIf, hostOffload, func(f string) bool { return f == hostGRO }); err != nil {
+		if err := disableOffloads(HostIf, hostOffload); err != nil {
 			return err
 		}
 		q := &netlink.GenericQdisc{
@@ -303,6 +303,13 @@ func configureHostIf(hs hostState, subnet, subnet6 netip.Prefix) (net.HardwareAd
 		}
 		if err := h.LinkSetUp(l); err != nil {
 			return fmt.Errorf("set %s up: %w", HostIf, err)
+		}
+		// GRO on once the end is up: veth starts its NAPI, and makes the
+		// switch end a redirect target, only when GRO turns on while it runs.
+		if !noGRO {
+			if err := setOffloads(HostIf, func(string) bool { return false }, func(f string) bool { return f == hostGRO }); err != nil {
+				return err
+			}
 		}
 		mac = l.Attrs().HardwareAddr
 		return nil

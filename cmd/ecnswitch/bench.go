@@ -31,11 +31,12 @@ gen and sink are an AF_XDP traffic generator and sink (root): UDP frames with a
 flow id, sequence number and TX timestamp, counted per flow at the sink (lost,
 reordered, duplicated, CE) with one-way latency. Run both on one machine (in
 testbed hosts with --netns): they share CLOCK_MONOTONIC. switch runs the RFC 2544
-benchmark of ecnswitch against a Linux bridge on a testbed of its own.
+benchmark of ecnswitch against a Linux bridge on a testbed of its own. tcp
+measures real kernel TCP through ecnswitch, DPDK testpmd and a Linux bridge.
 
 'ecnswitch bench COMMAND -h' lists a command's flags.`
 
-// benchCmd runs `ecnswitch bench gen|sink|switch [flags]`.
+// benchCmd runs `ecnswitch bench gen|sink|switch|tcp [flags]`.
 func benchCmd(e *env, args []string) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		fmt.Fprintln(e.stderr, benchUsage)
@@ -45,7 +46,7 @@ func benchCmd(e *env, args []string) int {
 		return exitOK
 	}
 	run, ok := map[string]func(context.Context, *env, []string) error{
-		"gen": benchGen, "sink": benchSink, "switch": benchSwitch,
+		"gen": benchGen, "sink": benchSink, "switch": benchSwitch, "tcp": benchTCP,
 	}[args[0]]
 	if !ok {
 		fmt.Fprintln(e.stderr, benchUsage)
@@ -433,6 +434,51 @@ func benchSwitch(ctx context.Context, e *env, args []string) error {
 		} else {
 			fmt.Fprintf(stdout, "%s\nreport: %s/report.md\n", tableOnly(rep.Markdown("")), *out)
 		}
+	}
+	return err
+}
+
+func benchTCP(ctx context.Context, e *env, args []string) error {
+	fs := benchFlags("tcp", "Bring up a 2-host testbed and measure the goodput of real kernel TCP from h1 to h2 (cubic with\n"+
+		"ECN) through each device, unshaped: ecnswitch (learning, 8 DWRR queues, RED), DPDK testpmd (io\n"+
+		"forwarding over two net_af_xdp ports, when installed) and a Linux bridge, taking turns run after\n"+
+		"run. The worker and testpmd's forwarding lcore get one CPU, the hosts the rest, when there are\n"+
+		"two or more. Prints a table of goodput per run and median, and each device's ratio to testpmd.\nNeeds root.", e.stderr)
+	devices := fs.String("devices", "ecnswitch,testpmd,bridge", "devices to measure, in order")
+	flows := fs.Int("flows", 5, "TCP flows")
+	warmup := fs.Duration("warmup", 2*time.Second, "sent before the measured window")
+	duration := fs.Duration("duration", 10*time.Second, "measured window")
+	runs := fs.Int("runs", 3, "runs of every device")
+	cc := fs.String("cc", "cubic", "the hosts' congestion control")
+	neverSleep := fs.Bool("never-sleep", false, "ecnswitch's worker polls without pause, as testpmd's lcore does")
+	coalesce := fs.Duration("coalesce", 0, "ecnswitch's batching window (0: the default; negative: none)")
+	transmit := fs.String("transmit", "auto", "ecnswitch's transmit path: auto, socket or xdp")
+	subnet := fs.String("subnet", testbed.DefaultSubnet, "the testbed hosts' IPv4 subnet, inside 198.18.0.0/15")
+	level := fs.String("log-level", "warn", "log level: debug, info, warn, error")
+	if err := parseBench(fs, args); err != nil {
+		return err
+	}
+	o := bench.TCPOptions{Devices: strings.Split(*devices, ","), Flows: *flows, Warmup: *warmup, Duration: *duration,
+		Runs: *runs, CongestionControl: *cc, Out: e.stderr, NeverSleep: *neverSleep, Coalesce: *coalesce}
+	switch *transmit {
+	case "auto":
+	case "socket":
+		o.Transmit = afxdp.TxSocket
+	case "xdp":
+		o.Transmit = afxdp.TxXDP
+	default:
+		return usageErr(fs, "--transmit %q: want auto, socket or xdp", *transmit)
+	}
+	var err error
+	if o.Subnet, err = netip.ParsePrefix(*subnet); err != nil {
+		return usageErr(fs, "--subnet: %v", err)
+	}
+	if o.Logger, err = newLogger(*level, e.stderr); err != nil {
+		return usageErr(fs, "%v", err)
+	}
+	rep, err := node.BenchTCP(ctx, o)
+	if rep != nil && len(rep.Results) > 0 && len(rep.Results[0].Goodput) > 0 {
+		fmt.Fprint(e.stdout, rep.Markdown(strings.TrimSpace("ecnswitch bench tcp "+strings.Join(args, " "))))
 	}
 	return err
 }

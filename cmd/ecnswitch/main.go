@@ -12,7 +12,7 @@
 //	ecnswitch testbed up -n N           create N hosts in network namespaces, and a config for them (root)
 //	ecnswitch testbed down              remove them
 //	ecnswitch demo                      the MQ-ECN static-flow demo
-//	ecnswitch bench gen|sink|switch     AF_XDP load generator and sink, and the RFC 2544 switch benchmark (root)
+//	ecnswitch bench gen|sink|switch|tcp AF_XDP load generator and sink, the RFC 2544 switch benchmark, real TCP vs testpmd (root)
 //
 // Every subcommand takes --log-level (debug, info, warn, error).
 // examples/ecnswitch.yaml documents every config key.

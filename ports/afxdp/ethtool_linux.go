@@ -69,3 +69,20 @@ func checkAggregation(ifname string, usable int) error {
 	}
 	return nil
 }
+
+// xmitErrors sums the driver's counters of redirected frames it could not
+// transmit (ethtool -S names ending in xdp_xmit_errors: veth counts there
+// the live frames its peer's full ring refused), or 0 where it keeps none.
+func xmitErrors(ifname string) uint64 {
+	var n uint64
+	_ = withIoctlSocket(func(fd int) error {
+		st, err := ethtoolStats(fd, ifname)
+		for k, v := range st {
+			if strings.HasSuffix(k, "xdp_xmit_errors") {
+				n += v
+			}
+		}
+		return err
+	})
+	return n
+}

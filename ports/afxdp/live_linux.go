@@ -142,7 +142,7 @@ func (l *live) send(ds []*packet.Desc, u *UMEM) (int, error) {
 	done := 0
 	for done < n {
 		l.attr.repeat = uint32(n - done)
-		l.attr.batch = uint32(min(n-done, txqLen))
+		l.attr.batch = uint32(min(n-done, liveBatch))
 		e := testRun(&l.attr)
 		l.calls.Add(1)
 		done = min(int(atomic.LoadUint32(l.next)), n)
@@ -175,6 +175,14 @@ func (l *live) close() error {
 	return err
 }
 
+// liveBatch is how many live frames the kernel runs between flushes: it
+// redirects a batch, flushes it into the device and lets pending softirqs
+// run. On veth the flush fills the peer's 256-entry ring, which the peer's
+// NAPI (64 frames a poll, run at that point on this CPU) drains; a larger
+// batch overflows it, and veth drops what does not fit
+// (tx_queue_N_xdp_xmit_errors), with no backpressure.
+const liveBatch = 64
+
 // watchInterval is how often a Port rechecks whether its device takes
 // redirected frames.
 const watchInterval = 100 * time.Millisecond
@@ -198,6 +206,7 @@ func (p *Port) setupLive(o *Options) error {
 		return err
 	}
 	p.live = l
+	p.xmitErr = xmitErrors(p.name)
 	p.liveOK.Store(ok)
 	if !ok {
 		p.log.Info("transmitting through the socket until the device takes redirected frames", zap.String("why", why))
@@ -264,6 +273,14 @@ func (p *Port) watchDevice(ns netns.NsHandle) {
 			}
 		}
 	}
+}
+
+// LiveFrames returns the frames sent as XDP live frames so far.
+func (p *Port) LiveFrames() uint64 {
+	if p.live == nil {
+		return 0
+	}
+	return p.live.frames.Load()
 }
 
 // txPath returns the path a batch of LiveMin frames takes now.

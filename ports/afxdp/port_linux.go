@@ -24,6 +24,7 @@ var (
 	_ ports.Waiter        = (*Port)(nil)
 	_ ports.StatsReporter = (*Port)(nil)
 	_ ports.FDPoller      = (*Port)(nil)
+	_ ports.Pender        = (*Port)(nil)
 )
 
 // bindWait bounds the EBUSY retries of bind while a previous socket on the
@@ -49,6 +50,7 @@ type Port struct {
 	attached uint32 // attachedDrv/attachedSKB while our program is attached
 
 	live    *live       // XDP live-frames transmit; nil when the Port transmits through its sockets only
+	xmitErr uint64      // the device's xdp_xmit_errors at Open
 	liveOK  atomic.Bool // the device takes redirected frames now (ndo_xdp_xmit, link up)
 	liveMin int         // smallest batch sent as live frames
 	watch   chan struct{}
@@ -304,6 +306,18 @@ func (p *Port) Transmit(ds []*packet.Desc) (int, error) {
 	return n, err
 }
 
+// Pending reports whether the sockets' TX rings hold frames the kernel has
+// not taken yet (a kick that made no progress leaves them there): the
+// caller should call Transmit(nil), or Wait, which also drives TX.
+func (p *Port) Pending() bool {
+	for _, s := range p.txSocks {
+		if s.tx.produced() != 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // txDrained reports whether the kernel has taken every descriptor of the
 // sockets' TX rings, so that live frames cannot overtake them. It reaps
 // completions on the way.
@@ -377,8 +391,11 @@ func (p *Port) Wait(timeoutNs int64) (bool, error) {
 // Stats returns the Port's counters summed over its queues, with the
 // kernel's XDP_STATISTICS folded in: RxDropped = rx_dropped + rx_ring_full
 // + rx_invalid_descs; TxErrors adds tx_invalid_descs; RxOversize adds the
-// frames the XDP program dropped for exceeding the usable frame. After
-// Close it returns the counters as they were at Close.
+// frames the XDP program dropped for exceeding the usable frame. Live
+// frames count as sent; TxErrors adds those the transmit program refused
+// and those the device dropped (its xdp_xmit_errors since Open, e.g. a
+// veth peer's full ring), which TxCompleted leaves out. After Close it
+// returns the counters as they were at Close.
 func (p *Port) Stats() ports.Stats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -404,10 +421,11 @@ func (p *Port) statsLocked() ports.Stats {
 	st.RxOversize += p.prog.oversize()
 	if l := p.live; l != nil {
 		n := l.frames.Load()
+		refused := xmitErrors(p.name) - p.xmitErr // frames the device dropped, taken for sent
 		st.TxPackets += n
 		st.TxBytes += l.bytes.Load()
-		st.TxCompleted += n
-		st.TxErrors += l.errors.Load() + p.prog.counter(metaTxDrop)
+		st.TxCompleted += n - min(n, refused)
+		st.TxErrors += l.errors.Load() + p.prog.counter(metaTxDrop) + refused
 	}
 	return st
 }

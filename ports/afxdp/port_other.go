@@ -65,6 +65,12 @@ func (p *Port) Receive([]*packet.Desc) (int, error) { return 0, ErrNotSupported 
 // Transmit reports ErrNotSupported.
 func (p *Port) Transmit([]*packet.Desc) (int, error) { return 0, ErrNotSupported }
 
+// LiveFrames returns 0.
+func (p *Port) LiveFrames() uint64 { return 0 }
+
+// Pending returns false.
+func (p *Port) Pending() bool { return false }
+
 // Wait reports ErrNotSupported.
 func (p *Port) Wait(int64) (bool, error) { return false, ErrNotSupported }
 

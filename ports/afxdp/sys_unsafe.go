@@ -7,6 +7,7 @@ package afxdp
 // typed wrapper for.
 
 import (
+	"bytes"
 	"fmt"
 	"unsafe"
 
@@ -211,4 +212,41 @@ func threadNetns() (nsID, error) {
 		return nsID{}, e
 	}
 	return nsID{uint64(st.Dev), st.Ino}, nil
+}
+
+// ethtoolStats reads ifname's driver statistics (ethtool -S): the names
+// of string set ETH_SS_STATS and their values.
+func ethtoolStats(fd int, ifname string) (map[string]uint64, error) {
+	const ethSSStats, gstringLen = 1, 32
+	info := struct {
+		cmd, reserved uint32
+		mask          uint64
+		n             uint32
+	}{cmd: unix.ETHTOOL_GSSET_INFO, mask: 1 << ethSSStats}
+	if err := ethtool(fd, ifname, unsafe.Pointer(&info)); err != nil {
+		return nil, err
+	}
+	if info.mask == 0 || info.n == 0 {
+		return nil, nil
+	}
+	n := int(info.n)
+	strs := make([]byte, 12+n*gstringLen)
+	*(*[3]uint32)(unsafe.Pointer(&strs[0])) = [3]uint32{unix.ETHTOOL_GSTRINGS, ethSSStats, uint32(n)}
+	if err := ethtool(fd, ifname, unsafe.Pointer(&strs[0])); err != nil {
+		return nil, err
+	}
+	vals := make([]uint64, 1+n) // cmd and n_stats in the first word, then the values
+	*(*[2]uint32)(unsafe.Pointer(&vals[0])) = [2]uint32{unix.ETHTOOL_GSTATS, uint32(n)}
+	if err := ethtool(fd, ifname, unsafe.Pointer(&vals[0])); err != nil {
+		return nil, err
+	}
+	m := make(map[string]uint64, n)
+	for i := range n {
+		name := strs[12+i*gstringLen : 12+(i+1)*gstringLen]
+		if j := bytes.IndexByte(name, 0); j >= 0 {
+			name = name[:j]
+		}
+		m[string(name)] = vals[1+i]
+	}
+	return m, nil
 }
