@@ -84,6 +84,7 @@ func TestCoalescedTransmit(t *testing.T) {
 func TestWorkerSleepsWhileBacklogged(t *testing.T) {
 	clk := timestamp.NewMonotonic()
 	cfg := dataplanetest.Config(2, 1, 10_000_000, 1<<20)
+	cfg.Spin = 1 // sleep at the first idle pass: how long idle passes take (the race detector slows them) is not the point
 	cfg.Forwarding.Patches = []dataplane.Patch{{From: 0, To: 1}}
 	cfg.Forwarding.NoLearning = true
 	devs := make([]ports.Port, 2)

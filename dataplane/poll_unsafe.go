@@ -14,3 +14,9 @@ import (
 func ppollRaw(fds []unix.PollFd, ts *unix.Timespec) {
 	unix.RawSyscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&fds[0])), uintptr(len(fds)), uintptr(unsafe.Pointer(ts)), 0, 0, 0)
 }
+
+// nanosleepRaw sleeps for ts as a raw system call, keeping the P (see
+// ppollRaw).
+func nanosleepRaw(ts *unix.Timespec) {
+	unix.RawSyscall(unix.SYS_NANOSLEEP, uintptr(unsafe.Pointer(ts)), 0, 0)
+}

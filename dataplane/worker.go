@@ -3,7 +3,6 @@ package dataplane
 import (
 	"errors"
 	"math"
-	"runtime"
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
@@ -694,7 +693,8 @@ const pendingWait = 10_000
 
 // wait sleeps until one of the worker's ports has input or timeout ns have
 // passed: in one ppoll on all their descriptors when every port offers
-// them, else on each port in turn.
+// them, else on each port that can wait (ports.Waiter) in turn, else on a
+// timer alone.
 func (w *worker) wait(timeout int64) {
 	if w.pollfds != nil {
 		for i := range w.pollfds {
@@ -705,14 +705,18 @@ func (w *worker) wait(timeout int64) {
 		return
 	}
 	per := timeout / int64(max(1, len(w.ports)))
+	waited := false
 	for _, p := range w.ports {
 		if wt, ok := p.dev.(ports.Waiter); ok {
+			waited = true
 			if ready, _ := wt.Wait(per); ready {
 				return
 			}
-			continue
 		}
-		runtime.Gosched()
+	}
+	if !waited {
+		w.pollTS = unix.NsecToTimespec(timeout)
+		nanosleepRaw(&w.pollTS)
 	}
 }
 
