@@ -30,16 +30,20 @@ import (
 
 // Devices of the TCP benchmark.
 const (
-	TCPSwitch  = "ecnswitch" // ecnswitch, full pipeline, unshaped
-	TCPTestpmd = "testpmd"   // DPDK testpmd io forwarding over two net_af_xdp ports
-	TCPBridge  = "bridge"    // a Linux bridge over the same veth ends
+	TCPSwitch    = "ecnswitch"     // ecnswitch: learning, 8 DWRR queues, 4 MB buffer, no marking, unshaped
+	TCPSwitchRED = "ecnswitch-red" // the same with RED on every queue (30–90 KB), as the peer benchmark runs it
+	TCPTestpmd   = "testpmd"       // DPDK testpmd io forwarding over two net_af_xdp ports
+	TCPBridge    = "bridge"        // a Linux bridge over the same veth ends
 )
 
 // TCPOptions configure RunTCP. The zero value of every field selects its
 // default.
 type TCPOptions struct {
 	// Devices are measured in this order in every run. Default ecnswitch,
-	// testpmd (when dpdk-testpmd is installed), bridge.
+	// testpmd (when dpdk-testpmd is installed), bridge. ecnswitch marks
+	// nothing (testpmd and the bridge do no AQM either, so goodput
+	// compares forwarding capacity); ecnswitch-red adds RED, which holds
+	// the queue, and with it TCP's window, small.
 	Devices []string
 	// Flows is the number of TCP flows from h1 to h2; default 5.
 	Flows int
@@ -61,6 +65,7 @@ type TCPOptions struct {
 	// testpmd's lcore does; Coalesce and Transmit set its ports' batching
 	// window and transmit path (zero values: the defaults).
 	NeverSleep bool
+	Spin       int // idle passes before the worker sleeps; 0: the default
 	Coalesce   time.Duration
 	Transmit   afxdp.TxPath
 
@@ -131,8 +136,8 @@ func (o *TCPOptions) setDefaults() error {
 		return errors.New("bench: tcp: Options.Start is nil: run it through node.BenchTCP")
 	}
 	for _, d := range o.Devices {
-		if d != TCPSwitch && d != TCPTestpmd && d != TCPBridge {
-			return fmt.Errorf("bench: tcp: device %q is not one of %s, %s, %s", d, TCPSwitch, TCPTestpmd, TCPBridge)
+		if d != TCPSwitch && d != TCPSwitchRED && d != TCPTestpmd && d != TCPBridge {
+			return fmt.Errorf("bench: tcp: device %q is not one of %s, %s, %s, %s", d, TCPSwitch, TCPSwitchRED, TCPTestpmd, TCPBridge)
 		}
 	}
 	return nil
@@ -194,8 +199,9 @@ func tcpTrial(ctx context.Context, o TCPOptions, hosts []testbed.Host, device st
 	ifaces := []string{hosts[0].SwitchIf, hosts[1].SwitchIf}
 	var stop func() error
 	switch device {
-	case TCPSwitch:
-		cfg := tcpSwitchConfig(ifaces, o.WorkerCPUs)
+	case TCPSwitch, TCPSwitchRED:
+		cfg := tcpSwitchConfig(ifaces, o.WorkerCPUs, device == TCPSwitchRED)
+		cfg.Spin = o.Spin
 		if o.NeverSleep {
 			cfg.Spin = -1
 		}
@@ -228,25 +234,29 @@ func tcpTrial(ctx context.Context, o TCPOptions, hosts []testbed.Host, device st
 	return g, errors.Join(err, stop())
 }
 
-// tcpSwitchConfig is ecnswitch's full pipeline, unshaped: MAC learning, 8
-// DWRR queues with RED on each (30–90 KB), as the peer benchmark runs it.
-func tcpSwitchConfig(ifaces []string, cpus []int) dataplane.Config {
+// tcpSwitchConfig is ecnswitch unshaped: MAC learning, 8 DWRR queues over
+// a 4 MB buffer, and with red RED on every queue (30–90 KB), as the peer
+// benchmark runs it.
+func tcpSwitchConfig(ifaces []string, cpus []int, red bool) dataplane.Config {
 	cfg := dataplane.Config{Pools: []buffer.PoolConfig{{Size: 4 << 20}}, Workers: 1, CPUs: cpus}
 	for _, n := range ifaces {
 		qs := make([]buffer.QueueConfig, 8)
 		for q := range qs {
 			qs[q] = buffer.QueueConfig{Alpha: 1}
 		}
-		cfg.Ports = append(cfg.Ports, dataplane.PortConfig{
+		pc := dataplane.PortConfig{
 			Name:      n,
 			Scheduler: scheduler.Config{Kind: scheduler.DWRR, NumQueues: 8},
 			Queues:    qs,
-			Enqueue: []dataplane.MarkerSpec{{Name: "red", New: func(nq int) (marking.Marker, error) {
+			Worker:    -1,
+		}
+		if red {
+			pc.Enqueue = []dataplane.MarkerSpec{{Name: "red", New: func(nq int) (marking.Marker, error) {
 				return marking.NewRED(marking.REDConfig{Measure: marking.MeasureQueue, KMin: marking.Bytes(30_000),
 					KMax: marking.Bytes(90_000), PMax: 0.1}, marking.Enqueue, nq)
-			}}},
-			Worker: -1,
-		})
+			}}}
+		}
+		cfg.Ports = append(cfg.Ports, pc)
 	}
 	return cfg
 }
@@ -387,7 +397,7 @@ func setCC(c net.Conn, cc string) error {
 func (r *TCPReport) Markdown(command string) string {
 	var b strings.Builder
 	o := r.Options
-	fmt.Fprintf(&b, "Real kernel TCP between two testbed hosts: %d %s flows with ECN, h1 → h2, each device unshaped; %v warm-up, %v measured, %d runs, devices taking turns.\n\n",
+	fmt.Fprintf(&b, "Real kernel TCP between two testbed hosts: %d %s flows with ECN, h1 → h2, each device unshaped; %v warm-up, %v measured, %d runs, devices taking turns. ecnswitch marks nothing (nor do testpmd and the bridge); ecnswitch-red runs RED on every queue.\n\n",
 		o.Flows, o.CongestionControl, o.Warmup, o.Duration, o.Runs)
 	if command != "" {
 		fmt.Fprintf(&b, "Command: `%s`\n\n", command)

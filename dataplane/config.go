@@ -25,7 +25,7 @@ const (
 	MaxFrames        = 1 << 22
 	DefaultBatch     = ports.BatchSize
 	MaxBatch         = 1024
-	DefaultSpin      = 256     // idle polls before a worker waits on its ports
+	DefaultSpin      = 16      // idle polls before a worker waits on its ports
 	MaxSpin          = 1 << 30 // idle polls; Spin < 0 never waits
 	MaxCPU           = 1023    // the highest CPU a worker can be pinned to (unix.CPUSet)
 	MaxMarkers       = 255     // markers per port, enqueue and dequeue together

@@ -47,7 +47,7 @@ const (
 	DefaultDuration = 10 * time.Second
 	DefaultWarmup   = time.Second
 	DefaultRate     = 995_000_000 // 99.5% of 1 Gbit/s (001 §4.2)
-	DefaultBucket   = 16 << 10    // bytes; see Options.Bucket
+	DefaultBucket   = 2500        // bytes, the prototype's (001 §4.2); see Options.Bucket
 	DefaultBuffer   = 96 << 10    // bytes per port, shared by its queues (001 §5.1)
 	DefaultK        = 32 << 10    // bytes, the standard threshold at 1 Gbit/s (001 §5.1)
 	DefaultBeta     = 0.75        // MQ-ECN's round-time EWMA weight (001 §5)
@@ -79,16 +79,12 @@ type Options struct {
 	// Rate is the egress ports' shaped rate C in bit/s. Default DefaultRate.
 	Rate int64
 	// Bucket is the shaper's token bucket in bytes. Default DefaultBucket,
-	// 16 KB: 130 µs at 995 Mbit/s. The prototype's 2.5 KB (001 §4.2) suits
-	// a qdisc woken by timers; ecnswitch's worker serves the port once per
-	// poll pass, and a pass here takes tens of µs (a TX system call per
-	// batch, whose copy-mode transmit also runs the receiving host's TCP
-	// in softirq), so a 20 µs bucket forfeits the credit of every longer
-	// pass: measured back to back on this 2-core machine, shared with other
-	// work, 2.5 KB carried 40–60% of C·1448/1538 where 16 KB carried
-	// 65–95%. The bucket adds no long-run
-	// rate: over any interval T the port sends at most Bucket + one frame
-	// more than C·T/8.
+	// the prototype's 2.5 KB (001 §4.2: "∼1.67 MTU"). Each port follows an
+	// exact virtual line at C whatever the worker's passes, so the bucket
+	// only bounds the burst: over any interval T the port sends at most
+	// Bucket + one frame more than C·T/8. (Before the virtual line a
+	// 2.5 KB bucket forfeited the credit of every pass longer than 20 µs;
+	// measured here since, 2.5 KB keeps the port 97.7–99.2% busy.)
 	Bucket int64
 	// Buffer is each port's buffer in bytes, shared by its two queues.
 	// Default DefaultBuffer.
@@ -112,6 +108,10 @@ type Options struct {
 	// places nothing. node.Demo fills both from dataplane.Place and keeps
 	// the demo's own threads, which run the hosts' TCP, on HostCPUs.
 	WorkerCPUs, HostCPUs []int
+
+	// Coalesce is the ports' batching window (dataplane.PortConfig.Coalesce);
+	// 0 means the dataplane's default.
+	Coalesce time.Duration
 
 	// Start starts each scheme's switch: cfg, port i on interface
 	// ifaces[i]. Required: node.Demo passes the switch on AF_XDP ports
@@ -237,6 +237,9 @@ type SchemeResult struct {
 	// below 1, the port was not the bottleneck all the time.
 	Busy   float64
 	Queues [2]QueueResult
+	// Worker is where the switch worker's thread spent the window:
+	// fractions busy, spinning and asleep (dataplane.WorkerStats).
+	Worker struct{ Busy, Spin, Sleep float64 }
 }
 
 // QueueResult is one queue of the bottleneck port (h5's) over the
@@ -361,8 +364,8 @@ func switchConfig(o Options, hosts []testbed.Host, name string) (dataplane.Confi
 		}}
 	}
 	cfg := dataplane.Config{
-		Workers: 1,   // two cores: one for the worker, one for the hosts' TCP
-		Spin:    256, // poll 256 idle passes, then wait on the ports
+		Workers: 1,                     // two cores: one for the worker, one for the hosts' TCP
+		Spin:    dataplane.DefaultSpin, // a few idle passes, then sleep until the next departure or an arrival
 		CPUs:    o.WorkerCPUs,
 		Classifier: dataplane.Classifier{DSCP: map[uint8]int{
 			DSCPQueue1: 0,
@@ -383,11 +386,12 @@ func switchConfig(o Options, hosts []testbed.Host, name string) (dataplane.Confi
 				LineRate:  o.Rate,
 				Beta:      DefaultBeta,
 			},
-			Shaper:  scheduler.ShaperConfig{Rate: o.Rate, Bucket: o.Bucket, Overhead: scheduler.OverheadEthernet},
-			Pool:    i,
-			Queues:  []buffer.QueueConfig{{Cap: o.Buffer}, {Cap: o.Buffer}},
-			Enqueue: []dataplane.MarkerSpec{spec},
-			Delay:   dataplane.Delay{Fixed: o.Delay},
+			Shaper:   scheduler.ShaperConfig{Rate: o.Rate, Bucket: o.Bucket, Overhead: scheduler.OverheadEthernet},
+			Pool:     i,
+			Queues:   []buffer.QueueConfig{{Cap: o.Buffer}, {Cap: o.Buffer}},
+			Enqueue:  []dataplane.MarkerSpec{spec},
+			Delay:    dataplane.Delay{Fixed: o.Delay},
+			Coalesce: o.Coalesce,
 		})
 	}
 	return cfg, nil

@@ -59,9 +59,9 @@ func runScheme(ctx context.Context, o Options, hosts []testbed.Host, name string
 		return res, err
 	}
 	res.fill(o, w)
-	say("done: queue 1 %s (%.1f%%), queue 2 %s (%.1f%%), %d + %d CE marks, port busy %.1f%%",
+	say("done: queue 1 %s (%.1f%%), queue 2 %s (%.1f%%), %d + %d CE marks, port busy %.1f%%; worker busy %.0f%%, asleep %.0f%%",
 		mbit(res.Queues[0].Goodput), 100*res.Queues[0].Share, mbit(res.Queues[1].Goodput), 100*res.Queues[1].Share,
-		res.Queues[0].Marks, res.Queues[1].Marks, 100*res.Busy)
+		res.Queues[0].Marks, res.Queues[1].Marks, 100*res.Busy, 100*res.Worker.Busy, 100*res.Worker.Sleep)
 	return res, nil
 }
 
@@ -207,6 +207,7 @@ func (s *sending) stop() error {
 type window struct {
 	bytes0, bytes1 [2]int64 // receivers' bytes per queue
 	port0, port1   dataplane.PortStats
+	wrk0, wrk1     dataplane.WorkerStats
 	start, end     time.Time
 }
 
@@ -223,12 +224,20 @@ func measure(ctx context.Context, o Options, sw Switch, rcv *receivers, say func
 	}
 	w.bytes0 = rcv.bytes()
 	sw.ResetSojourn() // delays describe the window, not the warm-up
-	w.port0, w.start = sw.Stats().Ports[bottleneck], time.Now()
+	st := sw.Stats()
+	w.port0, w.start = st.Ports[bottleneck], time.Now()
+	if len(st.Workers) > 0 {
+		w.wrk0 = st.Workers[0]
+	}
 	if err := p.wait(ctx, tick.C, o.Duration, ""); err != nil {
 		return w, err
 	}
 	w.bytes1 = rcv.bytes()
-	w.port1, w.end = sw.Stats().Ports[bottleneck], time.Now()
+	st = sw.Stats()
+	w.port1, w.end = st.Ports[bottleneck], time.Now()
+	if len(st.Workers) > 0 {
+		w.wrk1 = st.Workers[0]
+	}
 	return w, nil
 }
 
@@ -278,6 +287,10 @@ func (res *SchemeResult) fill(o Options, w window) {
 	s0, s1 := w.port0, w.port1
 	wire := float64(s1.TxBytes-s0.TxBytes) + 24*float64(s1.TxPackets-s0.TxPackets)
 	res.Busy = wire * 8 / (float64(o.Rate) * res.Elapsed.Seconds())
+	busy, spin, sleep := float64(w.wrk1.Busy-w.wrk0.Busy), float64(w.wrk1.Spin-w.wrk0.Spin), float64(w.wrk1.Sleep-w.wrk0.Sleep)
+	if t := busy + spin + sleep; t > 0 {
+		res.Worker.Busy, res.Worker.Spin, res.Worker.Sleep = busy/t, spin/t, sleep/t
+	}
 	total := float64(w.bytes1[0] - w.bytes0[0] + w.bytes1[1] - w.bytes0[1])
 	for q := range res.Queues {
 		qr := &res.Queues[q]

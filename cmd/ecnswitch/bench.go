@@ -440,7 +440,8 @@ func benchSwitch(ctx context.Context, e *env, args []string) error {
 
 func benchTCP(ctx context.Context, e *env, args []string) error {
 	fs := benchFlags("tcp", "Bring up a 2-host testbed and measure the goodput of real kernel TCP from h1 to h2 (cubic with\n"+
-		"ECN) through each device, unshaped: ecnswitch (learning, 8 DWRR queues, RED), DPDK testpmd (io\n"+
+		"ECN) through each device, unshaped: ecnswitch (learning, 8 DWRR queues, no marking; ecnswitch-red\n"+
+		"adds RED on every queue), DPDK testpmd (io\n"+
 		"forwarding over two net_af_xdp ports, when installed) and a Linux bridge, taking turns run after\n"+
 		"run. The worker and testpmd's forwarding lcore get one CPU, the hosts the rest, when there are\n"+
 		"two or more. Prints a table of goodput per run and median, and each device's ratio to testpmd.\nNeeds root.", e.stderr)
@@ -452,6 +453,7 @@ func benchTCP(ctx context.Context, e *env, args []string) error {
 	cc := fs.String("cc", "cubic", "the hosts' congestion control")
 	neverSleep := fs.Bool("never-sleep", false, "ecnswitch's worker polls without pause, as testpmd's lcore does")
 	coalesce := fs.Duration("coalesce", 0, "ecnswitch's batching window (0: the default; negative: none)")
+	spin := fs.Int("spin", 0, "ecnswitch's idle passes before its worker sleeps (0: the default)")
 	transmit := fs.String("transmit", "auto", "ecnswitch's transmit path: auto, socket or xdp")
 	subnet := fs.String("subnet", testbed.DefaultSubnet, "the testbed hosts' IPv4 subnet, inside 198.18.0.0/15")
 	level := fs.String("log-level", "warn", "log level: debug, info, warn, error")
@@ -459,7 +461,7 @@ func benchTCP(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	o := bench.TCPOptions{Devices: strings.Split(*devices, ","), Flows: *flows, Warmup: *warmup, Duration: *duration,
-		Runs: *runs, CongestionControl: *cc, Out: e.stderr, NeverSleep: *neverSleep, Coalesce: *coalesce}
+		Runs: *runs, CongestionControl: *cc, Out: e.stderr, NeverSleep: *neverSleep, Coalesce: *coalesce, Spin: *spin}
 	switch *transmit {
 	case "auto":
 	case "socket":

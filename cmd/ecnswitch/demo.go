@@ -30,6 +30,7 @@ func demoCmd(e *env, args []string) int {
 	schemes := fs.String("schemes", strings.Join(demo.Schemes(), ","), "comma-separated schemes to run, in order")
 	rate := fs.Float64("rate", demo.DefaultRate/1e6, "egress shaping rate C, Mbit/s")
 	bucket := fs.Int64("bucket", demo.DefaultBucket, "shaper token bucket, bytes")
+	coalesce := fs.Duration("coalesce", 0, "how long a packet that left the virtual line may wait for its batch (0: the default)")
 	buffer := fs.Int64("buffer", demo.DefaultBuffer, "buffer per port, bytes, shared by its queues")
 	k := fs.Int64("k", demo.DefaultK, "standard marking threshold K, bytes")
 	delay := fs.Duration("delay", 0, "delay added at every egress port (a flow's RTT grows by twice this)")
@@ -52,7 +53,7 @@ func demoCmd(e *env, args []string) int {
 
 	o := demo.Options{
 		Duration: *duration, Warmup: *warmup,
-		Rate: int64(*rate * 1e6), Bucket: *bucket, Buffer: *buffer, K: *k, Delay: *delay,
+		Rate: int64(*rate * 1e6), Bucket: *bucket, Coalesce: *coalesce, Buffer: *buffer, K: *k, Delay: *delay,
 		CongestionControl: *cc, Out: e.stdout, Logger: log,
 	}
 	if *short {
