@@ -4,6 +4,8 @@ package afxdp
 
 import (
 	"fmt"
+
+	"github.com/vishvananda/netlink"
 	"os"
 	"strings"
 
@@ -70,19 +72,12 @@ func checkAggregation(ifname string, usable int) error {
 	return nil
 }
 
-// xmitErrors sums the driver's counters of redirected frames it could not
-// transmit (ethtool -S names ending in xdp_xmit_errors: veth counts there
-// the live frames its peer's full ring refused), or 0 where it keeps none.
-func xmitErrors(ifname string) uint64 {
-	var n uint64
-	_ = withIoctlSocket(func(fd int) error {
-		st, err := ethtoolStats(fd, ifname)
-		for k, v := range st {
-			if strings.HasSuffix(k, "xdp_xmit_errors") {
-				n += v
-			}
-		}
-		return err
-	})
-	return n
+// deviceTxDropped returns the device's tx_dropped counter (rtnetlink
+// statistics), 0 if it cannot be read.
+func deviceTxDropped(ifindex int) uint64 {
+	l, err := netlink.LinkByIndex(ifindex)
+	if err != nil || l.Attrs().Statistics == nil {
+		return 0
+	}
+	return l.Attrs().Statistics.TxDropped
 }

@@ -52,6 +52,21 @@ type live struct {
 	tidOK   bool          // whether that thread is in ns
 	wrongNS atomic.Uint64 // batches sent through the socket because the thread was elsewhere
 
+	// Live frames have no backpressure: a device that cannot keep up
+	// drops what does not fit (veth: its peer's ring; and a consumer on
+	// another CPU also leaves each call's page pool to be freed later, by
+	// a kworker). send therefore reads the device's refusals every
+	// refusalCheck calls, and after any new one the Port transmits
+	// through the socket, which does push back, for backoff (1 s, doubling
+	// up to a minute, back to 1 s after a minute without refusals).
+	ref       *refusals // nil if the device keeps no count of refusals
+	refused   uint64    // the count at the last check
+	sends     uint64
+	offUntil  time.Time // live frames resume then
+	backoff   time.Duration
+	lastRefus time.Time
+	fallbacks atomic.Uint64 // times live frames were given up for a while
+
 	scratch [txqLen]uint64 // frames to copy frames from outside the UMEM into
 	pos     [txqLen]uint16 // descriptor → index in the batch being sent
 
@@ -71,7 +86,7 @@ type txDesc struct {
 }
 
 // newLive maps p's transmit queue and takes txqLen scratch frames of u.
-func newLive(p *program, u *UMEM, ifindex int) (*live, error) {
+func newLive(p *program, u *UMEM, ifname string, ifindex int) (*live, error) {
 	first, err := u.take(txqLen)
 	if err != nil {
 		return nil, err
@@ -91,10 +106,57 @@ func newLive(p *program, u *UMEM, ifindex int) (*live, error) {
 		l.close()
 		return nil, fmt.Errorf("afxdp: network namespace of the opening thread: %w", err)
 	}
+	if l.ref, err = newRefusals(ifname); err != nil {
+		l.close()
+		return nil, fmt.Errorf("afxdp: %s's driver statistics: %w", ifname, err)
+	}
+	if l.ref != nil {
+		l.refused = l.ref.read()
+	}
 	l.attr.progFD = uint32(p.prog.FD())
 	l.attr.flags = unix.BPF_F_TEST_XDP_LIVE_FRAMES
 	l.attr.setInput(l.data, txMetaLen, &l.ctx)
 	return l, nil
+}
+
+// refusalCheck is how many live-frames calls pass between two reads of
+// the device's refusals.
+const refusalCheck = 4
+
+// Backoff bounds: how long the Port transmits through the socket after
+// the device refused live frames.
+const (
+	minBackoff = time.Second
+	maxBackoff = time.Minute
+)
+
+// allow reports whether this Transmit may send live frames: not while
+// backing off after the device refused some.
+func (l *live) allow() bool {
+	return l.offUntil.IsZero() || time.Now().After(l.offUntil)
+}
+
+// checkRefusals reads the device's refusals every refusalCheck sends and
+// backs off from live frames when there are new ones.
+func (l *live) checkRefusals() {
+	if l.ref == nil {
+		return
+	}
+	if l.sends++; l.sends%refusalCheck != 0 {
+		return
+	}
+	r := l.ref.read()
+	if r == l.refused {
+		return
+	}
+	l.refused = r
+	now := time.Now()
+	if now.Sub(l.lastRefus) > maxBackoff {
+		l.backoff = 0
+	}
+	l.backoff = min(max(2*l.backoff, minBackoff), maxBackoff)
+	l.lastRefus, l.offUntil = now, now.Add(l.backoff)
+	l.fallbacks.Add(1)
 }
 
 // inNamespace reports whether the calling thread is in the Port's network
@@ -167,6 +229,10 @@ func (l *live) send(ds []*packet.Desc, u *UMEM) (int, error) {
 }
 
 func (l *live) close() error {
+	if l.ref != nil {
+		l.ref.close()
+		l.ref = nil
+	}
 	if l.mem == nil {
 		return nil
 	}
@@ -201,12 +267,11 @@ func (p *Port) setupLive(o *Options) error {
 	if !ok && o.Transmit == TxXDP {
 		return fmt.Errorf("afxdp: %s: Transmit = xdp: %s: %w", p.name, why, ErrNotSupported)
 	}
-	l, err := newLive(p.prog, p.umem, p.ifindex)
+	l, err := newLive(p.prog, p.umem, p.name, p.ifindex)
 	if err != nil {
 		return err
 	}
 	p.live = l
-	p.xmitErr = xmitErrors(p.name)
 	p.liveOK.Store(ok)
 	if !ok {
 		p.log.Info("transmitting through the socket until the device takes redirected frames", zap.String("why", why))

@@ -50,7 +50,7 @@ type Port struct {
 	attached uint32 // attachedDrv/attachedSKB while our program is attached
 
 	live    *live       // XDP live-frames transmit; nil when the Port transmits through its sockets only
-	xmitErr uint64      // the device's xdp_xmit_errors at Open
+	txDrop0 uint64      // the device's tx_dropped at Open
 	liveOK  atomic.Bool // the device takes redirected frames now (ndo_xdp_xmit, link up)
 	liveMin int         // smallest batch sent as live frames
 	watch   chan struct{}
@@ -178,6 +178,7 @@ func Open(ifname string, opts Options) (*Port, error) {
 	if err := p.setupLive(&o); err != nil {
 		return nil, err
 	}
+	p.txDrop0 = deviceTxDropped(p.ifindex)
 	p.info = Info{
 		Interface:   ifname,
 		Ifindex:     attrs.Index,
@@ -279,8 +280,10 @@ func (p *Port) Transmit(ds []*packet.Desc) (int, error) {
 	if p.closed.Load() {
 		return 0, ports.ErrClosed
 	}
-	if p.live != nil && len(ds) >= p.liveMin && p.liveOK.Load() && p.live.inNamespace() && p.txDrained() {
-		return p.live.send(ds, p.umem)
+	if p.live != nil && len(ds) >= p.liveMin && p.liveOK.Load() && p.live.inNamespace() && p.live.allow() && p.txDrained() {
+		k, err := p.live.send(ds, p.umem)
+		p.live.checkRefusals()
+		return k, err
 	}
 	for _, s := range p.txSocks {
 		s.txBegin()
@@ -393,9 +396,10 @@ func (p *Port) Wait(timeoutNs int64) (bool, error) {
 // + rx_invalid_descs; TxErrors adds tx_invalid_descs; RxOversize adds the
 // frames the XDP program dropped for exceeding the usable frame. Live
 // frames count as sent; TxErrors adds those the transmit program refused
-// and those the device dropped (its xdp_xmit_errors since Open, e.g. a
-// veth peer's full ring), which TxCompleted leaves out. After Close it
-// returns the counters as they were at Close.
+// and every frame the device dropped after taking it (its tx_dropped since
+// Open: on veth, frames its peer's full ring refused, live or not), which
+// TxCompleted leaves out. After Close it returns the counters as they were
+// at Close.
 func (p *Port) Stats() ports.Stats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -421,12 +425,17 @@ func (p *Port) statsLocked() ports.Stats {
 	st.RxOversize += p.prog.oversize()
 	if l := p.live; l != nil {
 		n := l.frames.Load()
-		refused := xmitErrors(p.name) - p.xmitErr // frames the device dropped, taken for sent
 		st.TxPackets += n
 		st.TxBytes += l.bytes.Load()
-		st.TxCompleted += n - min(n, refused)
-		st.TxErrors += l.errors.Load() + p.prog.counter(metaTxDrop) + refused
+		st.TxCompleted += n
+		st.TxErrors += l.errors.Load() + p.prog.counter(metaTxDrop)
 	}
+	// Frames the device dropped after taking them, on either path (veth:
+	// live frames its peer's full ring refused, and skbs it dropped for
+	// the same reason): the sockets' completions count them as sent.
+	dropped := deviceTxDropped(p.ifindex) - p.txDrop0
+	st.TxErrors += dropped
+	st.TxCompleted -= min(st.TxCompleted, dropped)
 	return st
 }
 

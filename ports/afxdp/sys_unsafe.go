@@ -9,6 +9,7 @@ package afxdp
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -217,22 +218,8 @@ func threadNetns() (nsID, error) {
 // ethtoolStats reads ifname's driver statistics (ethtool -S): the names
 // of string set ETH_SS_STATS and their values.
 func ethtoolStats(fd int, ifname string) (map[string]uint64, error) {
-	const ethSSStats, gstringLen = 1, 32
-	info := struct {
-		cmd, reserved uint32
-		mask          uint64
-		n             uint32
-	}{cmd: unix.ETHTOOL_GSSET_INFO, mask: 1 << ethSSStats}
-	if err := ethtool(fd, ifname, unsafe.Pointer(&info)); err != nil {
-		return nil, err
-	}
-	if info.mask == 0 || info.n == 0 {
-		return nil, nil
-	}
-	n := int(info.n)
-	strs := make([]byte, 12+n*gstringLen)
-	*(*[3]uint32)(unsafe.Pointer(&strs[0])) = [3]uint32{unix.ETHTOOL_GSTRINGS, ethSSStats, uint32(n)}
-	if err := ethtool(fd, ifname, unsafe.Pointer(&strs[0])); err != nil {
+	n, names, err := ethtoolStatNames(fd, ifname)
+	if err != nil || n == 0 {
 		return nil, err
 	}
 	vals := make([]uint64, 1+n) // cmd and n_stats in the first word, then the values
@@ -241,12 +228,93 @@ func ethtoolStats(fd int, ifname string) (map[string]uint64, error) {
 		return nil, err
 	}
 	m := make(map[string]uint64, n)
+	for i, name := range names {
+		m[name] = vals[1+i]
+	}
+	return m, nil
+}
+
+// refusals reads a device's count of redirected frames it refused
+// (ethtool -S counters ending in xdp_xmit_errors: veth's peer ring was
+// full) from the data path, without allocating: the counters' indices in
+// the device's statistics are found once, and ETHTOOL_GSTATS fills a
+// buffer kept for it.
+type refusals struct {
+	fd  int
+	ifr ifreqData
+	buf []uint64 // ethtool_stats: cmd and n_stats, then the values
+	idx []int
+}
+
+// newRefusals returns nil when the device keeps no such counters.
+func newRefusals(ifname string) (*refusals, error) {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	st, names, err := ethtoolStatNames(fd, ifname)
+	if err != nil || st == 0 {
+		unix.Close(fd)
+		return nil, err
+	}
+	r := &refusals{fd: fd, buf: make([]uint64, 1+st)}
+	for i, n := range names {
+		if strings.HasSuffix(n, "xdp_xmit_errors") {
+			r.idx = append(r.idx, i)
+		}
+	}
+	if len(r.idx) == 0 {
+		unix.Close(fd)
+		return nil, nil
+	}
+	copy(r.ifr.name[:], ifname)
+	r.ifr.data = unsafe.Pointer(&r.buf[0])
+	return r, nil
+}
+
+// read returns the sum of the counters, or 0 if the ioctl fails.
+func (r *refusals) read() uint64 {
+	*(*[2]uint32)(unsafe.Pointer(&r.buf[0])) = [2]uint32{unix.ETHTOOL_GSTATS, uint32(len(r.buf) - 1)}
+	if _, _, e := unix.RawSyscall(unix.SYS_IOCTL, uintptr(r.fd), unix.SIOCETHTOOL, uintptr(unsafe.Pointer(&r.ifr))); e != 0 {
+		return 0
+	}
+	var n uint64
+	for _, i := range r.idx {
+		n += r.buf[1+i]
+	}
+	return n
+}
+
+func (r *refusals) close() { unix.Close(r.fd) }
+
+// ethtoolStatNames returns the number of ifname's driver statistics and
+// their names.
+func ethtoolStatNames(fd int, ifname string) (int, []string, error) {
+	const ethSSStats, gstringLen = 1, 32
+	info := struct {
+		cmd, reserved uint32
+		mask          uint64
+		n             uint32
+	}{cmd: unix.ETHTOOL_GSSET_INFO, mask: 1 << ethSSStats}
+	if err := ethtool(fd, ifname, unsafe.Pointer(&info)); err != nil {
+		return 0, nil, err
+	}
+	if info.mask == 0 || info.n == 0 {
+		return 0, nil, nil
+	}
+	n := int(info.n)
+	strs := make([]byte, 12+n*gstringLen)
+	*(*[3]uint32)(unsafe.Pointer(&strs[0])) = [3]uint32{unix.ETHTOOL_GSTRINGS, ethSSStats, uint32(n)}
+	if err := ethtool(fd, ifname, unsafe.Pointer(&strs[0])); err != nil {
+		return 0, nil, err
+	}
+	names := make([]string, n)
 	for i := range n {
 		name := strs[12+i*gstringLen : 12+(i+1)*gstringLen]
 		if j := bytes.IndexByte(name, 0); j >= 0 {
 			name = name[:j]
 		}
-		m[string(name)] = vals[1+i]
+		names[i] = string(name)
 	}
-	return m, nil
+	return n, names, nil
 }

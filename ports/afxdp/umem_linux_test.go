@@ -6,6 +6,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"os/exec"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -317,4 +319,93 @@ func TestLiveBurstAccounted(t *testing.T) {
 	if got+refused != total || st.TxPackets != total || p.LiveFrames() != total {
 		t.Errorf("%d sent (%d live): peer received %d, device refused %d; want the two to add up", st.TxPackets, p.LiveFrames(), got, refused)
 	}
+}
+
+// TestLiveRefusalsFallBackToSocket: when the device refuses live frames
+// (here a veth peer whose NAPI is a thread pinned to the sender's CPU, so
+// its ring drains only when the sender yields), the Port counts them as
+// TX errors and takes the socket, which pushes back instead of dropping,
+// for a while: every frame of a long burst is received or counted as
+// dropped by the device (the socket path drops too, in veth's transmit,
+// when the ring is full), and most of it left through the socket.
+func TestLiveRefusalsFallBackToSocket(t *testing.T) {
+	checkGoroutines(t)
+	n := newTestNet(t, 1)
+	n.setPeerGRO(t, true)
+	if out, err := exec.Command("ip", "netns", "exec", n.nsName, "sh", "-c",
+		"echo 1 > /sys/class/net/"+n.peer+"/threaded").CombinedOutput(); err != nil {
+		t.Fatalf("threaded NAPI on the peer: %v: %s", err, out)
+	}
+	var napiPID string
+	for _, line := range strings.Split(run(t, "ps", "-eo", "pid=,comm="), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && strings.HasPrefix(f[1], "napi/"+n.peer) {
+			napiPID = f[0]
+		}
+	}
+	if napiPID == "" {
+		t.Fatal("no napi/" + n.peer + " thread")
+	}
+	run(t, "taskset", "-pc", "0", napiPID)
+	p := openPort(t, n.host, Options{Transmit: TxXDP})
+	if p.live.ref == nil {
+		t.Fatal("veth keeps xdp_xmit_errors, yet the Port found no refusal counter")
+	}
+	before := n.peerRxPackets(t)
+	ds := newDescs(MaxLiveMin, 2048)
+	for _, d := range ds {
+		d.Len = copy(d.Buf, ethFrame(n.peerMAC, n.hostMAC, make([]byte, 50)))
+	}
+	const total = 400 * MaxLiveMin
+	done := make(chan error)
+	go func() {
+		runtime.LockOSThread()
+		var set unix.CPUSet
+		set.Set(0)
+		if err := unix.SchedSetaffinity(0, &set); err != nil {
+			done <- err
+			return
+		}
+		for sent := 0; sent < total; {
+			k, err := p.Transmit(ds)
+			if err != nil {
+				done <- err
+				return
+			}
+			sent += k
+		}
+		for p.Pending() {
+			p.Transmit(nil)
+		}
+		done <- nil
+	}()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the peer to count what it received", func() bool { return n.peerRxPackets(t)-before+p.Stats().TxErrors >= total })
+	got, refused := n.peerRxPackets(t)-before, p.Stats().TxErrors
+	t.Logf("%d frames: %d live, %d through the socket; %d received, %d dropped by the device, %d fallbacks",
+		total, p.LiveFrames(), total-int(p.LiveFrames()), got, refused, p.live.fallbacks.Load())
+	if got+refused != total {
+		t.Errorf("received %d + dropped %d != sent %d: frames lost unseen", got, refused, total)
+	}
+	if p.live.fallbacks.Load() == 0 {
+		t.Fatalf("no refusal seen (dropped %d): the setup did not overflow the peer's ring", refused)
+	}
+	if p.live.fallbacks.Load() != 1 || !p.live.offUntil.After(time.Now()) {
+		t.Errorf("%d fallbacks, live frames off until %v: want one, still in force (a second of the socket after a refusal)",
+			p.live.fallbacks.Load(), p.live.offUntil)
+	}
+	if live := p.LiveFrames(); live > total/4 {
+		t.Errorf("%d of %d frames sent live: the Port kept sending live frames into a device that refuses them", live, total)
+	}
+}
+
+// run runs a command and returns its trimmed output, failing tb on error.
+func run(tb testing.TB, name string, args ...string) string {
+	tb.Helper()
+	out, err := exec.Command(name, args...).CombinedOutput()
+	if err != nil {
+		tb.Fatalf("%s %s: %v: %s", name, strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
 }
