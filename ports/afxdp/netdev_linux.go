@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"fmt"
 
-	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netlink/nl"
 	"golang.org/x/sys/unix"
 )
@@ -47,11 +46,11 @@ type devFeatures struct {
 // calling thread's network namespace.
 func deviceFeatures(ifindex int) (devFeatures, error) {
 	var f devFeatures
-	fam, err := netlink.GenlFamilyGet("netdev")
+	fam, err := genlFamily("netdev")
 	if err != nil {
 		return f, fmt.Errorf("afxdp: netdev netlink family (Linux 6.3+): %w", err)
 	}
-	req := nl.NewNetlinkRequest(int(fam.ID), unix.NLM_F_REQUEST)
+	req := nl.NewNetlinkRequest(int(fam), unix.NLM_F_REQUEST)
 	req.AddData(genlHeader{netdevCmdDevGet, 1})
 	idx := make([]byte, 4)
 	binary.NativeEndian.PutUint32(idx, uint32(ifindex))
@@ -84,4 +83,33 @@ func deviceFeatures(ifindex int) (devFeatures, error) {
 		}
 	}
 	return f, nil
+}
+
+// genlFamily resolves a generic netlink family's ID by name. It does not
+// use netlink.GenlFamilyGet, whose request carries nl.Genlmsg and so reads
+// two bytes past a heap object (the race detector caught it reading
+// another goroutine's allocation).
+func genlFamily(name string) (uint16, error) {
+	req := nl.NewNetlinkRequest(unix.GENL_ID_CTRL, unix.NLM_F_REQUEST)
+	req.AddData(genlHeader{unix.CTRL_CMD_GETFAMILY, 1})
+	req.AddData(nl.NewRtAttr(unix.CTRL_ATTR_FAMILY_NAME, nl.ZeroTerminated(name)))
+	msgs, err := req.Execute(unix.NETLINK_GENERIC, 0)
+	if err != nil {
+		return 0, err
+	}
+	for _, m := range msgs {
+		if len(m) < nl.SizeofGenlmsg {
+			continue
+		}
+		attrs, err := nl.ParseRouteAttr(m[nl.SizeofGenlmsg:])
+		if err != nil {
+			return 0, err
+		}
+		for _, a := range attrs {
+			if a.Attr.Type == unix.CTRL_ATTR_FAMILY_ID && len(a.Value) == 2 {
+				return binary.NativeEndian.Uint16(a.Value), nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("no family ID in the reply for %q", name)
 }
