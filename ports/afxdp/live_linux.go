@@ -57,8 +57,9 @@ type live struct {
 	// another CPU also leaves each call's page pool to be freed later, by
 	// a kworker). send therefore reads the device's refusals every
 	// refusalCheck calls, and after any new one the Port transmits
-	// through the socket, which does push back, for backoff (1 s, doubling
-	// up to a minute, back to 1 s after a minute without refusals).
+	// through the socket, which does push back, for backoff (1 s, then
+	// eightfold up to a minute, back to 1 s after a minute without
+	// refusals).
 	ref       *refusals // nil if the device keeps no count of refusals
 	refused   uint64    // the count at the last check
 	sends     uint64
@@ -123,11 +124,20 @@ func newLive(p *program, u *UMEM, ifname string, ifindex int) (*live, error) {
 // the device's refusals.
 const refusalCheck = 4
 
-// Backoff bounds: how long the Port transmits through the socket after
-// the device refused live frames.
+// Backoff: how long the Port transmits through the socket after the
+// device refused live frames, growing eightfold from minBackoff up to
+// maxBackoff while refusals recur. Refusals mean the frames' consumer runs
+// on another CPU and falls behind, and there live frames cost more than
+// the socket even between refusals: each BPF_PROG_RUN call's page pool is
+// destroyed with its frames still in flight, and the kernel's deferred
+// release of those pools walks a table of all of them (a kworker on the
+// sender's CPU, mem_allocator_disconnect, took a fifth of the CPU in the
+// peer kit's layout B). So after the first refusal the Port retries
+// rarely.
 const (
-	minBackoff = time.Second
-	maxBackoff = time.Minute
+	minBackoff    = time.Second
+	maxBackoff    = time.Minute
+	backoffGrowth = 8
 )
 
 // allow reports whether this Transmit may send live frames: not while
@@ -137,26 +147,29 @@ func (l *live) allow() bool {
 }
 
 // checkRefusals reads the device's refusals every refusalCheck sends and
-// backs off from live frames when there are new ones.
-func (l *live) checkRefusals() {
+// backs off from live frames when there are new ones; it returns the new
+// refusals, 0 if none.
+func (l *live) checkRefusals() uint64 {
 	if l.ref == nil {
-		return
+		return 0
 	}
 	if l.sends++; l.sends%refusalCheck != 0 {
-		return
+		return 0
 	}
 	r := l.ref.read()
 	if r == l.refused {
-		return
+		return 0
 	}
+	n := r - l.refused
 	l.refused = r
 	now := time.Now()
 	if now.Sub(l.lastRefus) > maxBackoff {
 		l.backoff = 0
 	}
-	l.backoff = min(max(2*l.backoff, minBackoff), maxBackoff)
+	l.backoff = min(max(backoffGrowth*l.backoff, minBackoff), maxBackoff)
 	l.lastRefus, l.offUntil = now, now.Add(l.backoff)
 	l.fallbacks.Add(1)
+	return n
 }
 
 // inNamespace reports whether the calling thread is in the Port's network

@@ -280,9 +280,12 @@ func (p *Port) Transmit(ds []*packet.Desc) (int, error) {
 	if p.closed.Load() {
 		return 0, ports.ErrClosed
 	}
-	if p.live != nil && len(ds) >= p.liveMin && p.liveOK.Load() && p.live.inNamespace() && p.live.allow() && p.txDrained() {
+	if p.live != nil && len(ds) >= p.liveMin && p.liveOK.Load() && p.live.allow() && p.live.inNamespace() && p.txDrained() {
 		k, err := p.live.send(ds, p.umem)
-		p.live.checkRefusals()
+		if n := p.live.checkRefusals(); n > 0 {
+			p.log.Info("the device refused live frames; transmitting through the socket for a while",
+				zap.Uint64("refused", n), zap.Duration("for", p.live.backoff))
+		}
 		return k, err
 	}
 	for _, s := range p.txSocks {
