@@ -102,8 +102,9 @@ func (t *fdb) lookup(mac []byte, k uint64, now int64) int {
 	return -1
 }
 
-// learn records that the MAC mac (key k) was seen on port at now.
-func (t *fdb) learn(mac []byte, k uint64, port int, now int64) {
+// learn records that the MAC mac (key k) was seen on port at now. It
+// returns the slot that now holds mac on port, or nil if none does.
+func (t *fdb) learn(mac []byte, k uint64, port int, now int64) *fdbSlot {
 	i := t.home(mac)
 	want := k<<16 | uint64(port+1)
 	var free *fdbSlot // the first stale or swept slot
@@ -115,31 +116,30 @@ func (t *fdb) learn(mac []byte, k uint64, port int, now int64) {
 		case sk>>16 == k && sk != 0 && sk != tomb:
 			if sk != want { // the station moved
 				if t.atLimit(port, now) || !s.key.CompareAndSwap(sk, want) {
-					return
+					return nil
 				}
 				t.ports[keyPort(sk)].learned.Add(-1)
 				t.ports[port].learned.Add(1)
 				s.seen.Store(now)
-				return
+				return s
 			}
 			// Refresh at most a few times per aging period, so that a busy
 			// flow does not bounce the slot's cache line between workers.
 			if now-s.seen.Load() > t.age>>3 {
 				s.seen.Store(now)
 			}
-			return
+			return s
 		case sk == 0:
 			if free != nil {
-				t.take(free, freeKey, want, port, now)
-				return
+				return t.take(free, freeKey, want, port, now)
 			}
 			if t.atLimit(port, now) {
-				return
+				return nil
 			}
 			if s.key.CompareAndSwap(0, want) {
 				t.ports[port].learned.Add(1)
 				s.seen.Store(now)
-				return
+				return s
 			}
 			p-- // lost the race for this slot; look at it again
 		case free == nil && (sk == tomb || now-s.seen.Load() > t.age):
@@ -147,24 +147,47 @@ func (t *fdb) learn(mac []byte, k uint64, port int, now int64) {
 		}
 	}
 	if free != nil {
-		t.take(free, freeKey, want, port, now)
-		return
+		return t.take(free, freeKey, want, port, now)
 	}
 	t.full.Add(1)
+	return nil
 }
 
 // take puts want, a MAC new to the table, in slot s, which held old (a
 // stale entry or a tombstone), unless the port is at its limit or another
-// worker changed the slot first.
-func (t *fdb) take(s *fdbSlot, old, want uint64, port int, now int64) {
+// worker changed the slot first. It returns s if it did, else nil.
+func (t *fdb) take(s *fdbSlot, old, want uint64, port int, now int64) *fdbSlot {
 	if t.atLimit(port, now) || !s.key.CompareAndSwap(old, want) {
-		return
+		return nil
 	}
 	if old != tomb {
 		t.ports[keyPort(old)].learned.Add(-1)
 	}
 	t.ports[port].learned.Add(1)
 	s.seen.Store(now)
+	return s
+}
+
+// lastSource is, for one ingress port, the slot its last source MAC was
+// found or learned in, so that frames from one station in a row skip the
+// hash and the probe: while the slot holds the same key (the station has
+// not moved, the slot was not reused) and learn ran less than age/8 ago,
+// learn would only have refreshed the slot's time, at most every age/8.
+// So an entry in use is refreshed at least every age/4 and never ages
+// out. Only the port's receiving worker uses it.
+type lastSource struct {
+	slot *fdbSlot
+	key  uint64 // the slot's key: MAC and port
+	at   int64  // when learn last ran for it
+}
+
+// learnFrom is learn through port's lastSource c.
+func (t *fdb) learnFrom(c *lastSource, mac []byte, k uint64, port int, now int64) {
+	key := k<<16 | uint64(port+1)
+	if c.slot != nil && c.key == key && now-c.at <= t.age>>3 && c.slot.key.Load() == key {
+		return
+	}
+	c.slot, c.key, c.at = t.learn(mac, k, port, now), key, now
 }
 
 // atLimit reports whether port may learn no more MACs, counting the refusal.

@@ -106,3 +106,42 @@ func TestFDBZeroMAC(t *testing.T) {
 		t.Errorf("counts %v, %d; want one entry on port 1", c, tb.ports[1].learned.Load())
 	}
 }
+
+// Learning through a port's last source: a station sending without pause
+// never ages out, though most of its frames skip the table; a station
+// that moves is at its new port from its first frame there; a cached slot
+// that another MAC took is learned again.
+func TestLearnFromLastSource(t *testing.T) {
+	const age = 1_000_000
+	tb := newFDB(64, age, 0, 2)
+	src := make([]lastSource, 2)
+	x := macN(1)
+	kx := macKey(x)
+	for now := int64(0); now <= 5*age; now += age / 64 {
+		tb.learnFrom(&src[0], x, kx, 0, now)
+		if p := tb.lookup(x, kx, now); p != 0 {
+			t.Fatalf("at %d ns, sending every %d ns: x is on port %d, want 0", now, age/64, p)
+		}
+	}
+	now := int64(5*age + 1)
+	tb.learnFrom(&src[1], x, kx, 1, now)
+	if p := tb.lookup(x, kx, now); p != 1 {
+		t.Fatalf("x moved to port 1: lookup says %d", p)
+	}
+	now++
+	tb.learnFrom(&src[0], x, kx, 0, now) // back at once, port 0's cache still fresh
+	if p := tb.lookup(x, kx, now); p != 0 {
+		t.Fatalf("x moved back to port 0: lookup says %d", p)
+	}
+
+	// Another MAC takes x's slot once x is stale; x's next frame, within
+	// port 0's cache time, learns it again.
+	slot := src[0].slot
+	now += age + 1
+	slot.key.Store(macKey(macN(2))<<16 | 1) // as take would, after x went stale
+	src[0].at = now                         // the cache itself is fresh
+	tb.learnFrom(&src[0], x, kx, 0, now)
+	if p := tb.lookup(x, kx, now); p != 0 {
+		t.Fatalf("x's cached slot was reused: lookup says %d, want 0", p)
+	}
+}

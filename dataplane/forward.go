@@ -77,6 +77,7 @@ type forwarder struct {
 	macs     map[uint64]int
 	prefixes []PrefixRule // longest first
 	fdb      *fdb         // nil when learning is off
+	src      []lastSource // by ingress port, with fdb
 	nports   int
 	storm    []floodBucket // by ingress port; nil when flooding is not limited
 }
@@ -197,6 +198,7 @@ func newForwarder(f Forwarding, nports int) (*forwarder, error) {
 			limit = DefaultMACLimit
 		}
 		fw.fdb = newFDB(size, int64(age), limit, nports)
+		fw.src = make([]lastSource, nports)
 	}
 	rate, burst := f.FloodRate, f.FloodBurst
 	if rate == 0 {
@@ -224,7 +226,7 @@ func (fw *forwarder) route(d *packet.Desc, now int64) int {
 	in := int(d.InPort)
 	dst := macKey(f[0:6])
 	if fw.fdb != nil && f[6]&1 == 0 {
-		fw.fdb.learn(f[6:12], macKey(f[6:12]), in, now)
+		fw.fdb.learnFrom(&fw.src[in], f[6:12], macKey(f[6:12]), in, now)
 	}
 	if p := fw.patch[in]; p != noPort {
 		return int(p)

@@ -461,13 +461,12 @@ func (w *worker) enqueue(p *port, d *packet.Desc, at int64) {
 func (w *worker) fillView(p *port, d *packet.Desc, now int64, q int) *marking.View {
 	mmu := w.s.mmu
 	qi := &p.qinfo[q]
-	v := &w.view
-	*v = marking.View{
-		Now: now, EnqTime: d.EnqTime, Len: d.Len, Port: p.idx, Queue: q,
-		PoolBytes: mmu.PoolSharedBytes(p.pool), PoolSize: mmu.PoolSize(p.pool),
-		Quantum: qi.Quantum, Weight: qi.PortWeight, WeightSum: qi.PortWeightSum, Strict: qi.Strict,
-		RoundTime: p.sched.RoundTime(now), LineRate: p.shaper.Rate(), BusyWeightSum: p.sched.BusyWeightSum(),
-	}
+	v := &w.view // field by field: a composite literal would clear it first
+	v.Now, v.EnqTime, v.Len, v.Port, v.Queue = now, d.EnqTime, d.Len, p.idx, q
+	v.PoolBytes, v.PoolPackets, v.PoolSize = mmu.PoolSharedBytes(p.pool), 0, mmu.PoolSize(p.pool)
+	v.Quantum, v.Weight, v.WeightSum, v.Strict = qi.Quantum, qi.PortWeight, qi.PortWeightSum, qi.Strict
+	v.RoundTime, v.LineRate, v.BusyWeightSum = p.sched.RoundTime(now), p.shaper.Rate(), p.sched.BusyWeightSum()
+	v.Value, v.Threshold = 0, 0
 	v.QueueBytes, v.QueuePackets = p.sched.Backlog(q)
 	v.PortBytes, v.PortPackets = p.sched.Len()
 	v.QueueEmptySince, v.PortEmptySince = p.sched.EmptySince(q)
