@@ -267,14 +267,31 @@ const liveBatch = 64
 const watchInterval = 100 * time.Millisecond
 
 // setupLive prepares live-frames transmit as o.Transmit asks. With
-// TxAuto the Port transmits live frames while the device can take
-// redirected frames and through its sockets otherwise, rechecking every
-// watchInterval: on veth that ability comes and goes with the peer's XDP
-// program or GRO.
+// TxAuto on a veth whose socket copies, the Port transmits live frames
+// while the device can take redirected frames and through its sockets
+// otherwise, rechecking every watchInterval: on veth that ability comes
+// and goes with the peer's XDP program or GRO. TxAuto keeps to the socket
+// on a zero-copy socket, the fastest path there, and on any other device,
+// whose frames are freed after the call that sent them returns (a NIC's
+// TX completion): each call's page pool then waits for them, and the
+// kernel's deferred release of waiting pools costs the square of their
+// number (see backoffGrowth; 34% of the worker's CPU in bench tcp on veth,
+// where TCP holds the frames, and live frames are still 1.25× the socket
+// there).
 func (p *Port) setupLive(o *Options) error {
 	p.liveMin = o.LiveMin
 	if o.Transmit == TxSocket {
 		return nil
+	}
+	if o.Transmit == TxAuto {
+		if p.socks[0].zeroCopy {
+			return nil
+		}
+		if l, err := netlink.LinkByIndex(p.ifindex); err == nil && l.Type() != "veth" {
+			p.log.Info("transmitting through the socket: live frames are chosen only on veth; afxdp transmit: xdp asks for them here",
+				zap.String("device", l.Type()))
+			return nil
+		}
 	}
 	ok, why := p.canRedirect()
 	if !ok && o.Transmit == TxXDP {

@@ -93,16 +93,16 @@ type TxPath uint8
 
 // Transmit paths.
 const (
-	// TxAuto sends batches of at least LiveMin frames as XDP live frames
-	// while the device takes redirected frames (its driver has
-	// ndo_xdp_xmit and the link is up; a veth, while its peer has an XDP
-	// program or GRO on), and everything else through the socket's TX
-	// ring.
+	// TxAuto, on a veth whose socket copies, sends batches of at least
+	// LiveMin frames as XDP live frames while the device takes redirected
+	// frames (a veth, while its peer has an XDP program or GRO on, and the
+	// link is up), and everything else through the socket's TX ring. On
+	// any other device, or a zero-copy socket, it is TxSocket.
 	TxAuto TxPath = iota
 	// TxSocket always transmits through the AF_XDP socket's TX ring.
 	TxSocket
-	// TxXDP is TxAuto that Open refuses where the device cannot take
-	// redirected frames.
+	// TxXDP is TxAuto on any device whose driver has ndo_xdp_xmit, and
+	// Open refuses it where the device cannot take redirected frames.
 	TxXDP
 )
 

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
 	"github.com/ecnswitch/ecnswitch/packet"
@@ -306,7 +307,7 @@ func TestLiveBurstAccounted(t *testing.T) {
 	}
 	const total = 200 * MaxLiveMin
 	for sent := 0; sent < total; {
-		k, err := p.Transmit(ds)
+		k, err := p.Transmit(ds[:min(len(ds), total-sent)])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -366,7 +367,7 @@ func TestLiveRefusalsFallBackToSocket(t *testing.T) {
 			return
 		}
 		for sent := 0; sent < total; {
-			k, err := p.Transmit(ds)
+			k, err := p.Transmit(ds[:min(len(ds), total-sent)])
 			if err != nil {
 				done <- err
 				return
@@ -408,4 +409,41 @@ func run(tb testing.TB, name string, args ...string) string {
 		tb.Fatalf("%s %s: %v: %s", name, strings.Join(args, " "), err, out)
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// TestAutoLiveOnlyOnVeth: TxAuto prepares live frames on a veth, and on
+// another device whose driver could take them (a tap: tun has
+// ndo_xdp_xmit) keeps to the socket, since there the frames are freed
+// after the call returns; TxXDP still asks for them there.
+func TestAutoLiveOnlyOnVeth(t *testing.T) {
+	checkGoroutines(t)
+	n := newTestNet(t, 1)
+	n.setPeerGRO(t, true)
+	if p := openPort(t, n.host, Options{}); p.live == nil {
+		t.Fatal("TxAuto on a veth: no live frames")
+	}
+
+	tap := "exd" + randHex(t, 3) + "t"
+	if err := netlink.LinkAdd(&netlink.Tuntap{LinkAttrs: netlink.LinkAttrs{Name: tap}, Mode: netlink.TUNTAP_MODE_TAP}); err != nil {
+		t.Fatalf("add tap %s: %v", tap, err)
+	}
+	l, err := netlink.LinkByName(tap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = netlink.LinkDel(l) })
+	if err := netlink.LinkSetUp(l); err != nil {
+		t.Fatal(err)
+	}
+	p := openPort(t, tap, Options{})
+	if p.live != nil || p.Info().Transmit != TxSocket {
+		t.Fatalf("TxAuto on a tap: live frames prepared (%v), transmit %v; want the socket alone", p.live != nil, p.Info().Transmit)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(tap, Options{Transmit: TxXDP})
+	if !errors.Is(err, ErrNotSupported) || !strings.Contains(err.Error(), "link is down") {
+		t.Fatalf("TxXDP on a tap without carrier: %v; want it refused for the link", err)
+	}
 }
