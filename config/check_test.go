@@ -3,6 +3,8 @@ package config
 import (
 	"strings"
 	"testing"
+
+	"github.com/ecnswitch/ecnswitch/dataplane"
 )
 
 // never_sleep is the name of what busy_poll meant (spin, never sleep);
@@ -17,8 +19,8 @@ func TestNeverSleepAndItsOldName(t *testing.T) {
 	if c.Switch.Spin != -1 || len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "never_sleep") || !strings.Contains(c.Warnings[0], "SO_BUSY_POLL") {
 		t.Errorf("busy_poll: spin %d, warnings %q; want -1 and one naming never_sleep", c.Switch.Spin, c.Warnings)
 	}
-	if c := mustParse(t, "never_sleep: false"+port); c.Switch.Spin != 256 {
-		t.Errorf("never_sleep: false: spin %d, want the default 256", c.Switch.Spin)
+	if c := mustParse(t, "never_sleep: false"+port); c.Switch.Spin != dataplane.DefaultSpin {
+		t.Errorf("never_sleep: false: spin %d, want the default %d", c.Switch.Spin, dataplane.DefaultSpin)
 	}
 	for _, tc := range []struct{ yaml, key, msg string }{
 		{"spin: 10\nnever_sleep: true" + port, "spin", "never_sleep: true"},

@@ -145,7 +145,7 @@ func TestDefaults(t *testing.T) {
 	c := mustParse(t, "ports: [{name: p1}]")
 	p, dev, sw := c.Switch.Ports[0], c.Ports[0], c.Switch
 	switch {
-	case sw.Workers != 1 || sw.Frames != 16384 || sw.FrameSize != 2048 || sw.Batch != 64 || sw.Spin != 256 || c.LogLevel != "info":
+	case sw.Workers != 1 || sw.Frames != 16384 || sw.FrameSize != 2048 || sw.Batch != 64 || sw.Spin != 16 || c.LogLevel != "info":
 		t.Errorf("switch defaults: %+v", c)
 	case !reflect.DeepEqual(c.Telemetry, Telemetry{Enabled: true, Listen: "127.0.0.1:9090", QueueSamplePeriod: 100 * time.Microsecond, QueueSamples: 65536}):
 		t.Errorf("telemetry defaults: %+v", c.Telemetry)
