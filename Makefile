@@ -77,6 +77,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' $(FUZZFLAGS) ./config
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeStart$$' $(FUZZFLAGS) ./capture
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeQueues$$' $(FUZZFLAGS) ./telemetry
+	$(GO) test -run '^$$' -fuzz '^FuzzFindOption$$' $(FUZZFLAGS) ./timestamp
 
 test: deps check unit race fuzz
 

@@ -1,5 +1,9 @@
-// Package timestamp holds ecnswitch's clocks: the monotonic clock the switch
-// runs on, and a virtual clock that makes scheduler and marker tests exact.
+// Package timestamp holds ecnswitch's clocks and what is computed from
+// packets' stamps: the monotonic clock the switch runs on, a virtual clock
+// that makes scheduler and marker tests exact, and DX's one-way-delay path
+// (004 §III, §V): the four stamps t1..t4, the queueing-delay estimator that
+// tracks OWD_base through clock drift (Delay), burst calibration
+// (Calibrate) and the 14-byte TCP option that carries the stamps (Option).
 //
 // Time is an int64 of nanoseconds everywhere on the hot path; a Clock has one
 // method.
