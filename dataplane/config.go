@@ -75,10 +75,16 @@ type Config struct {
 	// FrameSize is the size of an arena slot, the largest frame the switch
 	// holds, MinFrameSize to MaxFrameSize; 0 means DefaultFrameSize.
 	FrameSize int
-	// Frames is the number of arena slots per worker, a power of two. It
-	// bounds how many packets a worker can hold in its queues, delay lines
-	// and rings at once; it should exceed the buffer in frames. MinFrames
-	// to MaxFrames; 0 means DefaultFrames.
+	// Frames is the number of arena slots per worker, a power of two,
+	// MinFrames to MaxFrames; 0 means DefaultFrames. It bounds how many
+	// packets a worker holds at once in its queues, delay lines and rings:
+	// while all are held, what its ports receive is dropped with reason
+	// arena_empty, before the buffer's admission sees it. Keep it above
+	// what the pools hold in the smallest frames (pool bytes / 64) plus
+	// what the delay lines hold (the packets arriving during a delay), or
+	// a flood of small frames meets this limit before the buffer's. New
+	// cannot check that: pools are in bytes, and a delay line's packets
+	// depend on the traffic.
 	Frames int
 	// Batch is the number of frames moved per Receive and Transmit, 1 to
 	// MaxBatch; 0 means DefaultBatch (ports.BatchSize).

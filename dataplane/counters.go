@@ -22,6 +22,8 @@ const (
 	DropDelayFull                          // the delay line was full
 	DropTxError                            // the egress device returned an error
 	DropStorm                              // it would flood, beyond its ingress port's flood rate (ingress)
+	DropOversize                           // larger than the egress device can send (ports.MaxFramer)
+	DropArenaEmpty                         // the worker's arena had no free frame to receive it into (ingress)
 
 	NumDropReasons = iota
 )
@@ -30,7 +32,7 @@ var dropNames = [NumDropReasons]string{
 	"malformed", "filtered", "no_frame", "cross_worker",
 	"pool_full", "dynamic_threshold", "static_cap",
 	"enqueue_marker", "dequeue_marker", "queue_full", "delay_full", "tx_error",
-	"storm",
+	"storm", "oversize", "arena_empty",
 }
 
 // String returns the reason's name as telemetry labels it.

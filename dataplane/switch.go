@@ -44,6 +44,7 @@ type port struct {
 	name   string
 	dev    ports.Port
 	pender ports.Pender // dev, if it can hold taken frames unsent; nil otherwise
+	mtu    int          // the largest frame dev sends (ports.MaxFramer); 0: any
 	sched  scheduler.Scheduler
 	shaper *scheduler.Shaper
 	enq    *marking.Chain // nil when no enqueue markers
@@ -181,6 +182,9 @@ func newPort(idx int, pc *PortConfig, dev ports.Port, batch int, now int64) (*po
 		p.qinfo = append(p.qinfo, sched.Queue(q))
 	}
 	p.pender, _ = dev.(ports.Pender)
+	if m, ok := dev.(ports.MaxFramer); ok {
+		p.mtu = m.MaxFrame()
+	}
 	if p.enq, err = newChain("enqueue", marking.Enqueue, pc.Enqueue, pc.NonECT, nq); err != nil {
 		return nil, err
 	}

@@ -29,6 +29,7 @@ type worker struct {
 
 	arena  []packet.Desc
 	free   []*packet.Desc   // LIFO stack of unused arena slots
+	spare  []*packet.Desc   // a batch of heap frames that receive what an empty arena cannot (refuse)
 	rx     [][]*packet.Desc // receive scratch, one batch per owned port
 	active []int            // sources with packets this pass
 	taken  []int            // by source: packets of this pass's batch processed
@@ -89,6 +90,12 @@ func newWorker(s *Switch, id int, cfg Config) (*worker, error) {
 	}
 	for i := range w.arena {
 		w.free = append(w.free, &w.arena[i])
+	}
+	// Off the arena and off any UMEM: a device copies into them (afxdp
+	// counts RxCopied) and keeps its own frames.
+	mem := make([]byte, cfg.Batch*cfg.FrameSize)
+	for i := range cfg.Batch {
+		w.spare = append(w.spare, &packet.Desc{Buf: mem[i*cfg.FrameSize : (i+1)*cfg.FrameSize : (i+1)*cfg.FrameSize]})
 	}
 	return w, nil
 }
@@ -293,9 +300,12 @@ func (w *worker) ingressInOrder(now, horizon int64) {
 // for, so that more may be waiting.
 func (w *worker) receive(p *port, i int, now int64) (n int, full bool) {
 	have := len(w.rx[i])
+	if have == w.batch {
+		return 0, true // a batch waits: leave the rest in the device
+	}
 	k := min(w.batch-have, len(w.free))
 	if k == 0 {
-		return 0, have > 0 // every frame is queued, or a batch waits: leave the rest in the device
+		return w.refuse(p, now), have > 0
 	}
 	batch := w.rx[i][have : have+k]
 	copy(batch, w.free[len(w.free)-k:])
@@ -325,6 +335,32 @@ func (w *worker) receive(p *port, i int, now int64) (n int, full bool) {
 	p.c.rxPackets.Add(uint64(n))
 	p.c.rxBytes.Add(bytes)
 	return n, n == k && have+n > 0
+}
+
+// refuse receives a batch from p into the spare frames and drops it with
+// reason arena_empty: every arena frame is held (queued, delayed, in a
+// ring), so the worker cannot keep what arrives, and frames left in the
+// device would be lost there when its ring overflows, counted at best by
+// the kernel. It returns how many it dropped.
+func (w *worker) refuse(p *port, now int64) int {
+	n, err := p.dev.Receive(w.spare)
+	p.health(w.s, "receive", &p.rxErr, err)
+	var bytes uint64
+	for _, d := range w.spare[:n] {
+		bytes += uint64(d.Len)
+		d.InPort, d.OutPort = uint16(p.idx), noPort16
+		if d.RxTime == 0 || d.RxTime > now {
+			d.RxTime = now
+		}
+		if p.tap.Load() != nil {
+			w.tapEvent(p, EventIngress, d, d.RxTime, 0, 0, -1)
+			w.tapEvent(p, EventDrop, d, d.RxTime, DropArenaEmpty, 0, -1)
+		}
+	}
+	p.c.rxPackets.Add(uint64(n))
+	p.c.rxBytes.Add(bytes)
+	p.c.drops[DropArenaEmpty].Add(uint64(n))
+	return n
 }
 
 // ingress parses, forwards and classifies one received packet.
@@ -396,6 +432,10 @@ func (w *worker) forward(in *port, d *packet.Desc, out int, now int64) {
 func (w *worker) toEgress(p *port, d *packet.Desc, now int64) {
 	at := min(max(d.RxTime, p.vnow), now)
 	w.advanceAll(at, true)
+	if p.mtu > 0 && d.Len > p.mtu {
+		w.drop(p, d, DropOversize, at) // the device would lose it and count it sent
+		return
+	}
 	if p.delay != nil {
 		if !p.delay.push(d, at) {
 			w.drop(p, d, DropDelayFull, at)

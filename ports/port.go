@@ -74,6 +74,15 @@ type Pender interface {
 	Pending() bool
 }
 
+// MaxFramer is implemented by ports that cannot transmit every frame the
+// switch may hold: an AF_XDP socket sends at most its usable frame, a link
+// its MTU. The dataplane drops larger frames, with a reason, rather than
+// handing them over to be lost uncounted.
+type MaxFramer interface {
+	// MaxFrame returns the largest frame, in bytes, Transmit can send.
+	MaxFrame() int
+}
+
 // Stats are a port's own counters: what happened below the dataplane.
 type Stats struct {
 	RxPackets   uint64 // frames handed to Receive's caller

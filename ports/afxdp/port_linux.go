@@ -25,6 +25,7 @@ var (
 	_ ports.StatsReporter = (*Port)(nil)
 	_ ports.FDPoller      = (*Port)(nil)
 	_ ports.Pender        = (*Port)(nil)
+	_ ports.MaxFramer     = (*Port)(nil)
 )
 
 // bindWait bounds the EBUSY retries of bind while a previous socket on the
@@ -219,6 +220,9 @@ func biggerFrameHint(frameSize, mtu int) string {
 
 // Name returns the interface name.
 func (p *Port) Name() string { return p.name }
+
+// MaxFrame returns the usable frame: the largest frame Transmit sends.
+func (p *Port) MaxFrame() int { return p.info.UsableFrame }
 
 // Info returns what Open found and chose.
 func (p *Port) Info() Info {

@@ -59,6 +59,9 @@ func (p *Port) Name() string { return "" }
 // Info returns the zero Info.
 func (p *Port) Info() Info { return Info{} }
 
+// MaxFrame returns 0: AF_XDP is Linux-only.
+func (p *Port) MaxFrame() int { return 0 }
+
 // Receive reports ErrNotSupported.
 func (p *Port) Receive([]*packet.Desc) (int, error) { return 0, ErrNotSupported }
 

@@ -163,6 +163,10 @@ func (p *Port) Transmit(ds []*packet.Desc) (int, error) {
 	return len(ds), nil
 }
 
+// MaxFrame returns the largest frame the link toward the peer carries, its
+// FrameSize.
+func (p *Port) MaxFrame() int { return p.tx.link.FrameSize }
+
 // Receive copies frames that have arrived by now into ds and stamps each
 // with its arrival time.
 func (p *Port) Receive(ds []*packet.Desc) (int, error) {
