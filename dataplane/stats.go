@@ -3,6 +3,7 @@ package dataplane
 import (
 	"github.com/ecnswitch/ecnswitch/buffer"
 	"github.com/ecnswitch/ecnswitch/marking"
+	"github.com/ecnswitch/ecnswitch/ports"
 )
 
 // Stats is a snapshot of the switch's counters. Counters are read one by
@@ -51,6 +52,11 @@ type PortStats struct {
 	MACLimited uint64                 `json:"mac_limited"`
 	Queues     []QueueStats           `json:"queues"`
 	Markers    []marking.MemberCounts `json:"markers,omitempty"`
+	// Device are the counters of the port's device (ports.StatsReporter):
+	// among them the frames the kernel dropped before the switch received
+	// them, so that what reached the port is RxPackets + Device.RxDropped
+	// + Device.RxOversize. Nil when the device keeps none.
+	Device *ports.Stats `json:"device,omitempty"`
 }
 
 // QueueStats are one egress queue's counters.
@@ -106,6 +112,10 @@ func (s *Switch) Stats() Stats {
 			if v := p.c.drops[r].Load(); v > 0 {
 				ps.Drops[DropReason(r).String()] = v
 			}
+		}
+		if r, ok := p.dev.(ports.StatsReporter); ok {
+			ds := r.Stats()
+			ps.Device = &ds
 		}
 		if t := s.fw.fdb; t != nil {
 			ps.MACs, ps.MACLimited = t.ports[p.idx].learned.Load(), t.ports[p.idx].limited.Load()

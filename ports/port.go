@@ -84,15 +84,32 @@ type MaxFramer interface {
 }
 
 // Stats are a port's own counters: what happened below the dataplane.
+// Frames that reached the port but never the switch are RxOversize +
+// RxDropped, so the frames sent to the port are the switch's rx_packets
+// plus those.
 type Stats struct {
-	RxPackets   uint64 // frames handed to Receive's caller
-	RxBytes     uint64
-	RxOversize  uint64 // frames dropped because they did not fit a descriptor
-	RxDropped   uint64 // frames the kernel or link dropped before Receive (ring full, no fill frames)
-	TxPackets   uint64 // frames taken by Transmit
-	TxBytes     uint64
-	TxCompleted uint64 // frames the link reported sent
-	TxErrors    uint64 // frames Transmit could not send for an error
+	RxPackets  uint64 `json:"rx_packets"` // frames handed to Receive's caller
+	RxBytes    uint64 `json:"rx_bytes"`
+	RxOversize uint64 `json:"rx_oversize"` // frames dropped because they did not fit a frame or descriptor
+	RxDropped  uint64 `json:"rx_dropped"`  // frames the kernel or link dropped before Receive (ring full, no fill frame)
+	// RxRingFull is the part of RxDropped lost because the RX ring was
+	// full: the switch did not receive fast enough.
+	RxRingFull uint64 `json:"rx_ring_full"`
+	// RxFillEmpty counts the times the kernel found no free frame on the
+	// fill ring; the frames it lost then are in RxDropped.
+	RxFillEmpty uint64 `json:"rx_fill_ring_empty"`
+	TxPackets   uint64 `json:"tx_packets"` // frames taken by Transmit
+	TxBytes     uint64 `json:"tx_bytes"`
+	TxCompleted uint64 `json:"tx_completed"` // frames the link reported sent
+	TxErrors    uint64 `json:"tx_errors"`    // frames Transmit could not send for an error, or the device dropped
+	// Violations counts frames the kernel handed back in a state they
+	// cannot be in (the same frame twice, say); it must stay 0.
+	Violations uint64 `json:"violations"`
+	// LiveFrames is the part of TxPackets sent as XDP live frames, and
+	// LiveFallbacks the times the device refused some and Transmit went
+	// back to the socket for a while.
+	LiveFrames    uint64 `json:"live_frames"`
+	LiveFallbacks uint64 `json:"live_fallbacks"`
 }
 
 // StatsReporter is implemented by ports that keep their own counters.

@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ecnswitch/ecnswitch/dataplane"
+	"github.com/ecnswitch/ecnswitch/ports"
 )
 
 // collector is a prometheus.Collector that reads Switch.Stats on every
@@ -31,6 +32,32 @@ type collector struct {
 	macSlots, macEntries, macFull, macCap *prometheus.Desc
 
 	workerSeconds *prometheus.Desc
+
+	device []deviceMetric
+}
+
+// deviceMetric is one counter of a port's device (dataplane.PortStats.Device).
+type deviceMetric struct {
+	desc  *prometheus.Desc
+	value func(*ports.Stats) uint64
+}
+
+// deviceMetrics are the device counters /metrics exports, per port.
+var deviceMetrics = [...]struct {
+	name, help string
+	value      func(*ports.Stats) uint64
+}{
+	{"rx_packets_total", "Frames the port's device handed to the switch.", func(s *ports.Stats) uint64 { return s.RxPackets }},
+	{"rx_dropped_total", "Frames the kernel dropped before the switch received them: RX ring full, no fill frame (rx_ring_full included).", func(s *ports.Stats) uint64 { return s.RxDropped }},
+	{"rx_ring_full_total", "Frames the kernel dropped because the socket's RX ring was full: the switch did not receive fast enough.", func(s *ports.Stats) uint64 { return s.RxRingFull }},
+	{"rx_fill_ring_empty_total", "Times the kernel found the socket's fill ring empty (the frames lost then are in rx_dropped).", func(s *ports.Stats) uint64 { return s.RxFillEmpty }},
+	{"rx_oversize_total", "Frames dropped below the switch for not fitting a frame: by the XDP program (larger than the usable frame) or on receive.", func(s *ports.Stats) uint64 { return s.RxOversize }},
+	{"tx_packets_total", "Frames the port's device took for transmission.", func(s *ports.Stats) uint64 { return s.TxPackets }},
+	{"tx_completed_total", "Frames the device reported sent.", func(s *ports.Stats) uint64 { return s.TxCompleted }},
+	{"tx_errors_total", "Frames the device took and did not send: refused descriptors or live frames, or dropped by the device.", func(s *ports.Stats) uint64 { return s.TxErrors }},
+	{"violations_total", "Frames the kernel handed back in a state they cannot be in; must stay 0.", func(s *ports.Stats) uint64 { return s.Violations }},
+	{"live_frames_total", "Frames sent as XDP live frames (part of tx_packets).", func(s *ports.Stats) uint64 { return s.LiveFrames }},
+	{"live_fallbacks_total", "Times the device refused live frames and the port transmitted through its socket for a while.", func(s *ports.Stats) uint64 { return s.LiveFallbacks }},
 }
 
 func newCollector(sw Switch, pools []string) *collector {
@@ -38,8 +65,13 @@ func newCollector(sw Switch, pools []string) *collector {
 		return prometheus.NewDesc("ecnswitch_"+name, help, labels, nil)
 	}
 	port, queue := []string{"port"}, []string{"port", "queue"}
+	var device []deviceMetric
+	for _, m := range deviceMetrics {
+		device = append(device, deviceMetric{d("port_device_"+m.name, m.help, port...), m.value})
+	}
 	return &collector{
-		sw: sw, pools: pools,
+		device: device,
+		sw:     sw, pools: pools,
 
 		rxPackets: d("port_rx_packets_total", "Frames received on the port.", port...),
 		rxBytes:   d("port_rx_bytes_total", "Bytes received on the port (frames without FCS).", port...),
@@ -84,7 +116,7 @@ func newCollector(sw Switch, pools []string) *collector {
 }
 
 func (c *collector) descs() []*prometheus.Desc {
-	return []*prometheus.Desc{
+	ds := []*prometheus.Desc{
 		c.rxPackets, c.rxBytes, c.txPackets, c.txBytes, c.flooded, c.portDrops,
 		c.portBytes, c.portPackets, c.portPeak, c.portHeld,
 		c.enqPackets, c.enqBytes, c.deqPackets, c.deqBytes, c.marked, c.queueDrops,
@@ -94,6 +126,10 @@ func (c *collector) descs() []*prometheus.Desc {
 		c.portMACs, c.portMACLimited, c.macSlots, c.macEntries, c.macFull, c.macCap,
 		c.workerSeconds,
 	}
+	for _, m := range c.device {
+		ds = append(ds, m.desc)
+	}
+	return ds
 }
 
 // Describe implements prometheus.Collector.
@@ -144,6 +180,11 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		for _, m := range p.Markers {
 			counter(c.markerMarks, m.Marks, p.Name, m.Name)
 			counter(c.markerDrops, m.Drops, p.Name, m.Name)
+		}
+		if p.Device != nil {
+			for _, m := range c.device {
+				counter(m.desc, m.value(p.Device), p.Name)
+			}
 		}
 	}
 	if t := st.MACTable; t != nil {

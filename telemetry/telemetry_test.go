@@ -271,6 +271,8 @@ func TestStatsAndMetrics(t *testing.T) {
 		t.Errorf("port b markers: %+v", b.Markers)
 	case st.MACTable == nil || st.MACTable.Entries != 1 || a.MACs != 1 || b.MACs != 0:
 		t.Errorf("mac table %+v, port a %d MACs, b %d", st.MACTable, a.MACs, b.MACs)
+	case a.Device == nil || b.Device == nil || a.Device.RxPackets != burst || b.Device.TxPackets != burst:
+		t.Errorf("device counters: port a %+v, b %+v; want a's device to have received %d, b's to have sent them", a.Device, b.Device, burst)
 	}
 
 	res, body = get(t, r.srv.Handler(), "/metrics")
@@ -305,6 +307,10 @@ func TestStatsAndMetrics(t *testing.T) {
 		`ecnswitch_mac_table_entries`:                "1",
 		`ecnswitch_mac_table_full_total`:             "0",
 		`ecnswitch_mac_table_port_limit`:             "1024",
+		// The memory links' own counters.
+		`ecnswitch_port_device_rx_packets_total{port="a"}`: fmt.Sprint(burst),
+		`ecnswitch_port_device_tx_packets_total{port="b"}`: fmt.Sprint(burst),
+		`ecnswitch_port_device_rx_dropped_total{port="a"}`: "0",
 	} {
 		if got, ok := metrics[series]; !ok || got != want {
 			t.Errorf("%s = %q (present %v), want %s", series, got, ok, want)

@@ -179,6 +179,18 @@ func TestServeOnTestbed(t *testing.T) {
 	if st := res.st; st == nil || st.Ports[0].RxBytes < 2*n || st.Ports[1].TxBytes < 2*n {
 		t.Errorf("final counters do not show the transfers: %+v", res.st)
 	}
+	// The final counters carry each device's own: what it handed the
+	// switch, and what the kernel dropped before (nothing, here).
+	for _, p := range res.st.Ports {
+		if d := p.Device; d == nil || d.RxPackets != p.RxPackets || d.RxDropped != 0 || d.Violations != 0 {
+			t.Errorf("port %s: rx_packets %d, device counters %+v; want the device's rx to match, no kernel drops", p.Name, p.RxPackets, p.Device)
+		}
+	}
+	var rendered strings.Builder
+	renderStats(&rendered, res.st, nil)
+	if !strings.Contains(rendered.String(), "  device: rx ") {
+		t.Errorf("the final counters do not show the devices':\n%s", rendered.String())
+	}
 	// Every packet port h2 sent is in the configured capture (or counted as
 	// skipped); egress also sees frames the device refused while h2's link
 	// was down (tx_error drops). h1's ingress capture saw the senders' frames.

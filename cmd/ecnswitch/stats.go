@@ -163,6 +163,12 @@ func renderStats(w io.Writer, cur, prev *telemetry.StatsResponse) {
 		if len(p.Drops) > 0 {
 			fmt.Fprintf(w, "  drops: %s\n", reasons(p.Drops))
 		}
+		if d := p.Device; d != nil {
+			fmt.Fprintf(w, "  device: rx %d, kernel dropped %d (rx ring full %d; fill ring found empty %d times), oversize %d; "+
+				"tx %d (%d live, %d fallbacks), completed %d, errors %d; violations %d\n",
+				d.RxPackets, d.RxDropped, d.RxRingFull, d.RxFillEmpty, d.RxOversize,
+				d.TxPackets, d.LiveFrames, d.LiveFallbacks, d.TxCompleted, d.TxErrors, d.Violations)
+		}
 		if len(p.Markers) > 0 {
 			var ms []string
 			for _, m := range p.Markers {

@@ -284,6 +284,36 @@ func TestOversizeAndFrameAccounting(t *testing.T) {
 	}
 }
 
+// TestKernelDropsInStats: frames the kernel drops because nobody
+// received them (the RX ring full: 64 slots, the fill ring holding more)
+// show in Stats, so that what the peer sent is RxPackets + RxDropped.
+func TestKernelDropsInStats(t *testing.T) {
+	checkGoroutines(t)
+	n := newTestNet(t, 1)
+	const ring, sent = MinRingSize, 3 * MinRingSize
+	p := openPort(t, n.host, Options{RxRingSize: ring, FillRingSize: 4 * ring})
+	raw := n.peerSocket(t, unix.AF_PACKET, unix.SOCK_RAW, 0)
+	var fs [][]byte
+	for range sent {
+		fs = append(fs, ethFrame(n.hostMAC, n.peerMAC, randBytes(t, 100)))
+	}
+	n.peerSend(t, raw, fs...)
+	waitFor(t, "the kernel to deliver or drop every frame", func() bool {
+		st := p.Stats()
+		return st.RxDropped >= sent-ring
+	})
+	got := len(receiveFrames(t, p, ring, 2048, time.Second, true))
+	st := p.Stats()
+	t.Logf("sent %d: received %d, stats %+v", sent, got, st)
+	if st.RxPackets+st.RxDropped != sent || st.RxRingFull != st.RxDropped || st.RxRingFull < sent-ring {
+		t.Errorf("sent %d: RxPackets %d + RxDropped %d (RxRingFull %d); want them to add up, all drops at the full RX ring",
+			sent, st.RxPackets, st.RxDropped, st.RxRingFull)
+	}
+	if st.Violations != 0 || st.RxFillEmpty != 0 {
+		t.Errorf("violations %d, fill ring found empty %d times; want 0: the fill ring had frames", st.Violations, st.RxFillEmpty)
+	}
+}
+
 // TestCloseDetachesAndReopens: Close leaves no XDP program behind, makes
 // further calls fail with ports.ErrClosed, and a new Port on the same
 // interface opens right away (bind retries EBUSY while the old sockets'

@@ -424,6 +424,8 @@ func (p *Port) statsLocked() ports.Stats {
 		st.RxBytes += q.RxBytes
 		st.RxOversize += q.RxOversize
 		st.RxDropped += q.Kernel.RxDropped + q.Kernel.RxRingFull + q.Kernel.RxInvalidDescs
+		st.RxRingFull += q.Kernel.RxRingFull
+		st.RxFillEmpty += q.Kernel.RxFillRingEmpty
 		st.TxPackets += q.TxPackets
 		st.TxBytes += q.TxBytes
 		st.TxCompleted += q.TxCompleted
@@ -436,6 +438,10 @@ func (p *Port) statsLocked() ports.Stats {
 		st.TxBytes += l.bytes.Load()
 		st.TxCompleted += n
 		st.TxErrors += l.errors.Load() + p.prog.counter(metaTxDrop)
+		st.LiveFrames, st.LiveFallbacks = n, l.fallbacks.Load()
+	}
+	for _, s := range p.socks {
+		st.Violations += s.violations.Load()
 	}
 	// Frames the device dropped after taking them, on either path (veth:
 	// live frames its peer's full ring refused, and skbs it dropped for

@@ -317,7 +317,7 @@ func TestLiveBurstAccounted(t *testing.T) {
 	waitFor(t, "the peer to count what it received", func() bool { return n.peerRxPackets(t)-before+p.Stats().TxErrors >= total })
 	got, refused := n.peerRxPackets(t)-before, p.Stats().TxErrors
 	t.Logf("%d frames: %d received, %d refused by the device", total, got, refused)
-	if got+refused != total || st.TxPackets != total || p.LiveFrames() != total {
+	if got+refused != total || st.TxPackets != total || p.LiveFrames() != total || st.LiveFrames != total {
 		t.Errorf("%d sent (%d live): peer received %d, device refused %d; want the two to add up", st.TxPackets, p.LiveFrames(), got, refused)
 	}
 }
@@ -395,6 +395,9 @@ func TestLiveRefusalsFallBackToSocket(t *testing.T) {
 	}
 	if p.live.fallbacks.Load() == 0 {
 		t.Fatalf("no refusal seen (dropped %d): the setup did not overflow the peer's ring", refused)
+	}
+	if st := p.Stats(); st.LiveFallbacks != p.live.fallbacks.Load() || st.LiveFrames != p.LiveFrames() {
+		t.Errorf("Stats: %d live frames, %d fallbacks; want %d and %d", st.LiveFrames, st.LiveFallbacks, p.LiveFrames(), p.live.fallbacks.Load())
 	}
 	if p.live.fallbacks.Load() != 1 || !p.live.offUntil.After(time.Now()) {
 		t.Errorf("%d fallbacks, live frames off until %v: want one, still in force (a second of the socket after a refusal)",
