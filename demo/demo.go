@@ -23,23 +23,43 @@ import (
 	"github.com/ecnswitch/ecnswitch/testbed/bulk"
 )
 
-// Names of the marking schemes, as Options.Schemes takes them.
+// Names of the marking schemes, as Options.Schemes takes them. Every
+// threshold derives from the standard threshold K = λ·C·RTT with λ = 1
+// (001 §2.2 Eq. 1), RTT = K/C being the time C takes to send K.
 const (
-	PerPort  = "per-port"  // per-port ECN, standard threshold (001 §2.2.3)
-	PerQueue = "per-queue" // per-queue ECN, standard threshold (001 §2.2.1)
-	MQECN    = "mq-ecn"    // MQ-ECN (001 §3.3)
+	PerPort      = "per-port"      // per-port ECN, standard threshold (001 §2.2.3)
+	PerQueue     = "per-queue"     // per-queue ECN, standard threshold (001 §2.2.1)
+	MQECN        = "mq-ecn"        // MQ-ECN (001 §3.3)
+	QueueMinimum = "queue-minimum" // per-queue ECN, minimum threshold w_i/Σw·K (001 §2.2.2 Eq. 2)
+	PMSB         = "pmsb"          // port ≥ K and queue ≥ w_i/Σw·K, at enqueue (003 Algorithm 1)
+	TCN          = "tcn"           // sojourn time > K/C, at dequeue (000 §2.1 Eq. 1)
+	ECNSharp     = "ecn-sharp"     // ECN♯ by its rule of thumb with every target K/C, at dequeue (000 §3.4)
 )
 
-// Schemes returns the names of every scheme, in the order Run runs them by
-// default.
+// Schemes returns the names of the schemes Run runs by default, in order:
+// the three of the MQ-ECN paper's argument.
 func Schemes() []string { return []string{PerPort, PerQueue, MQECN} }
+
+// AllSchemes returns the name of every scheme Run knows: Schemes, then the
+// other papers' markers on the same port.
+func AllSchemes() []string {
+	return []string{PerPort, PerQueue, MQECN, QueueMinimum, PMSB, TCN, ECNSharp}
+}
 
 // titles are the schemes' names as the table prints them.
 var titles = map[string]string{
-	PerPort:  "per-port ECN",
-	PerQueue: "per-queue ECN",
-	MQECN:    "MQ-ECN",
+	PerPort:      "per-port ECN",
+	PerQueue:     "per-queue ECN",
+	MQECN:        "MQ-ECN",
+	QueueMinimum: "per-queue minimum",
+	PMSB:         "PMSB",
+	TCN:          "TCN",
+	ECNSharp:     "ECN♯",
 }
+
+// Title returns scheme name as the table prints it, or "" for an unknown
+// name.
+func Title(name string) string { return titles[name] }
 
 // Defaults of Options, the MQ-ECN testbed's settings (001 §4.2, §5.1;
 // notes/prior-art.md §3).
@@ -72,8 +92,8 @@ type Options struct {
 	// Warmup runs the flows before measuring, so that slow start is over;
 	// default DefaultWarmup, negative for none.
 	Warmup time.Duration
-	// Schemes lists the schemes to run, by name (see Schemes), in order.
-	// Default: all of them.
+	// Schemes lists the schemes to run, by name (see AllSchemes), in
+	// order. Default: Schemes().
 	Schemes []string
 
 	// Rate is the egress ports' shaped rate C in bit/s. Default DefaultRate.
@@ -108,6 +128,12 @@ type Options struct {
 	// places nothing. node.Demo fills both from dataplane.Place and keeps
 	// the demo's own threads, which run the hosts' TCP, on HostCPUs.
 	WorkerCPUs, HostCPUs []int
+
+	// Sample, when positive, records each queue's goodput and its flows'
+	// smoothed RTT (TCP_INFO, what `ss -ti` prints) every Sample during the
+	// measured window, in SchemeResult.Series and SchemeResult.RTTs; at
+	// least 10 ms. Default 0: nothing is recorded.
+	Sample time.Duration
 
 	// Coalesce is the ports' batching window (dataplane.PortConfig.Coalesce);
 	// 0 means the dataplane's default.
@@ -199,6 +225,8 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("demo: k %d bytes outside [1, buffer = %d]", o.K, o.Buffer)
 	case o.Delay < 0 || o.Delay > time.Second:
 		return o, fmt.Errorf("demo: delay %v outside [0, 1s]", o.Delay)
+	case o.Sample != 0 && (o.Sample < 10*time.Millisecond || o.Sample > o.Duration):
+		return o, fmt.Errorf("demo: sample %v outside [10ms, duration = %v]", o.Sample, o.Duration)
 	}
 	for q, n := range o.Flows {
 		if n < 1 || n > 64 {
@@ -207,7 +235,7 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	for i, s := range o.Schemes {
 		if _, ok := titles[s]; !ok {
-			return o, fmt.Errorf("demo: schemes[%d] %q: want one of %s", i, s, strings.Join(Schemes(), ", "))
+			return o, fmt.Errorf("demo: schemes[%d] %q: want one of %s", i, s, strings.Join(AllSchemes(), ", "))
 		}
 	}
 	return o, nil
@@ -240,6 +268,18 @@ type SchemeResult struct {
 	// Worker is where the switch worker's thread spent the window:
 	// fractions busy, spinning and asleep (dataplane.WorkerStats).
 	Worker struct{ Busy, Spin, Sleep float64 }
+	// Series is each queue's goodput over the window, one Sample per
+	// Options.Sample; empty unless Options.Sample was set.
+	Series []Sample
+	// RTTs are the smoothed RTTs of each queue's flows (TCP_INFO), every
+	// flow's once per Options.Sample; empty unless Options.Sample was set.
+	RTTs [2][]time.Duration
+}
+
+// Sample is each queue's goodput over one sampling interval.
+type Sample struct {
+	At      time.Duration // end of the interval, from the start of the window
+	Goodput [2]float64    // bit/s of TCP payload read by the receiver, per queue
 }
 
 // QueueResult is one queue of the bottleneck port (h5's) over the
@@ -348,21 +388,7 @@ func switchConfig(o Options, hosts []testbed.Host, name string) (dataplane.Confi
 	if got := std.Bytes(o.Rate, 0); got != o.K {
 		return dataplane.Config{}, fmt.Errorf("k %d B is not λ·C·RTT for whole-ns RTTs at C = %d bit/s (RTT %d ns gives %d B)", o.K, o.Rate, rtt, got)
 	}
-	var spec dataplane.MarkerSpec
-	switch name {
-	case PerPort:
-		spec = dataplane.MarkerSpec{Name: "port-standard", New: func(nq int) (marking.Marker, error) {
-			return marking.NewRED(marking.CutOff(marking.MeasurePort, std), marking.Enqueue, nq)
-		}}
-	case PerQueue:
-		spec = dataplane.MarkerSpec{Name: "queue-standard", New: func(nq int) (marking.Marker, error) {
-			return marking.NewRED(marking.CutOff(marking.MeasureQueue, std), marking.Enqueue, nq)
-		}}
-	case MQECN:
-		spec = dataplane.MarkerSpec{Name: "mq-ecn", New: func(nq int) (marking.Marker, error) {
-			return marking.NewMQECN(marking.MQECNConfig{RTT: rtt, Lambda: 1}, marking.Enqueue, nq)
-		}}
-	}
+	enq, deq := markers(name, std, rtt)
 	cfg := dataplane.Config{
 		Workers: 1,                     // two cores: one for the worker, one for the hosts' TCP
 		Spin:    dataplane.DefaultSpin, // a few idle passes, then sleep until the next departure or an arrival
@@ -389,12 +415,55 @@ func switchConfig(o Options, hosts []testbed.Host, name string) (dataplane.Confi
 			Shaper:   scheduler.ShaperConfig{Rate: o.Rate, Bucket: o.Bucket, Overhead: scheduler.OverheadEthernet},
 			Pool:     i,
 			Queues:   []buffer.QueueConfig{{Cap: o.Buffer}, {Cap: o.Buffer}},
-			Enqueue:  []dataplane.MarkerSpec{spec},
+			Enqueue:  enq,
+			Dequeue:  deq,
 			Delay:    dataplane.Delay{Fixed: o.Delay},
 			Coalesce: o.Coalesce,
 		})
 	}
 	return cfg, nil
+}
+
+// markers returns the enqueue and dequeue marker chains of scheme name,
+// whose thresholds derive from the standard threshold std = λ·C·rtt with
+// λ = 1.
+func markers(name string, std marking.Threshold, rtt int64) (enq, deq []dataplane.MarkerSpec) {
+	one := func(name string, f func(nq int) (marking.Marker, error)) []dataplane.MarkerSpec {
+		return []dataplane.MarkerSpec{{Name: name, New: f}}
+	}
+	switch name {
+	case PerPort:
+		enq = one("port-standard", func(nq int) (marking.Marker, error) {
+			return marking.NewRED(marking.CutOff(marking.MeasurePort, std), marking.Enqueue, nq)
+		})
+	case PerQueue:
+		enq = one("queue-standard", func(nq int) (marking.Marker, error) {
+			return marking.NewRED(marking.CutOff(marking.MeasureQueue, std), marking.Enqueue, nq)
+		})
+	case MQECN:
+		enq = one("mq-ecn", func(nq int) (marking.Marker, error) {
+			return marking.NewMQECN(marking.MQECNConfig{RTT: rtt, Lambda: 1}, marking.Enqueue, nq)
+		})
+	case QueueMinimum:
+		enq = one("queue-minimum", func(nq int) (marking.Marker, error) {
+			return marking.NewRED(marking.Minimum(std), marking.Enqueue, nq)
+		})
+	case PMSB:
+		enq = one("pmsb", func(nq int) (marking.Marker, error) {
+			return marking.NewPMSB(marking.PMSBConfig{PortThreshold: std}, marking.Enqueue, nq)
+		})
+	case TCN:
+		deq = one("tcn", func(nq int) (marking.Marker, error) {
+			return marking.NewTCN(marking.TCNConfig{Threshold: rtt}, marking.Dequeue, nq)
+		})
+	case ECNSharp:
+		// One base RTT: RTT_p90 = mean RTT = rtt, so ins_target,
+		// pst_target and pst_interval are all rtt (000 §3.4).
+		deq = one("ecn-sharp", func(nq int) (marking.Marker, error) {
+			return marking.NewECNSharp(marking.ECNSharpConfig{InsTarget: rtt, PstTarget: rtt, PstInterval: rtt}, marking.Dequeue, nq)
+		})
+	}
+	return enq, deq
 }
 
 // dial connects a flow from h to dst with DSCP dscp and congestion control
@@ -460,6 +529,22 @@ func tcpInfo(cs []net.Conn) (minRTT, srtt time.Duration, retrans uint64) {
 		srtt = sum / time.Duration(n)
 	}
 	return minRTT, srtt, retrans
+}
+
+// appendRTTs appends the smoothed RTT of each connection (TCP_INFO) to
+// rtts.
+func appendRTTs(rtts []time.Duration, cs []net.Conn) []time.Duration {
+	for _, c := range cs {
+		var ti *unix.TCPInfo
+		if control(c, func(fd int) error {
+			var err error
+			ti, err = unix.GetsockoptTCPInfo(fd, unix.IPPROTO_TCP, unix.TCP_INFO)
+			return err
+		}) == nil {
+			rtts = append(rtts, time.Duration(ti.Rtt)*time.Microsecond)
+		}
+	}
+	return rtts
 }
 
 // flowsDone reports whether every flow the receivers accepted has ended.

@@ -19,6 +19,11 @@
 //   - MQ-ECN: per-queue thresholds K·min(quantum_i/(C·T_round), 1), with
 //     λ·C·RTT = K and the round-time EWMA β = 0.75 (001 §3.3, §5).
 //
+// Options.Schemes may add the other papers' markers on the same port
+// (AllSchemes: per-queue minimum, PMSB, TCN, ECN♯), and Options.Sample
+// records each queue's goodput and its flows' RTTs over time; package
+// experiment's mqecn-static runs them all.
+//
 // For each it reports per-queue goodput and share, CE marks, drops and
 // queueing delay (the switch's per-queue sojourn time). The paper's point:
 // per-port marking lets the queue with more flows take more than its half

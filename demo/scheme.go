@@ -45,7 +45,7 @@ func runScheme(ctx context.Context, o Options, hosts []testbed.Host, name string
 	defer run.stop() // on an early return; a no-op after the one below
 	say("%d flows up", o.Flows[0]+o.Flows[1])
 
-	w, err := measure(ctx, o, sw, rcv, say)
+	w, err := measure(ctx, o, sw, rcv, fl, say)
 	if err != nil {
 		return res, err
 	}
@@ -59,6 +59,7 @@ func runScheme(ctx context.Context, o Options, hosts []testbed.Host, name string
 		return res, err
 	}
 	res.fill(o, w)
+	res.Series, res.RTTs = w.series, w.rtts
 	say("done: queue 1 %s (%.1f%%), queue 2 %s (%.1f%%), %d + %d CE marks, port busy %.1f%%; worker busy %.0f%%, asleep %.0f%%",
 		mbit(res.Queues[0].Goodput), 100*res.Queues[0].Share, mbit(res.Queues[1].Goodput), 100*res.Queues[1].Share,
 		res.Queues[0].Marks, res.Queues[1].Marks, 100*res.Busy, 100*res.Worker.Busy, 100*res.Worker.Sleep)
@@ -209,13 +210,15 @@ type window struct {
 	port0, port1   dataplane.PortStats
 	wrk0, wrk1     dataplane.WorkerStats
 	start, end     time.Time
+	series         []Sample           // every o.Sample, if set
+	rtts           [2][]time.Duration // the flows' smoothed RTTs, every o.Sample
 }
 
 // measure warms the flows up, then measures for o.Duration, printing the
 // last second's goodput as it goes.
-func measure(ctx context.Context, o Options, sw Switch, rcv *receivers, say func(string, ...any)) (window, error) {
+func measure(ctx context.Context, o Options, sw Switch, rcv *receivers, fl *flows, say func(string, ...any)) (window, error) {
 	var w window
-	p := progress{rcv: rcv, say: say, start: time.Now()}
+	p := progress{rcv: rcv, fl: fl, say: say, start: time.Now()}
 	p.last = p.start
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -229,6 +232,13 @@ func measure(ctx context.Context, o Options, sw Switch, rcv *receivers, say func
 	if len(st.Workers) > 0 {
 		w.wrk0 = st.Workers[0]
 	}
+	if o.Sample > 0 {
+		p.sampling = &w
+		p.sampleAt, p.sampleBytes = w.start, w.bytes0
+		sample := time.NewTicker(o.Sample)
+		defer sample.Stop()
+		p.sample = sample.C
+	}
 	if err := p.wait(ctx, tick.C, o.Duration, ""); err != nil {
 		return w, err
 	}
@@ -241,13 +251,35 @@ func measure(ctx context.Context, o Options, sw Switch, rcv *receivers, say func
 	return w, nil
 }
 
-// progress prints each queue's goodput over the last second.
+// progress prints each queue's goodput over the last second and, while
+// sampling is set, records the samples of Options.Sample in it.
 type progress struct {
 	rcv       *receivers
+	fl        *flows
 	say       func(string, ...any)
 	start     time.Time
 	last      time.Time
 	lastBytes [2]int64
+
+	sampling    *window
+	sample      <-chan time.Time
+	sampleAt    time.Time
+	sampleBytes [2]int64
+}
+
+// record adds a sample of the goodput since the last one and of the
+// flows' smoothed RTTs to p.sampling.
+func (p *progress) record(now time.Time) {
+	w := p.sampling
+	b := p.rcv.bytes()
+	dt := now.Sub(p.sampleAt).Seconds()
+	s := Sample{At: now.Sub(w.start)}
+	for q := range b {
+		s.Goodput[q] = float64(b[q]-p.sampleBytes[q]) * 8 / dt
+		w.rtts[q] = appendRTTs(w.rtts[q], p.fl.byQueue[q])
+	}
+	w.series = append(w.series, s)
+	p.sampleAt, p.sampleBytes = now, b
 }
 
 func (p *progress) report(phase string) {
@@ -277,6 +309,8 @@ func (p *progress) wait(ctx context.Context, tick <-chan time.Time, d time.Durat
 			if time.Until(end) > 100*time.Millisecond {
 				p.report(phase)
 			}
+		case now := <-p.sample:
+			p.record(now)
 		}
 	}
 }
