@@ -18,12 +18,13 @@ FUZZFLAGS = -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)
 # Packages with concurrent code, run again under the race detector.
 RACE_PKGS := ./internal/... ./buffer/... ./ports/... ./dataplane/... ./testbed/... ./capture/... ./telemetry/... ./node/...
 
-.PHONY: all build install uninstall test check unit race fuzz demo bench bench-switch closed-loop deps help clean
+.PHONY: all build install uninstall test check unit race fuzz demo experiments bench bench-switch closed-loop deps help clean
 
 all: build
 
 help:
 	@echo "make demo     build and run the MQ-ECN static-flow demo on a 5-host testbed (root)"
+	@echo "make experiments  rerun every experiment of the papers on a testbed; reports in docs/experiments/NAME (root, quiet machine, minutes)"
 	@echo "make test     formatting, vet, unit and integration tests, race detector, bounded fuzzing"
 	@echo "make bench    hot-path micro-benchmarks (pipeline, scheduler, parser, markers)"
 	@echo "make build    build $(BIN)"
@@ -78,6 +79,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeStart$$' $(FUZZFLAGS) ./capture
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeQueues$$' $(FUZZFLAGS) ./telemetry
 	$(GO) test -run '^$$' -fuzz '^FuzzFindOption$$' $(FUZZFLAGS) ./timestamp
+	$(GO) test -run '^$$' -fuzz '^FuzzParseCDF$$' $(FUZZFLAGS) ./experiment
 
 test: deps check unit race fuzz
 
@@ -96,6 +98,15 @@ closed-loop:
 demo: build
 	@if [ "$$(id -u)" != 0 ]; then echo "the demo creates network namespaces: run it as root (sudo make demo)"; exit 1; fi
 	./$(BIN) demo
+
+# Every experiment of `ecnswitch experiment list`, one after the other, each
+# report into docs/experiments/NAME. Not part of `make test`: it takes
+# minutes and wants a quiet machine (the reports flag runs whose bottleneck
+# port was busy less than 95% of the time).
+EXPERIMENTS ?= $(shell ./$(BIN) experiment list 2>/dev/null | awk 'NF && $$0 !~ /^ / {print $$1}')
+experiments: build
+	@if [ "$$(id -u)" != 0 ]; then echo "experiments create network namespaces: run them as root"; exit 1; fi
+	@for e in $(EXPERIMENTS); do ./$(BIN) experiment --out docs/experiments/$$e $$e || exit 1; done
 
 clean:
 	rm -rf bin out

@@ -12,6 +12,7 @@
 //	ecnswitch testbed up -n N           create N hosts in network namespaces, and a config for them (root)
 //	ecnswitch testbed down              remove them
 //	ecnswitch demo                      the MQ-ECN static-flow demo
+//	ecnswitch experiment NAME | list    rerun one of the papers' experiments; report.md and plots to --out (root)
 //	ecnswitch bench gen|sink|switch|tcp AF_XDP load generator and sink, the RFC 2544 switch benchmark, real TCP vs testpmd (root)
 //
 // Every subcommand takes --log-level (debug, info, warn, error).
@@ -55,6 +56,7 @@ func commands() []command {
 		{"capture", "start --port P [flags] | stop ID | status [--socket PATH] [--json]", "capture a running switch's packets (e.g. --filter marked) to pcapng or pcap", captureCmd},
 		{"testbed", "up -n N [--state FILE] | down [--state FILE]", "create or remove hosts in network namespaces", testbedCmd},
 		{"demo", "", "run the MQ-ECN static-flow demo on a testbed", demoCmd},
+		{"experiment", "NAME | list [flags]", "rerun one of the papers' experiments on a testbed: report.md and plots", experimentCmd},
 		{"bench", "gen | sink | switch [flags]", "AF_XDP traffic generator and sink, and the RFC 2544 benchmark against a Linux bridge", benchCmd},
 	}
 }

@@ -14,7 +14,7 @@ const module = "github.com/ecnswitch/ecnswitch/"
 
 // The floors of the house, bottom up (DESIGN.md, docs/architecture.md):
 //
-//	cmd → node → {config, telemetry, capture, bench, demo} → dataplane → leaves → packet
+//	cmd → experiment → node → {config, telemetry, capture, bench, demo} → dataplane → leaves → packet
 //
 // A package may import packages of lower floors only, except the
 // same-floor edges in sideways. A package's sub-packages (bench/closedloop,
@@ -28,6 +28,7 @@ var floors = [][]string{
 	{"dataplane"},
 	{"config", "telemetry", "capture", "bench", "demo"},
 	{"node"},
+	{"experiment"},
 	{"cmd"},
 }
 
@@ -129,7 +130,7 @@ func check(name, dep string) string {
 	case df == nf && slices.Contains(sideways[nroot], droot):
 		return ""
 	}
-	return name + " imports " + dep + ": " + droot + " is not below " + nroot + " (cmd → node → config, telemetry, capture, bench, demo → dataplane → …)"
+	return name + " imports " + dep + ": " + droot + " is not below " + nroot + " (cmd → experiment → node → config, telemetry, capture, bench, demo → dataplane → …)"
 }
 
 // The rule itself: the edges DESIGN.md draws pass, the ones it forbids
@@ -151,6 +152,10 @@ func TestCheck(t *testing.T) {
 		{"dataplane", "marking", true},
 		{"config", "node", false},
 		{"demo", "node", false},
+		{"experiment", "node", true},
+		{"experiment", "demo", true},
+		{"node", "experiment", false},
+		{"demo", "experiment", false},
 		{"bench", "config", false},
 		{"capture", "config", false},
 		{"telemetry", "capture", false},

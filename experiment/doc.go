@@ -1,0 +1,21 @@
+// Package experiment reruns the papers' experiments on real kernel TCP
+// through ecnswitch: `ecnswitch experiment NAME` and `make experiments`.
+//
+// Each Experiment brings up a testbed (package testbed), runs ECN-capable
+// cubic flows through an ecnswitch on AF_XDP ports with its CPUs placed by
+// node (the worker on a CPU of its own, the hosts' TCP and receive
+// processing on the rest), tears everything down, and returns a Report:
+// report.md plus PNG plots (gonum/plot), the paper's figure or table
+// number and value beside ours with whether the direction and rough
+// magnitude hold, and the bottleneck port's busy fraction beside every
+// number. A run whose port was busy less than MinBusy of the time is
+// marked not comparable: the machine, not the marking, shaped it.
+//
+// Rates default to 995 Mbit/s, 99.5% of 1 Gbit/s (001 §4.2). Experiments
+// from papers measured at 10 Gbit/s scale their time constants with
+// Scaling, keeping every threshold's bytes C·T (000 §3.2 Eq. 2); each
+// report says how.
+//
+// The flow-size distributions of the web-search and data-mining workloads
+// ship as data files in workloads/ (Workload), each citing its source.
+package experiment
