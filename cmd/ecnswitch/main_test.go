@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -224,10 +225,16 @@ func TestStatsUnreachable(t *testing.T) {
 // ends.
 func TestTestbedConfig(t *testing.T) {
 	hosts := []testbed.Host{{Index: 1, Name: "h1", SwitchIf: "ecnswab12s1", Netns: "ecnsw-ab12-h1"}, {Index: 2, Name: "h2", SwitchIf: "ecnswab12s2"}}
-	b := testbedConfig("ab12", "/run/ecnswitch/testbed-ab12.json", hosts)
+	b := testbedConfig("ab12", "/run/ecnswitch/testbed-ab12.json", hosts, []int{1, 3})
 	c, err := config.Parse(b)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, b)
+	}
+	if !slices.Equal(c.Switch.CPUs, []int{1, 3}) {
+		t.Errorf("cpus = %v, want the placement's workers [1 3]", c.Switch.CPUs)
+	}
+	if c, err := config.Parse(testbedConfig("ab12", "/run/ecnswitch/testbed-ab12.json", hosts, nil)); err != nil || len(c.Switch.CPUs) != 0 {
+		t.Errorf("no placement: cpus = %v, %v; want none", c.Switch.CPUs, err)
 	}
 	if len(c.Ports) != 2 || c.Ports[1].Interface != "ecnswab12s2" || c.Ports[0].Name != "h1" || c.Switch.Ports[0].Shaper.Rate != 995e6 {
 		t.Errorf("ports: %+v", c.Ports)

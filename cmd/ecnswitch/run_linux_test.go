@@ -87,7 +87,7 @@ func transfer(t *testing.T, ctx context.Context, a, b testbed.Host, port uint16,
 func TestServeOnTestbed(t *testing.T) {
 	tb := testbedtest.New(t, 2)
 	hosts := tb.Hosts()
-	y := strings.Replace(string(testbedConfig(tb.ID(), tb.StatePath(), hosts)), "listen: "+telemetry.DefaultListen, "listen: 127.0.0.1:0", 1)
+	y := strings.Replace(string(testbedConfig(tb.ID(), tb.StatePath(), hosts, nil)), "listen: "+telemetry.DefaultListen, "listen: 127.0.0.1:0", 1)
 	capDir := filepath.Join(t.TempDir(), "caps")
 	y += "capture:\n  dir: " + capDir + "\n  captures: [{port: h2, path: run/h2.pcap, format: pcap}]\n"
 	sock := filepath.Join(t.TempDir(), "ecnswitch.sock")

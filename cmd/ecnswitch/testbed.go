@@ -8,8 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 
+	"github.com/ecnswitch/ecnswitch/dataplane"
 	"github.com/ecnswitch/ecnswitch/node"
 	"github.com/ecnswitch/ecnswitch/telemetry"
 	"github.com/ecnswitch/ecnswitch/testbed"
@@ -61,6 +63,8 @@ func testbedUp(e *env, args []string) int {
 	noECN := fs.Bool("no-ecn", false, "leave net.ipv4.tcp_ecn at the kernel default instead of 1")
 	cc := fs.String("cc", testbed.DefaultCongestionControl, "the hosts' default TCP congestion control: "+strings.Join(testbed.CongestionControls(), ", ")+
 		" (dctcp where the kernel has it); bbr ignores ECN marks")
+	place := fs.Bool("place", true, "split the CPUs: the switch's worker on the highest one this process may use (cpus: in the\n"+
+		"config), the hosts' receive processing (RPS) on the rest; false leaves every CPU shared")
 	if code, ok := parse(fs, args, 0); !ok {
 		return code
 	}
@@ -89,13 +93,22 @@ func testbedUp(e *env, args []string) int {
 	if err := node.CheckPrivileges(); err != nil {
 		return e.fail("testbed up", fmt.Errorf("creating namespaces: %w", err))
 	}
+	var pl dataplane.Placement
+	if *place {
+		if pl, err = dataplane.Place(dataplane.DefaultWorkers); err != nil {
+			return e.fail("testbed up", err)
+		}
+		if len(pl.Workers) > 0 {
+			opts.HostCPUs = pl.Others
+		}
+	}
 	tb, err := testbed.Up(opts)
 	if err != nil {
 		return e.fail("testbed up", err)
 	}
 	hosts := tb.Hosts()
 	cfgPath := configPath(tb.StatePath())
-	if err := os.WriteFile(cfgPath, testbedConfig(tb.ID(), tb.StatePath(), hosts), 0o644); err != nil {
+	if err := os.WriteFile(cfgPath, testbedConfig(tb.ID(), tb.StatePath(), hosts, pl.Workers), 0o644); err != nil {
 		return e.fail("testbed up", errors.Join(fmt.Errorf("write %s: %w", cfgPath, err), tb.Down()))
 	}
 	fmt.Fprintf(e.stdout, "testbed %s: %d hosts in %s\n", tb.ID(), len(hosts), tb.Subnet())
@@ -117,10 +130,21 @@ func testbedUp(e *env, args []string) int {
 	if w := tb.ECNWarning(); w != "" {
 		fmt.Fprintln(e.stderr, "ecnswitch testbed up: warning:", w)
 	}
+	hostRun := ""
+	switch {
+	case len(pl.Workers) > 0:
+		others := dataplane.FormatCPUs(pl.Others)
+		fmt.Fprintf(e.stdout, "cpus    the switch's worker on CPU %s (cpus: in the config); the hosts' receive processing on CPU %s\n",
+			dataplane.FormatCPUs(pl.Workers), others)
+		fmt.Fprintf(e.stdout, "        run the hosts' programs on CPU %s too, so that they never take the worker's CPU\n", others)
+		hostRun = "taskset -c " + others + " "
+	case *place:
+		fmt.Fprintf(e.stdout, "cpus    %s\n", pl)
+	}
 	fmt.Fprintf(e.stdout, "state   %s\nconfig  %s\n\n", tb.StatePath(), cfgPath)
 	fmt.Fprintf(e.stdout, "run the switch:   ecnswitch run -c %s\n", cfgPath)
 	if len(hosts) >= 2 {
-		fmt.Fprintf(e.stdout, "try it:           ip netns exec %s ping %s\n", hosts[0].Netns, hosts[1].IPv4)
+		fmt.Fprintf(e.stdout, "try it:           ip netns exec %s %sping %s\n", hosts[0].Netns, hostRun, hosts[1].IPv4)
 	}
 	fmt.Fprintf(e.stdout, "remove it:        ecnswitch testbed down --state %s\n", tb.StatePath())
 	return exitOK
@@ -167,8 +191,9 @@ func testbedDown(e *env, args []string) int {
 // testbedConfig is the switch config for a testbed's hosts: one port per
 // host on its veth's switch end, native XDP (veth supports it; zero-copy it
 // does not, so auto falls back to copy mode), and the MQ-ECN prototype's
-// emulated 1 Gbit/s link (001 §4.2) with DCTCP marking.
-func testbedConfig(id, state string, hosts []testbed.Host) []byte {
+// emulated 1 Gbit/s link (001 §4.2) with DCTCP marking. cpus, when set, pins
+// the switch (dataplane.Place's Workers).
+func testbedConfig(id, state string, hosts []testbed.Host, cpus []int) []byte {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# ecnswitch config for testbed %s (written by 'ecnswitch testbed up').\n", id)
 	fmt.Fprintf(&b, "# Remove the testbed with: ecnswitch testbed down --state %s\n", state)
@@ -176,9 +201,15 @@ func testbedConfig(id, state string, hosts []testbed.Host) []byte {
 	for _, h := range hosts {
 		fmt.Fprintf(&b, "#   %-4s %-15s mac %s  netns %s\n", h.Name, h.IPv4, h.MAC, h.Netns)
 	}
-	b.WriteString(`
-log_level: info
-telemetry:
+	b.WriteString("\nlog_level: info\n")
+	if len(cpus) > 0 {
+		list := make([]string, len(cpus))
+		for i, c := range cpus {
+			list[i] = strconv.Itoa(c)
+		}
+		fmt.Fprintf(&b, "cpus: [%s]   # the worker's; the hosts' receive processing runs on the other CPUs\n", strings.Join(list, ", "))
+	}
+	b.WriteString(`telemetry:
   listen: ` + telemetry.DefaultListen + `
 afxdp:
   mode: native      # veth has native XDP; AF_XDP on veth is always copy mode
