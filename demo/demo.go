@@ -74,6 +74,11 @@ const (
 	DefaultCC       = "cubic"
 )
 
+// MinBusy is the least fraction of the time the bottleneck port may be
+// busy for a run to count: below it the CPU, not the port, limited the
+// flows, and the table flags the run as not comparable.
+const MinBusy = 0.95
+
 // Hosts is the number of testbed hosts: h1 sends queue 1's flows, h2–h4
 // queue 2's, h5 receives.
 const Hosts = 5

@@ -82,14 +82,14 @@ func (r *Result) WriteTable(w io.Writer) error {
 	b.WriteString("\nDelay is the switch's enqueue-to-dequeue time of each packet (mean and p99 over the measured window, the p99 within 25%).\n")
 	var idle []string
 	for _, s := range r.Schemes {
-		if s.Busy < 0.9 {
-			idle = append(idle, fmt.Sprintf("%s %.0f%%", s.Title, 100*s.Busy))
+		if s.Busy < MinBusy {
+			idle = append(idle, fmt.Sprintf("%s %.1f%%", s.Title, 100*s.Busy))
 		}
 	}
 	if len(idle) > 0 {
-		fmt.Fprintf(&b, "Note: the bottleneck port was busy only part of the time (%s):\n"+
+		fmt.Fprintf(&b, "Not comparable: the bottleneck port was busy less than %.0f%% of the time (%s):\n"+
 			"this machine did not keep up with C, so the shares reflect CPU contention as well as marking\n"+
-			"(a lower --rate helps).\n", strings.Join(idle, ", "))
+			"(a quiet machine or a lower --rate helps).\n", 100*MinBusy, strings.Join(idle, ", "))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
