@@ -18,7 +18,7 @@ FUZZFLAGS = -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)
 # Packages with concurrent code, run again under the race detector.
 RACE_PKGS := ./internal/... ./buffer/... ./ports/... ./dataplane/... ./testbed/... ./capture/... ./telemetry/... ./node/...
 
-.PHONY: all build install uninstall test check unit race fuzz demo experiments bench bench-switch closed-loop deps help clean
+.PHONY: all build install uninstall test check unit race fuzz demo experiments bench bench-switch bench-tcp closed-loop deps help clean
 
 all: build
 
@@ -30,6 +30,7 @@ help:
 	@echo "make build    build $(BIN)"
 	@echo "make install  the binary to $(BINDIR), the example config to $(CONFDIR) (kept if present), the systemd unit to $(UNITDIR) (root)"
 	@echo "make bench-switch  AF_XDP forwarding rate and RFC 2544 throughput vs a Linux bridge, report in out/bench-switch (root)"
+	@echo "make bench-tcp  real kernel TCP through ecnswitch, testpmd and a Linux bridge, report in out/bench-tcp.md (root)"
 	@echo "make closed-loop  rerun the papers' static-flow experiment in virtual time; rewrites the table in docs/marking.md"
 
 deps:
@@ -91,6 +92,15 @@ bench: deps
 bench-switch: build
 	@if [ "$$(id -u)" != 0 ]; then echo "bench-switch creates network namespaces: run it as root"; exit 1; fi
 	nice -n -10 ./$(BIN) bench switch --out out/bench-switch
+
+# Real kernel TCP through ecnswitch, ecnswitch with RED, DPDK testpmd and a
+# Linux bridge, devices taking turns (about 3 minutes); deps.sh --testpmd
+# installs dpdk-testpmd for its row.
+bench-tcp: build
+	@if [ "$$(id -u)" != 0 ]; then echo "bench-tcp creates network namespaces: run it as root"; exit 1; fi
+	scripts/deps.sh --testpmd
+	mkdir -p out
+	./$(BIN) bench tcp --devices ecnswitch,ecnswitch-red,testpmd,bridge | tee out/bench-tcp.md
 
 closed-loop:
 	$(GO) run ./bench/closedloop/cmd/table

@@ -6,9 +6,15 @@
 #   iproute2, ethtool  the testbed and the tests (ip, ethtool)
 #   tshark             the capture tests' cross-check of the files ecnswitch writes
 #   systemd            systemd-analyze, which checks the unit make install installs
+#
+# With --testpmd (make bench-tcp), also DPDK's testpmd and its AF_XDP driver,
+# the peer bench tcp compares ecnswitch with.
 set -euo pipefail
 
 need=()
+if [ "${1:-}" = --testpmd ] && ! command -v dpdk-testpmd >/dev/null 2>&1; then
+	need+=(dpdk-dev librte-net-af-xdp23 librte-mempool-ring23)
+fi
 command -v ip >/dev/null 2>&1 || need+=(iproute2)
 command -v ethtool >/dev/null 2>&1 || need+=(ethtool)
 optional=()
