@@ -7,6 +7,8 @@ import (
 	"os/signal"
 	"syscall"
 
+	"go.uber.org/zap"
+
 	"github.com/ecnswitch/ecnswitch/node"
 )
 
@@ -14,6 +16,7 @@ func runCmd(e *env, args []string) int {
 	fs, level := e.flagSet("run", "-c FILE", "Run the switch: open an AF_XDP port on each configured interface, start the\n"+
 		"workers and the telemetry server, and run until SIGINT or SIGTERM; then stop the\n"+
 		"workers, detach the XDP programs, close the sockets and print the final counters.\n"+
+		"SIGHUP is logged and ignored: the switch does not reload its config; restart it.\n"+
 		"Needs root, or CAP_NET_ADMIN, CAP_NET_RAW, CAP_BPF and CAP_IPC_LOCK.")
 	path := fs.String("c", "", "config file (required)")
 	cfg, code, ok := loadConfig(e, fs, path, args)
@@ -34,6 +37,7 @@ func runCmd(e *env, args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	defer ignoreHangups(log)()
 	unwatch := context.AfterFunc(ctx, func() {
 		log.Info("signal received; a second one kills the process")
 		stop() // a second signal kills the process
@@ -52,4 +56,30 @@ func runCmd(e *env, args []string) int {
 		return e.fail("run", err)
 	}
 	return exitOK
+}
+
+// ignoreHangups keeps SIGHUP, which would kill the process by default (a
+// closed terminal, say, or a reload a service manager was told to send),
+// from stopping the switch: ecnswitch has no config reload, because a
+// changed pipeline needs new queues, buffers and sockets, so it logs each
+// SIGHUP, naming what to do instead, and carries on. It returns the
+// function that restores the default.
+func ignoreHangups(log *zap.Logger) (restore func()) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-hup:
+				log.Warn("SIGHUP ignored: ecnswitch does not reload its config; restart it to apply a change (systemctl restart ecnswitch)")
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(hup)
+		close(done)
+	}
 }

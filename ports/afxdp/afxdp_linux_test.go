@@ -3,6 +3,7 @@
 package afxdp
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/rand"
 	"encoding/binary"
@@ -11,6 +12,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -19,6 +21,8 @@ import (
 	"github.com/cilium/ebpf/asm"
 	"github.com/ecnswitch/ecnswitch/ports"
 	"github.com/vishvananda/netlink"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 	"golang.org/x/sys/unix"
 )
 
@@ -722,6 +726,87 @@ func TestPermissionError(t *testing.T) {
 	}
 	if x, _ := queryXDP(n.hostIndex); x.mode != attachedNone {
 		t.Errorf("unprivileged Open left program %d attached", x.id)
+	}
+}
+
+// TestKilledLeavesNothingAttached: the program is attached through a BPF
+// link, so a process killed with SIGKILL (no Close, no deferred call)
+// leaves nothing on the interface: the kernel detaches it as the link's
+// descriptor closes. The child opens a Port and waits to be killed.
+func TestKilledLeavesNothingAttached(t *testing.T) {
+	if ifname := os.Getenv("AFXDP_TEST_KILLED"); ifname != "" {
+		p, err := Open(ifname, Options{})
+		if err != nil {
+			fmt.Println("open:", err)
+			os.Exit(2)
+		}
+		fmt.Printf("attached %d\n", p.Info().ProgramID)
+		select {} // until SIGKILL
+	}
+	n := newTestNet(t, 1)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestKilledLeavesNothingAttached$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "AFXDP_TEST_KILLED="+n.host)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	killed := false
+	t.Cleanup(func() {
+		if !killed {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
+	line, err := bufio.NewReader(out).ReadString('\n')
+	var id uint32
+	if _, serr := fmt.Sscanf(line, "attached %d", &id); err != nil || serr != nil {
+		t.Fatalf("child: %q (%v)", line, err)
+	}
+	if x, _ := queryXDP(n.hostIndex); x.id != id {
+		t.Fatalf("netlink reports %+v, want the child's program %d", x, id)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	killed = true
+	waitFor(t, "the kernel to detach the killed process's program", func() bool {
+		x, err := queryXDP(n.hostIndex)
+		return err == nil && x.mode == attachedNone
+	})
+	// And the next switch opens at once, with nothing to clear.
+	openPort(t, n.host, Options{})
+}
+
+// TestGenericFallbackWarns: where native attach fails (a veth whose peer's
+// MTU does not fit a page), AttachAuto falls back to generic mode and says
+// so as a warning naming the fix, not quietly.
+func TestGenericFallbackWarns(t *testing.T) {
+	checkGoroutines(t)
+	n := newTestNet(t, 1)
+	h, err := netlink.NewHandleAt(n.ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	peer, err := h.LinkByName(n.peer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.LinkSetMTU(peer, 9000); err != nil {
+		t.Fatal(err)
+	}
+	core, logs := observer.New(zap.InfoLevel)
+	p := openPort(t, n.host, Options{Logger: zap.New(core)})
+	if a := p.Info().Attach; a != AttachGeneric {
+		t.Fatalf("attach %v with the peer's MTU at 9000; want the generic fallback", a)
+	}
+	w := logs.FilterLevelExact(zap.WarnLevel).FilterMessageSnippet("generic mode").All()
+	if len(w) != 1 || !strings.Contains(w[0].Message, "attach: generic") {
+		t.Errorf("warnings %+v: want one about the generic fallback, naming the fix", logs.FilterLevelExact(zap.WarnLevel).All())
 	}
 }
 

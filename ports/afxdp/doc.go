@@ -84,16 +84,16 @@
 // program serves both because BPF_PROG_RUN is cheap only for a program
 // already in the kernel's XDP dispatcher, which an attached program is;
 // running any other rewrites the dispatcher and waits for RCU on every
-// call. It is attached with the legacy
-// netlink attach, natively where the driver can (veth can), generically
-// otherwise (Options.Attach), with XDP_FLAGS_UPDATE_IF_NOEXIST, and
-// verified through netlink afterwards. Close detaches it if it is still
-// ours. A netlink attach outlives a crashed process, so the program keeps
+// call. It is attached through a BPF link (bpf_link_create), natively
+// where the driver can (veth can), generically otherwise (Options.Attach;
+// a fallback to generic mode is logged as a warning), and verified through
+// netlink afterwards. The link's descriptor holds the attachment: Close
+// closes it, and so does the kernel when the process dies however it dies
+// (SIGKILL, a crash), so no program outlives its switch. The program keeps
 // its owner (pid and process start time) in a map: Open removes an
-// ecnswitch program whose owner is gone, refuses one whose owner lives
-// (ErrInUse), and refuses anyone else's program unless Options.Force
-// (ErrForeignProgram). Detaching passes the mode flags of the mode the
-// program is attached in.
+// ecnswitch program whose owner is gone (left by a version that attached
+// through netlink), refuses one whose owner lives (ErrInUse), and refuses
+// anyone else's program unless Options.Force (ErrForeignProgram).
 //
 // # Pitfalls handled (notes/afxdp.md, measured on this project's hosts)
 //

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cilium/ebpf/link"
 	"github.com/ecnswitch/ecnswitch/packet"
 	"github.com/ecnswitch/ecnswitch/ports"
 	"github.com/vishvananda/netlink"
@@ -47,8 +48,8 @@ type Port struct {
 	txSocks []*xsk // socks[:1], or socks with Options.TxHash
 	next    int    // socket Receive starts at, rotating
 
-	prog     *program
-	attached uint32 // attachedDrv/attachedSKB while our program is attached
+	prog *program
+	xdp  link.Link // the BPF link attaching prog; closing it detaches prog
 
 	live    *live       // XDP live-frames transmit; nil when the Port transmits through its sockets only
 	txDrop0 uint64      // the device's tx_dropped at Open
@@ -145,13 +146,12 @@ func Open(ifname string, opts Options) (*Port, error) {
 	if p.prog, err = newProgram(usable, maxq+1, p.umem.frames, pid, start); err != nil {
 		return nil, err
 	}
-	mode, err := attach(ifname, attrs.Index, p.prog, o.Attach, log)
+	mode, xdp, err := attach(ifname, attrs.Index, p.prog, o.Attach, log)
 	if err != nil {
 		return nil, err
 	}
-	p.attached = attachedDrv
+	p.xdp = xdp
 	if mode == AttachGeneric {
-		p.attached = attachedSKB
 		if err := checkAggregation(ifname, usable); err != nil {
 			return nil, err
 		}
@@ -515,11 +515,11 @@ func (p *Port) teardown() error {
 		errs = append(errs, p.live.close())
 		p.live = nil
 	}
-	if p.attached != attachedNone {
-		if err := detachOurs(p.ifindex, p.prog.id, p.attached); err != nil {
+	if p.xdp != nil {
+		if err := p.xdp.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("afxdp: detach XDP program from %s: %w", p.name, err))
 		}
-		p.attached = attachedNone
+		p.xdp = nil
 	}
 	for _, s := range p.socks {
 		errs = append(errs, s.close())

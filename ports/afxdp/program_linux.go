@@ -13,6 +13,7 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/link"
 	"github.com/vishvananda/netlink"
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
@@ -401,8 +402,8 @@ func programName(id uint32) (string, error) {
 }
 
 // clearInterface makes the interface free for our program: it removes an
-// ecnswitch program whose owner is gone (left behind by a crash, since
-// the netlink attach outlives its process), refuses one whose owner is
+// ecnswitch program whose owner is gone (left behind by a crash of a
+// version that attached through netlink, which outlives its process), refuses one whose owner is
 // alive (ErrInUse), and refuses anyone else's unless force.
 func clearInterface(ifname string, ifindex int, force bool, log *zap.Logger) error {
 	cur, err := queryXDP(ifindex)
@@ -472,44 +473,52 @@ func verifyClear(ifname string, ifindex int) error {
 }
 
 // attach attaches p in the requested mode (auto: native, else generic)
-// with XDP_FLAGS_UPDATE_IF_NOEXIST, so a program attached meanwhile by
-// someone else is never replaced, then verifies through netlink that p is
-// what the interface runs and in which mode.
-func attach(ifname string, ifindex int, p *program, mode AttachMode, log *zap.Logger) (AttachMode, error) {
-	l, err := netlink.LinkByIndex(ifindex)
-	if err != nil {
-		return 0, fmt.Errorf("afxdp: %s: %w", ifname, err)
-	}
-	try := func(m AttachMode) error {
-		flags := unix.XDP_FLAGS_UPDATE_IF_NOEXIST | unix.XDP_FLAGS_DRV_MODE
+// through a BPF link, then verifies through netlink that p is what the
+// interface runs and in which mode. The kernel removes a linked program
+// when the link's last descriptor closes: when the Port closes, and when
+// the process dies however it dies (SIGKILL, a crash), so nothing is left
+// behind; a link never replaces a program attached by someone else. A
+// fallback to generic mode is logged as a warning: generic mode runs
+// after the kernel has built an skb for every frame (slower, and GRO
+// aggregates reach the program whole).
+func attach(ifname string, ifindex int, p *program, mode AttachMode, log *zap.Logger) (AttachMode, link.Link, error) {
+	try := func(m AttachMode) (link.Link, error) {
+		flags := link.XDPDriverMode
 		if m == AttachGeneric {
-			flags = unix.XDP_FLAGS_UPDATE_IF_NOEXIST | unix.XDP_FLAGS_SKB_MODE
+			flags = link.XDPGenericMode
 		}
-		return netlink.LinkSetXdpFdWithFlags(l, p.prog.FD(), flags)
+		return link.AttachXDP(link.XDPOptions{Program: p.prog, Interface: ifindex, Flags: flags})
 	}
 	got := mode
+	var l link.Link
+	var err error
 	switch mode {
 	case AttachNative, AttachGeneric:
-		err = try(mode)
+		l, err = try(mode)
 	default:
 		got = AttachNative
-		if err = try(AttachNative); err != nil && !errors.Is(err, unix.EPERM) && !errors.Is(err, unix.EBUSY) &&
-			!errors.Is(err, unix.EEXIST) {
-			log.Info("native XDP attach failed; falling back to generic mode", zap.Error(err))
+		if l, err = try(AttachNative); err != nil && !errors.Is(err, unix.EPERM) && !errors.Is(err, unix.EBUSY) &&
+			!errors.Is(err, unix.EEXIST) && !errors.Is(err, ebpf.ErrNotSupported) {
+			log.Warn("native XDP attach failed; attached in generic mode, which is slower and sees GRO aggregates whole: "+
+				"use a driver with native XDP (on veth, a peer MTU that fits a page), or set attach: generic to choose it",
+				zap.String("interface", ifname), zap.Error(err))
 			got = AttachGeneric
-			err = try(AttachGeneric)
+			l, err = try(AttachGeneric)
 		}
 	}
 	if err != nil {
 		switch {
 		case errors.Is(err, unix.EBUSY), errors.Is(err, unix.EEXIST):
-			return 0, fmt.Errorf("afxdp: attach XDP program to %s in %s mode: %w: another program was attached meanwhile",
+			return 0, nil, fmt.Errorf("afxdp: attach XDP program to %s in %s mode: %w: another program was attached meanwhile",
 				ifname, got, err)
+		case errors.Is(err, ebpf.ErrNotSupported):
+			return 0, nil, fmt.Errorf("afxdp: attach XDP program to %s through a BPF link: %w (%w): it needs Linux 5.9 or later",
+				ifname, err, ErrNotSupported)
 		case got == AttachNative && mode == AttachNative && errors.Is(err, unix.EOPNOTSUPP):
-			return 0, fmt.Errorf("afxdp: attach XDP program to %s in native mode: %w (%w): the driver has no native XDP; "+
+			return 0, nil, fmt.Errorf("afxdp: attach XDP program to %s in native mode: %w (%w): the driver has no native XDP; "+
 				"use AttachAuto or AttachGeneric", ifname, err, ErrNotSupported)
 		}
-		return 0, fmt.Errorf("afxdp: attach XDP program to %s in %s mode: %w%s", ifname, got, err, permissionCure(err))
+		return 0, nil, fmt.Errorf("afxdp: attach XDP program to %s in %s mode: %w%s", ifname, got, err, permissionCure(err))
 	}
 	cur, err := queryXDP(ifindex)
 	want := uint32(attachedDrv)
@@ -520,24 +529,8 @@ func attach(ifname string, ifindex int, p *program, mode AttachMode, log *zap.Lo
 		err = fmt.Errorf("netlink reports program %d in %s mode, want %d in %s mode", cur.id, modeName(cur.mode), p.id, modeName(want))
 	}
 	if err != nil {
-		_ = detachOurs(ifindex, p.id, want)
-		return 0, fmt.Errorf("afxdp: verify XDP attach on %s: %w", ifname, err)
+		l.Close()
+		return 0, nil, fmt.Errorf("afxdp: verify XDP attach on %s: %w", ifname, err)
 	}
-	return got, nil
-}
-
-// detachOurs removes our program if it is still the one attached.
-func detachOurs(ifindex int, id, mode uint32) error {
-	cur, err := queryXDP(ifindex)
-	if err != nil {
-		var nf netlink.LinkNotFoundError
-		if errors.As(err, &nf) {
-			return nil // the interface is gone and its program with it
-		}
-		return err
-	}
-	if cur.id != id {
-		return nil
-	}
-	return detachMode(ifindex, mode)
+	return got, l, nil
 }
