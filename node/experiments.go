@@ -54,27 +54,26 @@ func place(workers int, workerCPUs, others *[]int) (restore func(), err error) {
 // BenchSwitch runs the RFC 2544 switch benchmark (bench.RunSwitch), each
 // ecnswitch device a switch on AF_XDP ports.
 func BenchSwitch(ctx context.Context, o bench.SwitchOptions) (*bench.SwitchReport, error) {
-	log := o.Logger
+	o.Start = benchStart(o.Logger)
+	return bench.RunSwitch(ctx, o)
+}
+
+// benchStart returns the function the benchmarks start an ecnswitch
+// device with: a switch on AF_XDP ports, logging to log (nil: nowhere).
+func benchStart(log *zap.Logger) bench.StartSwitch {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	o.Start = func(cfg dataplane.Config, ifaces []string, opts afxdp.Options, clock timestamp.Clock) (bench.Switch, error) {
+	return func(cfg dataplane.Config, ifaces []string, opts afxdp.Options, clock timestamp.Clock) (bench.Switch, error) {
 		return Start(cfg, Devices(ifaces, opts), clock, log.Named("switch"))
 	}
-	return bench.RunSwitch(ctx, o)
 }
 
 // BenchTCP runs the real-TCP benchmark (bench.RunTCP), ecnswitch on AF_XDP
 // ports, with the CPUs placed as for the demo: the worker (and testpmd's
 // forwarding lcore) on one CPU, the hosts on the rest.
 func BenchTCP(ctx context.Context, o bench.TCPOptions) (*bench.TCPReport, error) {
-	log := o.Logger
-	if log == nil {
-		log = zap.NewNop()
-	}
-	o.Start = func(cfg dataplane.Config, ifaces []string, opts afxdp.Options, clock timestamp.Clock) (bench.Switch, error) {
-		return Start(cfg, Devices(ifaces, opts), clock, log.Named("switch"))
-	}
+	o.Start = benchStart(o.Logger)
 	restore, err := place(1, &o.WorkerCPUs, &o.HostCPUs)
 	if err != nil {
 		return nil, err

@@ -629,15 +629,7 @@ func (s *xsk) bind(c xskConfig, owner int) error {
 	var err error
 	for _, mode := range modes {
 		sa := &unix.SockaddrXDP{Flags: mode | unix.XDP_USE_NEED_WAKEUP, Ifindex: uint32(c.ifindex), QueueID: uint32(c.queue)}
-		deadline := time.Now().Add(c.bindWait)
-		for wait := time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
-			err = unix.Bind(s.fd, sa)
-			if !errors.Is(err, unix.EBUSY) || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(wait)
-		}
-		if err == nil {
+		if err = bindRetry(s.fd, sa, c.bindWait); err == nil {
 			return nil
 		}
 		if !errors.Is(err, unix.EOPNOTSUPP) && !errors.Is(err, unix.EINVAL) {
@@ -662,16 +654,7 @@ func (s *xsk) bind(c xskConfig, owner int) error {
 func (s *xsk) bindShared(c xskConfig, owner int) error {
 	sa := &unix.SockaddrXDP{Flags: unix.XDP_SHARED_UMEM, Ifindex: uint32(c.ifindex), QueueID: uint32(c.queue),
 		SharedUmemFD: uint32(owner)}
-	var err error
-	deadline := time.Now().Add(c.bindWait)
-	for wait := time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
-		err = unix.Bind(s.fd, sa)
-		if !errors.Is(err, unix.EBUSY) || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(wait)
-	}
-	switch {
+	switch err := bindRetry(s.fd, sa, c.bindWait); {
 	case err == nil:
 		return nil
 	case errors.Is(err, unix.EBUSY):
@@ -682,6 +665,20 @@ func (s *xsk) bindShared(c xskConfig, owner int) error {
 			"the first (zero-copy or copy); give ports whose drivers differ their own UMEMs, or set ZeroCopyOff", c.ifname, c.queue, err, ErrUMEMMode)
 	default:
 		return fmt.Errorf("afxdp: bind %s queue %d on a shared UMEM: %w", c.ifname, c.queue, err)
+	}
+}
+
+// bindRetry binds fd to sa, retrying with backoff for up to wait while the
+// kernel answers EBUSY: a socket just closed on the queue (ours, by a
+// previous run) releases it asynchronously.
+func bindRetry(fd int, sa *unix.SockaddrXDP, wait time.Duration) error {
+	deadline := time.Now().Add(wait)
+	for pause := time.Millisecond; ; pause = min(2*pause, 100*time.Millisecond) {
+		err := unix.Bind(fd, sa)
+		if !errors.Is(err, unix.EBUSY) || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(pause)
 	}
 }
 
