@@ -83,6 +83,18 @@ type MaxFramer interface {
 	MaxFrame() int
 }
 
+// RxStamper is implemented by ports that can stamp received frames in
+// hardware. Receive then sets RxTime to the frame's hardware stamp taken
+// onto CLOCK_MONOTONIC, in ns, and leaves it zero on frames without one;
+// the dataplane puts the stamps on its own clock and stamps the rest
+// itself. A port that is not an RxStamper and sets RxTime (memport) sets
+// it on the dataplane's clock.
+type RxStamper interface {
+	// RxClock names the clock the stamps were read from, e.g. "phc0";
+	// "" when the port has no hardware stamps after all.
+	RxClock() string
+}
+
 // Stats are a port's own counters: what happened below the dataplane.
 // Frames that reached the port but never the switch are RxOversize +
 // RxDropped, so the frames sent to the port are the switch's rx_packets

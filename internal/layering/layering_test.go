@@ -48,7 +48,7 @@ var leaves = map[string][]string{
 	"marking":       {"packet"},
 	"ports":         {"packet"},
 	"ports/memport": {"packet", "ports"},
-	"ports/afxdp":   {"packet", "ports"},
+	"ports/afxdp":   {"packet", "ports", "timestamp"}, // a NIC's hardware clock (PHC)
 	"testbed":       {"packet"},
 	"dataplane":     {"packet", "timestamp", "buffer", "scheduler", "marking", "ports"},
 }

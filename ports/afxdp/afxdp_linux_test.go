@@ -416,7 +416,7 @@ func TestLeftoverRemoved(t *testing.T) {
 	}
 	defer u.Close()
 	for _, mode := range []uint32{attachedDrv, attachedSKB} {
-		left, err := newProgram(1792, 1, u.frames, 0x7ffffff0, 1) // no such process
+		left, err := newProgram(1792, 1, u.frames, 0x7ffffff0, 1, nil) // no such process
 		if err != nil {
 			t.Fatal(err)
 		}

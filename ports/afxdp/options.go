@@ -120,6 +120,47 @@ func (t TxPath) String() string {
 	}
 }
 
+// RxStampMode selects hardware receive timestamps: a device-bound XDP
+// program that asks the driver for each frame's stamp
+// (bpf_xdp_metadata_rx_timestamp) and puts it in the metadata in front of
+// the frame, where Receive reads it.
+//
+// BPF_PROG_RUN cannot run a device-bound program (EINVAL), so a Port that
+// loads one transmits through its sockets (TxSocket), and says so in its
+// log.
+type RxStampMode uint8
+
+// Receive-stamp modes.
+const (
+	// RxStampAuto loads the device-bound program where the stamps can be
+	// used: the driver reports the RX-metadata timestamp (netdev
+	// xdp-rx-metadata-features), the device has a PTP hardware clock to
+	// read them against (ethtool -T), and Transmit is not TxXDP. Elsewhere
+	// (veth has no PHC) the dataplane stamps frames as it receives them.
+	RxStampAuto RxStampMode = iota
+	// RxStampOff never loads the device-bound program.
+	RxStampOff
+	// RxStampOn loads it wherever the driver has the RX-metadata
+	// timestamp, PHC or not (to see what the driver gives: veth gives 0,
+	// which means none); Open fails where the driver lacks it. Frames
+	// without a usable stamp still get the dataplane's.
+	RxStampOn
+)
+
+// String returns "auto", "off" or "on".
+func (m RxStampMode) String() string {
+	switch m {
+	case RxStampAuto:
+		return "auto"
+	case RxStampOff:
+		return "off"
+	case RxStampOn:
+		return "on"
+	default:
+		return fmt.Sprintf("RxStampMode(%d)", uint8(m))
+	}
+}
+
 // Defaults and limits of Options.
 const (
 	DefaultFrames    = 4096 // UMEM frames per socket
@@ -199,6 +240,9 @@ type Options struct {
 	// [1, 256]; smaller batches go through the socket, which costs less
 	// for a few frames. Default DefaultLiveMin.
 	LiveMin int
+
+	// RxStamp selects hardware receive timestamps; default RxStampAuto.
+	RxStamp RxStampMode
 
 	// Force lets Open replace an XDP program that is not ecnswitch's.
 	Force bool
@@ -298,6 +342,16 @@ func (o Options) Validate() error {
 	if o.ZeroCopy == ZeroCopyOn && o.Attach == AttachGeneric {
 		return errors.New("afxdp: ZeroCopy = on with Attach = generic: zero-copy needs the program attached natively")
 	}
+	if o.RxStamp > RxStampOn {
+		return fmt.Errorf("afxdp: RxStamp = %d: must be RxStampAuto, RxStampOff or RxStampOn", uint8(o.RxStamp))
+	}
+	if o.RxStamp == RxStampOn && o.Attach == AttachGeneric {
+		return errors.New("afxdp: RxStamp = on with Attach = generic: the device-bound program that reads hardware stamps attaches natively only")
+	}
+	if o.RxStamp == RxStampOn && o.Transmit == TxXDP {
+		return errors.New("afxdp: RxStamp = on with Transmit = xdp: BPF_PROG_RUN cannot run the device-bound program hardware stamps need; " +
+			"use Transmit auto or socket")
+	}
 	seen := make(map[int]bool, len(o.Queues))
 	for i, q := range o.Queues {
 		if q < 0 {
@@ -343,6 +397,20 @@ type Info struct {
 	SharedUMEM  bool       // the sockets use a UMEM shared with other Ports
 	Transmit    TxPath     // TxXDP or TxSocket: the path a batch of LiveMin frames took at Open
 	LiveMin     int        // Options.LiveMin
+	// RxMetadata is true when the Port's program is device-bound and
+	// hands Receive the driver's hardware stamp of every frame.
+	RxMetadata bool
+	// PHC is the device's PTP hardware clock (/dev/ptpN), -1 for none.
+	// Hardware stamps are used only when there is one to read them against.
+	PHC int
+}
+
+// RxStampStats count what became of hardware receive stamps.
+type RxStampStats struct {
+	Hardware uint64 // frames Receive gave a hardware stamp
+	None     uint64 // frames the device gave no stamp (0), or that had no PHC to read it against
+	NoRoom   uint64 // frames the program dropped for want of metadata room (also in Stats().RxDropped)
+	SyncErrs uint64 // failed PHC offset measurements
 }
 
 // QueueStats are the counters of one queue's socket.

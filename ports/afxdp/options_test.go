@@ -31,6 +31,9 @@ func TestOptionsValidate(t *testing.T) {
 		want string // substring of the error naming knob, value and range
 	}{
 		{"frame size", Options{FrameSize: 3000}, "FrameSize = 3000: must be 2048 or 4096"},
+		{"rx stamp mode", Options{RxStamp: 7}, "RxStamp = 7: must be RxStampAuto, RxStampOff or RxStampOn"},
+		{"rx stamp generic", Options{RxStamp: RxStampOn, Attach: AttachGeneric}, "RxStamp = on with Attach = generic"},
+		{"rx stamp live frames", Options{RxStamp: RxStampOn, Transmit: TxXDP}, "RxStamp = on with Transmit = xdp"},
 		{"frame size 8192", Options{FrameSize: 8192}, "FrameSize = 8192"},
 		{"fill not pow2", Options{FillRingSize: 1000}, "FillRingSize = 1000: must be a power of two in [64, 65536]"},
 		{"rx too small", Options{RxRingSize: 32}, "RxRingSize = 32"},

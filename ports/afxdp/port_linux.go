@@ -27,6 +27,7 @@ var (
 	_ ports.FDPoller      = (*Port)(nil)
 	_ ports.Pender        = (*Port)(nil)
 	_ ports.MaxFramer     = (*Port)(nil)
+	_ ports.RxStamper     = (*Port)(nil)
 )
 
 // bindWait bounds the EBUSY retries of bind while a previous socket on the
@@ -48,8 +49,9 @@ type Port struct {
 	txSocks []*xsk // socks[:1], or socks with Options.TxHash
 	next    int    // socket Receive starts at, rotating
 
-	prog *program
-	xdp  link.Link // the BPF link attaching prog; closing it detaches prog
+	prog   *program
+	xdp    link.Link // the BPF link attaching prog; closing it detaches prog
+	stamps *rxStamps // hardware receive stamps; nil without the device-bound program
 
 	live    *live       // XDP live-frames transmit; nil when the Port transmits through its sockets only
 	txDrop0 uint64      // the device's tx_dropped at Open
@@ -143,14 +145,14 @@ func Open(ifname string, opts Options) (*Port, error) {
 	} else {
 		raiseMemlock(uint64(len(p.umem.mem)), log)
 	}
-	if p.prog, err = newProgram(usable, maxq+1, p.umem.frames, pid, start); err != nil {
-		return nil, err
-	}
-	mode, xdp, err := attach(ifname, attrs.Index, p.prog, o.Attach, log)
+	plan, err := planStamps(&o, ifname, attrs.Index, log)
 	if err != nil {
 		return nil, err
 	}
-	p.xdp = xdp
+	mode, err := p.load(&o, plan, usable, maxq+1, pid, start)
+	if err != nil {
+		return nil, err
+	}
 	if mode == AttachGeneric {
 		if err := checkAggregation(ifname, usable); err != nil {
 			return nil, err
@@ -166,6 +168,7 @@ func Open(ifname string, opts Options) (*Port, error) {
 		if err != nil {
 			return nil, err
 		}
+		s.rxMeta = p.stamps != nil
 		p.socks = append(p.socks, s)
 		if err := p.prog.xsks.Put(uint32(q), uint32(s.fd)); err != nil {
 			return nil, fmt.Errorf("afxdp: insert queue %d socket into XSKMAP: %w", q, err)
@@ -196,12 +199,15 @@ func Open(ifname string, opts Options) (*Port, error) {
 		SharedUMEM:  p.socks[0].shared || !p.ownUMEM,
 		Transmit:    p.txPath(),
 		LiveMin:     p.liveMin,
+		RxMetadata:  p.stamps != nil,
+		PHC:         plan.phc,
 	}
 	log.Info("AF_XDP port open",
 		zap.Ints("queues", queues), zap.Stringer("attach", mode), zap.Bool("zerocopy", p.info.ZeroCopy),
 		zap.Int("txBudget", p.info.TxBudget), zap.Uint32("program", p.prog.id),
 		zap.Int("frames", o.Frames), zap.Int("frameSize", o.FrameSize), zap.Bool("sharedUMEM", p.info.SharedUMEM),
-		zap.Stringer("transmit", p.info.Transmit), zap.Int("liveMin", p.liveMin))
+		zap.Stringer("transmit", p.info.Transmit), zap.Int("liveMin", p.liveMin),
+		zap.String("rxStamps", p.RxClock()+p.rxStampNote()))
 	ok = true
 	return p, nil
 }
@@ -234,7 +240,9 @@ func (p *Port) Info() Info {
 // Receive copies up to len(ds) received frames into ds[i].Buf, taking
 // from the queues' sockets in turn (the first socket visited rotates from
 // call to call), and refills their fill rings. Frames larger than ds[i].Buf
-// are dropped and counted in Stats().RxOversize. RxTime is left zero.
+// are dropped and counted in Stats().RxOversize. RxTime is the frame's
+// hardware stamp in CLOCK_MONOTONIC ns where the Port has one (see
+// RxClock), else zero.
 func (p *Port) Receive(ds []*packet.Desc) (int, error) {
 	if p.closed.Load() {
 		return 0, ports.ErrClosed
@@ -253,8 +261,14 @@ func (p *Port) Receive(ds []*packet.Desc) (int, error) {
 		k, err := p.socks[j].receive(ds[n:])
 		n += k
 		if err != nil {
+			if p.stamps != nil {
+				p.stamps.convert(ds[:n])
+			}
 			return n, err
 		}
+	}
+	if p.stamps != nil && n > 0 {
+		p.stamps.convert(ds[:n])
 	}
 	return n, nil
 }
@@ -432,6 +446,7 @@ func (p *Port) statsLocked() ports.Stats {
 		st.TxErrors += q.TxErrors + q.Kernel.TxInvalidDescs
 	}
 	st.RxOversize += p.prog.oversize()
+	st.RxDropped += p.prog.noRoom()
 	if l := p.live; l != nil {
 		n := l.frames.Load()
 		st.TxPackets += n
@@ -528,6 +543,10 @@ func (p *Port) teardown() error {
 	if p.prog != nil {
 		errs = append(errs, p.prog.close())
 		p.prog = nil
+	}
+	if p.stamps != nil && p.stamps.phc != nil {
+		errs = append(errs, p.stamps.phc.Close())
+		p.stamps.phc = nil
 	}
 	if p.ownUMEM && p.umem != nil {
 		errs = append(errs, p.umem.Close())

@@ -77,6 +77,12 @@ func (p *Port) Pending() bool { return false }
 // Wait reports ErrNotSupported.
 func (p *Port) Wait(int64) (bool, error) { return false, ErrNotSupported }
 
+// RxClock returns "": no hardware stamps outside Linux.
+func (p *Port) RxClock() string { return "" }
+
+// RxStamps returns zero counters.
+func (p *Port) RxStamps() RxStampStats { return RxStampStats{} }
+
 // Stats returns zero counters.
 func (p *Port) Stats() ports.Stats { return ports.Stats{} }
 

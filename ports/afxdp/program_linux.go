@@ -34,7 +34,8 @@ const (
 	metaOwnerPID   = 1 // pid of the process that loaded the program
 	metaOwnerStart = 2 // its start time in clock ticks after boot (/proc/<pid>/stat field 22)
 	metaTxDrop     = 3 // transmit descriptors the program refused (bad frame index or length)
-	metaEntries    = 4
+	metaNoRoom     = 4 // frames dropped by the stamping program for want of metadata room
+	metaEntries    = 5
 )
 
 // XDP return codes (enum xdp_action).
@@ -101,20 +102,6 @@ type program struct {
 //	bpf_xdp_store_bytes(ctx, 0, f + Headroom, d.len)
 //	return XDP_TX
 func instructions(usable int, magic uint64, xsks, meta, txq, umem *ebpf.Map) asm.Instructions {
-	count := func(slot int32, label string) asm.Instructions {
-		return asm.Instructions{
-			asm.StoreImm(asm.RFP, -4, int64(slot), asm.Word).WithSymbol(label),
-			asm.Mov.Reg(asm.R2, asm.RFP),
-			asm.Add.Imm(asm.R2, -4),
-			asm.LoadMapPtr(asm.R1, meta.FD()),
-			asm.FnMapLookupElem.Call(),
-			asm.JEq.Imm(asm.R0, 0, label+"_out"),
-			asm.Mov.Imm(asm.R1, 1),
-			asm.StoreXAdd(asm.R0, asm.R1, asm.DWord),
-			asm.Mov.Imm(asm.R0, xdpDrop).WithSymbol(label + "_out"),
-			asm.Return(),
-		}
-	}
 	ins := asm.Instructions{
 		asm.Mov.Reg(asm.R6, asm.R1),
 		// Metadata of at least 8 bytes holding the magic: a transmit run.
@@ -187,13 +174,32 @@ func instructions(usable int, magic uint64, xsks, meta, txq, umem *ebpf.Map) asm
 		asm.Mov.Imm(asm.R0, xdpTx),
 		asm.Return(),
 	}
-	ins = append(ins, count(metaOversize, "oversize")...)
-	return append(ins, count(metaTxDrop, "txdrop")...)
+	ins = append(ins, countDrop(meta, metaOversize, "oversize")...)
+	return append(ins, countDrop(meta, metaTxDrop, "txdrop")...)
+}
+
+// countDrop returns instructions, starting at label, that add 1 to the
+// meta map's slot and return XDP_DROP.
+func countDrop(meta *ebpf.Map, slot int32, label string) asm.Instructions {
+	return asm.Instructions{
+		asm.StoreImm(asm.RFP, -4, int64(slot), asm.Word).WithSymbol(label),
+		asm.Mov.Reg(asm.R2, asm.RFP),
+		asm.Add.Imm(asm.R2, -4),
+		asm.LoadMapPtr(asm.R1, meta.FD()),
+		asm.FnMapLookupElem.Call(),
+		asm.JEq.Imm(asm.R0, 0, label+"_out"),
+		asm.Mov.Imm(asm.R1, 1),
+		asm.StoreXAdd(asm.R0, asm.R1, asm.DWord),
+		asm.Mov.Imm(asm.R0, xdpDrop).WithSymbol(label + "_out"),
+		asm.Return(),
+	}
 }
 
 // newProgram loads the program for frames up to usable bytes and queues
 // below queues, transmitting from umem, recording pid/start as its owner.
-func newProgram(usable, queues int, umem *ebpf.Map, pid int, start uint64) (_ *program, err error) {
+// With bound, it loads the device-bound receive-stamping program instead
+// (stampInstructions).
+func newProgram(usable, queues int, umem *ebpf.Map, pid int, start uint64, bound *deviceBound) (_ *program, err error) {
 	p := &program{}
 	defer func() {
 		if err != nil {
@@ -230,13 +236,17 @@ func newProgram(usable, queues int, umem *ebpf.Map, pid int, start uint64) (_ *p
 	if err = p.meta.Put(uint32(metaOwnerStart), start); err != nil {
 		return nil, fmt.Errorf("afxdp: write owner: %w", err)
 	}
-	p.prog, err = ebpf.NewProgram(&ebpf.ProgramSpec{
+	spec := &ebpf.ProgramSpec{
 		Name:         ProgramName,
 		Type:         ebpf.XDP,
 		AttachType:   ebpf.AttachXDP,
 		Instructions: instructions(usable, p.magic, p.xsks, p.meta, p.txq, umem),
 		License:      "Dual BSD/GPL",
-	})
+	}
+	if bound != nil {
+		bound.apply(spec, usable, p.xsks, p.meta)
+	}
+	p.prog, err = ebpf.NewProgram(spec)
 	if err != nil {
 		return nil, fmt.Errorf("afxdp: load XDP program: %w%s", err, permissionCure(err))
 	}
@@ -263,6 +273,10 @@ func (p *program) counter(slot uint32) uint64 {
 
 // oversize reads the program's count of frames too large for a frame.
 func (p *program) oversize() uint64 { return p.counter(metaOversize) }
+
+// noRoom reads the stamping program's count of frames dropped for want of
+// metadata room.
+func (p *program) noRoom() uint64 { return p.counter(metaNoRoom) }
 
 func (p *program) close() error {
 	var errs []error

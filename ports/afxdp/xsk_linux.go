@@ -99,6 +99,7 @@ type xsk struct {
 	usable   uint32 // frame size − Headroom
 	zeroCopy bool
 	shared   bool // bound with XDP_SHARED_UMEM on another socket's UMEM
+	rxMeta   bool // the program puts a hardware stamp in front of every frame
 	txBudget int
 	frames   int // frames in this socket's reserve
 
@@ -228,6 +229,9 @@ func (s *xsk) receive(ds []*packet.Desc) (int, error) {
 				continue
 			}
 			dst.RxTime = 0
+			if s.rxMeta && d.Addr >= chunk+rxMetaLen {
+				dst.RxTime = readStamp(s.umem.mem, d.Addr)
+			}
 			bytes += uint64(d.Len)
 			n++
 		}
