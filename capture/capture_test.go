@@ -169,6 +169,11 @@ func testMarkedCapture(t *testing.T, marker string) {
 		t.Fatalf("the congestion did not exercise marks in both queues, marker and buffer drops: %+v", stats)
 	}
 
+	if d := interfaceDescription(t, filepath.Join(dir, "egress.pcapng")); !strings.HasSuffix(d,
+		"; timestamps on the switch clock (virtual), ingress stamps by link") {
+		t.Errorf("if_description %q does not say which clocks stamped the packets", d)
+	}
+
 	read := func(name string) []pkt {
 		s := specs[name].withDefaults()
 		ps := readFile(t, s.Format, filepath.Join(dir, name), s.SnapLen)
@@ -405,7 +410,7 @@ func TestRotation(t *testing.T) {
 				r.Send(0, dataplanetest.Frame(t, 0, 1, packettest.Options{Size: size, SrcPort: 1}))
 				r.Drain(1000)
 				st, _ := m.Stop(id)
-				hdr := int64(len(header(spec, "out")))
+				hdr := int64(len(header(spec, "out", "timestamps on the switch clock (virtual), ingress stamps by link")))
 				epb := int64(st.Bytes) - hdr
 				spec.MaxBytes = hdr + perFile*epb
 				if id, err = m.Start(spec); err != nil {
@@ -450,8 +455,9 @@ func TestRotation(t *testing.T) {
 	}
 }
 
-// header returns the file header a capture of s on port writes.
-func header(s Spec, port string) []byte {
+// header returns the file header a capture of s on port writes, whose
+// description names the clocks as the Manager does.
+func header(s Spec, port, clocks string) []byte {
 	s = s.withDefaults()
 	if s.Format == PCAP {
 		var b bytes.Buffer
@@ -459,6 +465,7 @@ func header(s Spec, port string) []byte {
 		return b.Bytes()
 	}
 	w := newFileWriter(s, nil, "", "", port, wall0, 0)
+	w.clocks = clocks
 	if err := w.header(); err != nil {
 		panic(err)
 	}

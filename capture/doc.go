@@ -41,6 +41,12 @@
 // not follow later wall-clock steps. pcap files use nanosecond resolution
 // (pcapgo.NewWriterNanos); pcapng files declare if_tsresol 9.
 //
+// An ingress timestamp is the best stamp the switch has for the packet:
+// the NIC's hardware stamp where the port reads one (put on the switch
+// clock), else the worker's clock when it received the batch. A pcapng
+// file's if_description says which ("… ingress stamps by phc0", "by
+// worker", "by link" for memory ports).
+//
 // # Formats
 //
 // Both formats are little-endian, link type Ethernet, with nanosecond

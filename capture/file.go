@@ -46,8 +46,9 @@ type fileWriter struct {
 	name     string   // the first file's name beneath root
 	path     string   // the first file's path, as Status shows it
 	portName string
-	wall0    int64 // Unix ns at capture start …
-	mono0    int64 // … and the switch clock at the same moment
+	clocks   string // which clocks the timestamps come from, for pcapng's if_description; "" to leave it out
+	wall0    int64  // Unix ns at capture start …
+	mono0    int64  // … and the switch clock at the same moment
 
 	seq     int      // number of the open file
 	kept    []string // names beneath root of the files on disk, oldest first
@@ -151,6 +152,9 @@ func (w *fileWriter) describeFilter() string {
 	}
 	if w.spec.DSCP != nil {
 		s += ", dscp " + strconv.Itoa(*w.spec.DSCP)
+	}
+	if w.clocks != "" {
+		s += "; " + w.clocks
 	}
 	return s
 }

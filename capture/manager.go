@@ -163,6 +163,7 @@ func (m *Manager) Start(s Spec) (int, error) {
 		finished: make(chan struct{}),
 		hold:     m.hold,
 	}
+	c.out.clocks = "timestamps on the switch clock (" + timestamp.Name(m.clock) + "), ingress stamps by " + m.sw.RxStampSource(port)
 	if err := c.openFirst(); err != nil {
 		pl.close()
 		return 0, fmt.Errorf("capture: %w", err)

@@ -103,6 +103,26 @@ func crossCheckPcapng(tb testing.TB, path string, want []pkt) {
 	}
 }
 
+// interfaceDescription returns a pcapng file's if_description, read by
+// gopacket's NgReader.
+func interfaceDescription(tb testing.TB, path string) string {
+	tb.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	r, err := pcapgo.NewNgReader(f, pcapgo.DefaultNgReaderOptions)
+	if err != nil {
+		tb.Fatalf("%s: %v", path, err)
+	}
+	intf, err := r.Interface(0)
+	if err != nil {
+		tb.Fatalf("%s: %v", path, err)
+	}
+	return intf.Description
+}
+
 // readPcapng reads a pcapng file: it checks every block's framing, the
 // section's byte order, the interface's link type, snap length and
 // nanosecond resolution, and returns the Enhanced Packet Blocks with their

@@ -93,6 +93,18 @@ func (c *checker) afxdp(i int, y *afxdpYAML, frameSize int) afxdp.Options {
 		o.Transmit = afxdp.TxXDP
 	}
 	o.LiveMin = c.intIn(k("live_min"), y.LiveMin, afxdp.DefaultLiveMin, 1, afxdp.MaxLiveMin)
+	switch c.oneOf(k("rx_timestamp"), y.RxTimestamp, "auto", "auto", "on", "off") {
+	case "on":
+		o.RxStamp = afxdp.RxStampOn
+		if o.Attach == afxdp.AttachGeneric {
+			c.errf(k("rx_timestamp"), "\"on\" with mode generic; the device-bound program that reads hardware stamps attaches natively (mode native or auto)")
+		}
+		if o.Transmit == afxdp.TxXDP {
+			c.errf(k("rx_timestamp"), "\"on\" with transmit xdp; BPF_PROG_RUN cannot run the device-bound program hardware stamps need (transmit auto or socket)")
+		}
+	case "off":
+		o.RxStamp = afxdp.RxStampOff
+	}
 	o.TxHash, o.Force = y.TxHash, y.Force
 	return o
 }

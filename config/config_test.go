@@ -208,6 +208,10 @@ ports: [{name: a}, {name: b, coalesce: 0}, {name: c, coalesce: 2ms, afxdp: {tran
 				p.Name, p.Coalesce, c.Ports[i].AFXDP.Transmit, c.Ports[i].AFXDP.LiveMin, want[i], tx[i])
 		}
 	}
+	if r := mustParse(t, "ports: [{name: a, afxdp: {rx_timestamp: on}}, {name: b, afxdp: {rx_timestamp: off}}, {name: c}]"); r.Ports[0].AFXDP.RxStamp != afxdp.RxStampOn ||
+		r.Ports[1].AFXDP.RxStamp != afxdp.RxStampOff || r.Ports[2].AFXDP.RxStamp != afxdp.RxStampAuto {
+		t.Errorf("rx_timestamp on, off, unset gave %v, %v, %v", r.Ports[0].AFXDP.RxStamp, r.Ports[1].AFXDP.RxStamp, r.Ports[2].AFXDP.RxStamp)
+	}
 	if d := mustParse(t, "ports: [{name: a}]"); d.Switch.Ports[0].Coalesce != dataplane.DefaultCoalesce || d.Ports[0].AFXDP.Transmit != afxdp.TxAuto {
 		t.Errorf("defaults: coalesce %v, transmit %v; want %v and auto",
 			d.Switch.Ports[0].Coalesce, d.Ports[0].AFXDP.Transmit, dataplane.DefaultCoalesce)
@@ -484,6 +488,9 @@ func TestBadConfigs(t *testing.T) {
 		{"coalesce negative", "ports: [{name: p1, coalesce: -1us}]", "ports[0].coalesce", "outside [0, 10ms]"},
 		{"transmit", "ports: [{name: p1, afxdp: {transmit: kernel}}]", "ports[0].afxdp.transmit", `"kernel" is not one of`},
 		{"live_min", "ports: [{name: p1, afxdp: {live_min: 300}}]", "ports[0].afxdp.live_min", "300 outside [1, 256]"},
+		{"rx_timestamp", "ports: [{name: p1, afxdp: {rx_timestamp: ptp}}]", "ports[0].afxdp.rx_timestamp", `"ptp" is not one of`},
+		{"rx_timestamp with xdp", "ports: [{name: p1, afxdp: {rx_timestamp: on, transmit: xdp}}]", "ports[0].afxdp.rx_timestamp", "BPF_PROG_RUN cannot run the device-bound program"},
+		{"rx_timestamp generic", "ports: [{name: p1, afxdp: {rx_timestamp: on, mode: generic}}]", "ports[0].afxdp.rx_timestamp", "attaches natively"},
 		{"delay negative", "ports: [{name: p1, delay: {jitter: -1us}}]", "ports[0].delay.jitter", "outside [0, 1s]"},
 		{"delay distribution", "ports: [{name: p1, delay: {jitter: 1us, distribution: pareto}}]", "ports[0].delay.distribution", `"pareto" is not one of uniform, normal, exponential`},
 		{"per_queue index", "ports: [{name: p1, delay: {per_queue: {9: {fixed: 1us}}}}]", "ports[0].delay.per_queue.9", "queue 9 outside [0, 7]"},

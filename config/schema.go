@@ -41,6 +41,7 @@ type afxdpYAML struct {
 	TxHash         bool   `yaml:"tx_hash"`
 	Transmit       string `yaml:"transmit"`
 	LiveMin        *int   `yaml:"live_min"`
+	RxTimestamp    string `yaml:"rx_timestamp"`
 	Force          bool   `yaml:"force"`
 }
 

@@ -49,6 +49,7 @@ type portCounters struct {
 	rxPackets, rxBytes atomic.Uint64
 	txPackets, txBytes atomic.Uint64
 	flooded            atomic.Uint64 // extra copies made by flooding
+	rxStampedWorker    atomic.Uint64 // received packets the worker stamped (the device gave no usable stamp)
 	drops              [NumDropReasons]atomic.Uint64
 }
 

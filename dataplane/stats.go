@@ -4,12 +4,17 @@ import (
 	"github.com/ecnswitch/ecnswitch/buffer"
 	"github.com/ecnswitch/ecnswitch/marking"
 	"github.com/ecnswitch/ecnswitch/ports"
+	"github.com/ecnswitch/ecnswitch/timestamp"
 )
 
 // Stats is a snapshot of the switch's counters. Counters are read one by
 // one while the workers run, so a snapshot of a busy switch is not taken at
 // a single instant; a quiescent switch's snapshot is exact.
 type Stats struct {
+	// Clock names the switch's clock, which every time in these stats,
+	// /queues and capture files is read on: "monotonic" (ns since the
+	// switch started) or "virtual".
+	Clock   string        `json:"clock"`
 	Ports   []PortStats   `json:"ports"`
 	Pools   []PoolStats   `json:"pools"`
 	Workers []WorkerStats `json:"workers"`
@@ -50,6 +55,7 @@ type PortStats struct {
 	// MACLimited counts new source MACs not learned because the port held
 	// forwarding.mac_limit of them.
 	MACLimited uint64                 `json:"mac_limited"`
+	RxStamps   RxStampStats           `json:"rx_stamps"`
 	Queues     []QueueStats           `json:"queues"`
 	Markers    []marking.MemberCounts `json:"markers,omitempty"`
 	// Device are the counters of the port's device (ports.StatsReporter):
@@ -57,6 +63,18 @@ type PortStats struct {
 	// them, so that what reached the port is RxPackets + Device.RxDropped
 	// + Device.RxOversize. Nil when the device keeps none.
 	Device *ports.Stats `json:"device,omitempty"`
+}
+
+// RxStampStats say where received packets' ingress stamps came from.
+type RxStampStats struct {
+	// Source is the device's: its hardware clock ("phc0"), "link" for a
+	// port that models its wire on the switch's clock (memport), or
+	// "worker" for a device that never stamps.
+	Source string `json:"source"`
+	// Device counts packets stamped by the device, Worker those the
+	// worker stamped as it received them (the device gave no stamp).
+	Device uint64 `json:"device"`
+	Worker uint64 `json:"worker"`
 }
 
 // QueueStats are one egress queue's counters.
@@ -96,7 +114,7 @@ type PoolStats struct {
 
 // Stats returns a snapshot of every counter.
 func (s *Switch) Stats() Stats {
-	var st Stats
+	st := Stats{Clock: timestamp.Name(s.clock)}
 	m := s.mmu
 	for _, p := range s.ports {
 		ps := PortStats{
@@ -108,6 +126,8 @@ func (s *Switch) Stats() Stats {
 			Bytes:   m.PortBytes(p.idx), Packets: m.PortPackets(p.idx), Peak: m.PortPeak(p.idx),
 			Held: p.held.Load(),
 		}
+		worker := p.c.rxStampedWorker.Load()
+		ps.RxStamps = RxStampStats{Source: p.stamps.source, Device: ps.RxPackets - min(worker, ps.RxPackets), Worker: worker}
 		for r := range p.c.drops {
 			if v := p.c.drops[r].Load(); v > 0 {
 				ps.Drops[DropReason(r).String()] = v

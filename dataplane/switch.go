@@ -53,6 +53,7 @@ type port struct {
 	nq     int
 	qinfo  []scheduler.QueueInfo
 	delay  *delayLine // nil when the port adds no delay
+	stamps rxStamps   // how received packets get their RxTime
 
 	// The virtual line (see worker.go).
 	vnow     int64          // time of the port's last event: arrival, release from the delay line, departure
@@ -109,6 +110,9 @@ func New(cfg Config, devs []ports.Port, clock timestamp.Clock, log *zap.Logger) 
 		if err != nil {
 			return nil, fmt.Errorf("dataplane: ports[%d] (%s): %w", i, cfg.Ports[i].Name, err)
 		}
+		p.stamps = stampsOf(devs[i], clock, log)
+		log.Info("port ingress stamps", zap.String("port", p.name), zap.String("source", p.stamps.source),
+			zap.String("clock", timestamp.Name(clock)))
 		maxQueues = max(maxQueues, p.nq)
 		s.ports = append(s.ports, p)
 		w := cfg.Ports[i].Worker

@@ -314,7 +314,7 @@ func (w *worker) receive(p *port, i int, now int64) (n int, full bool) {
 	w.free = append(w.free, batch[n:]...)
 	p.health(w.s, "receive", &p.rxErr, err)
 	w.rx[i] = w.rx[i][:have+n]
-	var bytes uint64
+	var bytes, workerStamped uint64
 	var touch byte
 	for _, d := range batch[:n] {
 		bytes += uint64(d.Len)
@@ -325,8 +325,9 @@ func (w *worker) receive(p *port, i int, now int64) (n int, full bool) {
 			touch += d.Buf[0]
 		}
 		d.InPort = uint16(p.idx)
-		if d.RxTime == 0 || d.RxTime > now {
-			d.RxTime = now
+		var byWorker bool
+		if d.RxTime, byWorker = p.stamps.stamp(d.RxTime, now); byWorker {
+			workerStamped++
 		}
 		d.OutPort = noPort16
 		w.tapEvent(p, EventIngress, d, d.RxTime, 0, 0, -1)
@@ -334,6 +335,9 @@ func (w *worker) receive(p *port, i int, now int64) (n int, full bool) {
 	w.touched += touch
 	p.c.rxPackets.Add(uint64(n))
 	p.c.rxBytes.Add(bytes)
+	if workerStamped > 0 {
+		p.c.rxStampedWorker.Add(workerStamped)
+	}
 	return n, n == k && have+n > 0
 }
 

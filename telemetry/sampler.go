@@ -145,7 +145,10 @@ const copyChunk = 4096
 // Series is a span of the sampler's ring, column by column: Ports[p].
 // Queues[q][i] is the bytes in queue q of port p at Times[i].
 type Series struct {
-	PeriodNS int64 `json:"period_ns"`
+	// Clock names the switch clock the times are read on ("monotonic":
+	// ns since the switch started; "virtual").
+	Clock    string `json:"clock"`
+	PeriodNS int64  `json:"period_ns"`
 	// Next is the time to pass as since= to get only newer samples.
 	Next int64 `json:"next"`
 	// Truncated says that samples newer than since were overwritten
@@ -317,7 +320,7 @@ func (s *Sampler) Series(since int64, limit int, ports ...string) (Series, error
 		return Series{}, err
 	}
 	w := s.read(since, limit, sel, MaxWindowValues)
-	out := Series{PeriodNS: int64(s.period), Next: w.next, Truncated: w.truncated, More: w.more, Times: w.times}
+	out := Series{Clock: timestamp.Name(s.clock), PeriodNS: int64(s.period), Next: w.next, Truncated: w.truncated, More: w.more, Times: w.times}
 	col := 0
 	column := func() []int64 {
 		c := make([]int64, len(w.times))
@@ -348,7 +351,9 @@ func (s *Sampler) WriteJSON(w io.Writer, since int64, limit int, sel Selection) 
 	win := s.read(since, limit, sel, MaxWindowValues)
 	bw := bufio.NewWriterSize(w, 32<<10)
 	b := make([]byte, 0, 256)
-	b = append(b, `{"period_ns":`...)
+	b = append(b, `{"clock":`...)
+	b = strconv.AppendQuote(b, timestamp.Name(s.clock))
+	b = append(b, `,"period_ns":`...)
 	b = strconv.AppendInt(b, int64(s.period), 10)
 	b = append(b, `,"next":`...)
 	b = strconv.AppendInt(b, win.next, 10)

@@ -152,6 +152,9 @@ func TestQueuesSeriesFollowsLineRate(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &s); err != nil {
 		t.Fatal(err)
 	}
+	if s.Clock != "virtual" {
+		t.Errorf("series clock %q, want virtual", s.Clock)
+	}
 	if s.PeriodNS != 10_000 || len(s.Times) != 100 || len(s.Ports) != 1 || s.Ports[0].Name != "b" || len(s.Ports[0].Queues) != 2 {
 		t.Fatalf("series shape: period %d, %d samples, ports %+v", s.PeriodNS, len(s.Times), s.Ports)
 	}
