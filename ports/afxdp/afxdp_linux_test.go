@@ -810,6 +810,46 @@ func TestGenericFallbackWarns(t *testing.T) {
 	}
 }
 
+// TestPeerOffloadsWarn: a veth whose peer (in another namespace) has TSO
+// or GSO on gets a warning at Open naming the peer and the command that
+// turns them off; with them off, none. In generic mode: a native program
+// makes veth turn the peer's segmentation offloads off itself.
+func TestPeerOffloadsWarn(t *testing.T) {
+	checkGoroutines(t)
+	n := newTestNet(t, 1)
+	for _, on := range []bool{false, true} {
+		if on {
+			inNS(t, n.ns, func() error {
+				return withIoctlSocket(func(fd int) error {
+					// TSO needs scatter-gather and TX checksum offload.
+					for _, cmd := range []uint32{unix.ETHTOOL_STXCSUM, unix.ETHTOOL_SSG, unix.ETHTOOL_STSO} {
+						if _, err := ethtoolValue(fd, n.peer, cmd, 1); err != nil {
+							return err
+						}
+					}
+					if v, err := ethtoolValue(fd, n.peer, unix.ETHTOOL_GTSO, 0); err != nil || v == 0 {
+						return fmt.Errorf("TSO still off on %s (%v)", n.peer, err)
+					}
+					return nil
+				})
+			})
+		}
+		core, logs := observer.New(zap.InfoLevel)
+		p := openPort(t, n.host, Options{Attach: AttachGeneric, Logger: zap.New(core)})
+		w := logs.FilterLevelExact(zap.WarnLevel).FilterMessageSnippet("TSO or GSO").All()
+		want := "ip netns exec " + n.nsName + " ethtool -K " + n.peer + " tso off gso off"
+		switch {
+		case !on && len(w) != 0:
+			t.Errorf("the peer's offloads are off, yet: %s", w[0].Message)
+		case on && (len(w) != 1 || !strings.Contains(w[0].Message, want)):
+			t.Errorf("TSO on on the peer: warnings %+v, want one naming %q", logs.FilterLevelExact(zap.WarnLevel).All(), want)
+		}
+		if err := p.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestMemlock: without CAP_IPC_LOCK the UMEM counts against
 // RLIMIT_MEMLOCK. With the soft limit at 64 KiB and a higher hard limit,
 // Open raises the soft limit itself and succeeds; with both at 64 KiB it

@@ -158,6 +158,7 @@ func Open(ifname string, opts Options) (*Port, error) {
 			return nil, err
 		}
 	}
+	warnPeerOffloads(link, usable, log)
 
 	zc := o.ZeroCopy
 	if mode == AttachGeneric {
