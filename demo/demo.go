@@ -79,8 +79,8 @@ const (
 // flows, and the table flags the run as not comparable.
 const MinBusy = 0.95
 
-// Hosts is the number of testbed hosts: h1 sends queue 1's flows, h2–h4
-// queue 2's, h5 receives.
+// Hosts is the number of testbed hosts: h1–h4 send (by default h1 queue
+// 1's flows, h2–h4 queue 2's), h5 receives.
 const Hosts = 5
 
 // DSCPs that select the two queues (class selectors CS1 and CS2).
@@ -88,6 +88,34 @@ const (
 	DSCPQueue1 = 8
 	DSCPQueue2 = 16
 )
+
+// MaxClasses is the most classes (queues) Options.Classes may have.
+const MaxClasses = 8
+
+// DSCP returns the DSCP that selects queue q: class selector CS(q+1) for
+// q < 7 (DSCPQueue1, DSCPQueue2, …, CS7), and 4 for the eighth queue.
+func DSCP(q int) uint8 {
+	if q < 7 {
+		return uint8(8 * (q + 1))
+	}
+	return 4
+}
+
+// Class is one traffic class: its flows, the hosts that send them and its
+// queue's place in the scheduler. Class i uses queue i, selected by DSCP(i).
+type Class struct {
+	// Flows is the number of long-lived flows, 1 to 64.
+	Flows int
+	// Senders are the indices (0 to Hosts−2, h1 to h4) of the hosts that
+	// send the flows, which are dealt out to them in turn.
+	Senders []int
+	// Weight is the queue's DWRR quantum in MTUs, or its WFQ weight; 0
+	// means 1 (scheduler.QueueConfig.Weight).
+	Weight int64
+	// Strict puts the queue at a strict-priority level above the weighted
+	// one (scheduler.QueueConfig.Strict).
+	Strict bool
+}
 
 // Options configure Run. The zero value of every field selects its default.
 type Options struct {
@@ -111,7 +139,7 @@ type Options struct {
 	// 2.5 KB bucket forfeited the credit of every pass longer than 20 µs;
 	// measured here since, 2.5 KB keeps the port 97.7–99.2% busy.)
 	Bucket int64
-	// Buffer is each port's buffer in bytes, shared by its two queues.
+	// Buffer is each port's buffer in bytes, shared by its queues.
 	// Default DefaultBuffer.
 	Buffer int64
 	// K is the standard marking threshold in bytes. Default DefaultK.
@@ -120,9 +148,16 @@ type Options struct {
 	// queued (dataplane.Delay), to emulate a longer base RTT than the
 	// testbed's; 0 adds none. A flow's RTT grows by twice Delay.
 	Delay time.Duration
-	// Flows is the number of flows in queue 1 and in queue 2, each 1 to 64.
-	// Default 1 and 4.
+	// Flows is the number of flows in queue 1 (from h1) and in queue 2
+	// (from h2–h4), each 1 to 64: a shorthand for two Classes. Default 1
+	// and 4; must be zero when Classes is set.
 	Flows [2]int
+	// Classes, if set, are the traffic classes, 1 to MaxClasses, one queue
+	// each, in place of Flows.
+	Classes []Class
+	// Scheduler is the ports' scheduler: DWRR (the default), WRR, WFQ or
+	// SP; with some Class.Strict set, SP over it.
+	Scheduler scheduler.Kind
 	// CongestionControl is the senders' TCP congestion control, set per
 	// socket; "reno" and "cubic" react to ECN marks, bbr (the usual system
 	// default here) ignores them. Default DefaultCC.
@@ -205,8 +240,19 @@ func (o Options) withDefaults() (Options, error) {
 	if o.K == 0 {
 		o.K = DefaultK
 	}
-	if o.Flows == [2]int{} {
-		o.Flows = [2]int{1, 4}
+	if o.Scheduler == 0 {
+		o.Scheduler = scheduler.DWRR
+	}
+	switch {
+	case len(o.Classes) > 0 && o.Flows != [2]int{}:
+		return o, fmt.Errorf("demo: flows %v and %d classes: give one or the other", o.Flows, len(o.Classes))
+	case len(o.Classes) == 0:
+		if o.Flows == [2]int{} {
+			o.Flows = [2]int{1, 4}
+		}
+		o.Classes = []Class{{Flows: o.Flows[0], Senders: []int{0}}, {Flows: o.Flows[1], Senders: []int{1, 2, 3}}}
+	default:
+		o.Classes = slices.Clone(o.Classes)
 	}
 	if o.CongestionControl == "" {
 		o.CongestionControl = DefaultCC
@@ -233,9 +279,26 @@ func (o Options) withDefaults() (Options, error) {
 	case o.Sample != 0 && (o.Sample < 10*time.Millisecond || o.Sample > o.Duration):
 		return o, fmt.Errorf("demo: sample %v outside [10ms, duration = %v]", o.Sample, o.Duration)
 	}
-	for q, n := range o.Flows {
-		if n < 1 || n > 64 {
-			return o, fmt.Errorf("demo: flows[%d] %d outside [1, 64]", q, n)
+	if len(o.Classes) > MaxClasses {
+		return o, fmt.Errorf("demo: %d classes: want at most %d", len(o.Classes), MaxClasses)
+	}
+	for q, c := range o.Classes {
+		if c.Flows < 1 || c.Flows > 64 {
+			if o.Flows != [2]int{} {
+				return o, fmt.Errorf("demo: flows[%d] %d outside [1, 64]", q, c.Flows)
+			}
+			return o, fmt.Errorf("demo: classes[%d].flows %d outside [1, 64]", q, c.Flows)
+		}
+		if len(c.Senders) == 0 {
+			return o, fmt.Errorf("demo: classes[%d].senders: empty, want hosts among 0 to %d", q, Hosts-2)
+		}
+		for _, h := range c.Senders {
+			if h < 0 || h > Hosts-2 {
+				return o, fmt.Errorf("demo: classes[%d].senders: host %d outside [0, %d]", q, h, Hosts-2)
+			}
+		}
+		if c.Weight < 0 || c.Weight > scheduler.MaxWeight {
+			return o, fmt.Errorf("demo: classes[%d].weight %d outside [0, %d]", q, c.Weight, scheduler.MaxWeight)
 		}
 	}
 	for i, s := range o.Schemes {
@@ -253,7 +316,7 @@ type Result struct {
 	Buffer   int64         // port buffer, bytes
 	Bucket   int64         // shaper bucket, bytes
 	Delay    time.Duration // added per egress port
-	Flows    [2]int
+	Flows    []int         // per class
 	Warmup   time.Duration
 	Duration time.Duration // requested measurement time per scheme
 	CC       string        // senders' congestion control
@@ -269,7 +332,7 @@ type SchemeResult struct {
 	// frames plus 24 bytes each (FCS, preamble and SFD, gap) over C·T. Well
 	// below 1, the port was not the bottleneck all the time.
 	Busy   float64
-	Queues [2]QueueResult
+	Queues []QueueResult // one per class
 	// Worker is where the switch worker's thread spent the window:
 	// fractions busy, spinning and asleep (dataplane.WorkerStats).
 	Worker struct{ Busy, Spin, Sleep float64 }
@@ -278,13 +341,13 @@ type SchemeResult struct {
 	Series []Sample
 	// RTTs are the smoothed RTTs of each queue's flows (TCP_INFO), every
 	// flow's once per Options.Sample; empty unless Options.Sample was set.
-	RTTs [2][]time.Duration
+	RTTs [][]time.Duration
 }
 
 // Sample is each queue's goodput over one sampling interval.
 type Sample struct {
 	At      time.Duration // end of the interval, from the start of the window
-	Goodput [2]float64    // bit/s of TCP payload read by the receiver, per queue
+	Goodput []float64     // bit/s of TCP payload read by the receiver, per queue
 }
 
 // QueueResult is one queue of the bottleneck port (h5's) over the
@@ -292,7 +355,7 @@ type Sample struct {
 type QueueResult struct {
 	Flows   int
 	Goodput float64 // bit/s of TCP payload read by the receiver
-	Share   float64 // of the two queues' goodput, 0..1
+	Share   float64 // of all queues' goodput, 0..1
 	Marks   uint64  // CE marks the switch set
 	Drops   uint64  // packets the switch dropped (buffer or marker)
 	// MeanDelay and P99Delay are the mean and 99th percentile of the
@@ -307,7 +370,13 @@ type QueueResult struct {
 }
 
 // Goodput returns the scheme's total goodput in bit/s.
-func (s SchemeResult) Goodput() float64 { return s.Queues[0].Goodput + s.Queues[1].Goodput }
+func (s SchemeResult) Goodput() float64 {
+	var g float64
+	for _, q := range s.Queues {
+		g += q.Goodput
+	}
+	return g
+}
 
 // Run brings up the testbed, runs each scheme in turn, tears everything
 // down and returns what it measured. On a cancelled ctx or an error it
@@ -322,7 +391,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 		return nil, errors.New("demo: Options.Start is nil: run the demo through node.Demo, which starts its switches")
 	}
 	res = &Result{
-		Rate: o.Rate, K: o.K, Buffer: o.Buffer, Bucket: o.Bucket, Delay: o.Delay, Flows: o.Flows,
+		Rate: o.Rate, K: o.K, Buffer: o.Buffer, Bucket: o.Bucket, Delay: o.Delay, Flows: o.flows(),
 		Warmup: o.Warmup, Duration: o.Duration, CC: o.CongestionControl,
 	}
 	say := func(format string, args ...any) { fmt.Fprintf(o.Out, format+"\n", args...) }
@@ -344,10 +413,15 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	}()
 	hosts := tb.Hosts()
 	say("testbed %s: hosts h1–h5 in %s, switch ports %s…%s", tb.ID(), tb.Subnet(), hosts[0].SwitchIf, hosts[Hosts-1].SwitchIf)
-	say("every port: shaped to %s, DWRR with 2 equal-quantum queues, %d KB buffer, K = %d KB; %s TCP with ECN",
-		strings.TrimSpace(mbit(float64(o.Rate))), o.Buffer>>10, o.K>>10, o.CongestionControl)
-	say("flows: %d from h1 (DSCP %d → queue 1), %d from h2–h4 (DSCP %d → queue 2), all to h5",
-		o.Flows[0], DSCPQueue1, o.Flows[1], DSCPQueue2)
+	say("every port: shaped to %s, %v with %d queues, %d KB buffer, K = %d KB; %s TCP with ECN",
+		strings.TrimSpace(mbit(float64(o.Rate))), o.Scheduler, len(o.Classes), o.Buffer>>10, o.K>>10, o.CongestionControl)
+	for q, c := range o.Classes {
+		var hs []string
+		for _, h := range c.Senders {
+			hs = append(hs, hosts[h].Name)
+		}
+		say("queue %d: %d flows from %s (DSCP %d), to h5", q+1, c.Flows, strings.Join(hs, ", "), DSCP(q))
+	}
 	if len(o.WorkerCPUs) > 0 {
 		say("CPUs: the switch worker on %s; the hosts' TCP and receive processing (RPS) on %s",
 			dataplane.FormatCPUs(o.WorkerCPUs), dataplane.FormatCPUs(o.HostCPUs))
@@ -375,12 +449,13 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 // bottleneck is the index of the receiver h5's port.
 const bottleneck = Hosts - 1
 
-// senders returns the hosts that send queue q's flows.
-func senders(hosts []testbed.Host, q int) []testbed.Host {
-	if q == 0 {
-		return hosts[0:1]
+// flows returns the number of flows of each class.
+func (o Options) flows() []int {
+	n := make([]int, len(o.Classes))
+	for q, c := range o.Classes {
+		n[q] = c.Flows
 	}
-	return hosts[1:4]
+	return n
 }
 
 // switchConfig is the switch of scheme name over hosts' ports.
@@ -395,13 +470,17 @@ func switchConfig(o Options, hosts []testbed.Host, name string) (dataplane.Confi
 	}
 	enq, deq := markers(name, std, rtt)
 	cfg := dataplane.Config{
-		Workers: 1,                     // two cores: one for the worker, one for the hosts' TCP
-		Spin:    dataplane.DefaultSpin, // a few idle passes, then sleep until the next departure or an arrival
-		CPUs:    o.WorkerCPUs,
-		Classifier: dataplane.Classifier{DSCP: map[uint8]int{
-			DSCPQueue1: 0,
-			DSCPQueue2: 1,
-		}},
+		Workers:    1,                     // two cores: one for the worker, one for the hosts' TCP
+		Spin:       dataplane.DefaultSpin, // a few idle passes, then sleep until the next departure or an arrival
+		CPUs:       o.WorkerCPUs,
+		Classifier: dataplane.Classifier{DSCP: map[uint8]int{}},
+	}
+	queues := make([]scheduler.QueueConfig, len(o.Classes))
+	caps := make([]buffer.QueueConfig, len(o.Classes))
+	for q, c := range o.Classes {
+		cfg.Classifier.DSCP[DSCP(q)] = q
+		queues[q] = scheduler.QueueConfig{Weight: c.Weight, Strict: c.Strict}
+		caps[q] = buffer.QueueConfig{Cap: o.Buffer}
 	}
 	for i, h := range hosts {
 		// One pool per port, so that each port has its own 96 KB that its
@@ -411,15 +490,15 @@ func switchConfig(o Options, hosts []testbed.Host, name string) (dataplane.Confi
 		cfg.Ports = append(cfg.Ports, dataplane.PortConfig{
 			Name: h.SwitchIf,
 			Scheduler: scheduler.Config{
-				Kind:      scheduler.DWRR,
-				NumQueues: 2, // equal quanta: one charged MTU each
-				Overhead:  scheduler.OverheadEthernet,
-				LineRate:  o.Rate,
-				Beta:      DefaultBeta,
+				Kind:     o.Scheduler,
+				Queues:   slices.Clone(queues), // DWRR: Weight charged MTUs each, by default 1
+				Overhead: scheduler.OverheadEthernet,
+				LineRate: o.Rate,
+				Beta:     DefaultBeta,
 			},
 			Shaper:   scheduler.ShaperConfig{Rate: o.Rate, Bucket: o.Bucket, Overhead: scheduler.OverheadEthernet},
 			Pool:     i,
-			Queues:   []buffer.QueueConfig{{Cap: o.Buffer}, {Cap: o.Buffer}},
+			Queues:   slices.Clone(caps),
 			Enqueue:  enq,
 			Dequeue:  deq,
 			Delay:    dataplane.Delay{Fixed: o.Delay},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/ecnswitch/ecnswitch/dataplane"
@@ -16,7 +17,7 @@ import (
 // runScheme runs one scheme: switch up, receivers and flows up, warm-up,
 // measurement, flows down, switch down.
 func runScheme(ctx context.Context, o Options, hosts []testbed.Host, name string, say func(string, ...any)) (res SchemeResult, err error) {
-	res = SchemeResult{Scheme: name, Title: titles[name]}
+	res = SchemeResult{Scheme: name, Title: titles[name], Queues: make([]QueueResult, len(o.Classes))}
 	cfg, err := switchConfig(o, hosts, name)
 	if err != nil {
 		return res, err
@@ -32,7 +33,7 @@ func runScheme(ctx context.Context, o Options, hosts []testbed.Host, name string
 	defer func() { err = errors.Join(err, sw.Stop()) }()
 	say("switch up on %d AF_XDP ports", len(hosts))
 
-	rcv, err := listen(hosts[bottleneck])
+	rcv, err := listen(hosts[bottleneck], len(o.Classes))
 	if err != nil {
 		return res, err
 	}
@@ -43,7 +44,7 @@ func runScheme(ctx context.Context, o Options, hosts []testbed.Host, name string
 	}
 	run := fl.send(ctx)
 	defer run.stop() // on an early return; a no-op after the one below
-	say("%d flows up", o.Flows[0]+o.Flows[1])
+	say("%d flows up", len(fl.all()))
 
 	w, err := measure(ctx, o, sw, rcv, fl, say)
 	if err != nil {
@@ -60,22 +61,25 @@ func runScheme(ctx context.Context, o Options, hosts []testbed.Host, name string
 	}
 	res.fill(o, w)
 	res.Series, res.RTTs = w.series, w.rtts
-	say("done: queue 1 %s (%.1f%%), queue 2 %s (%.1f%%), %d + %d CE marks, port busy %.1f%%; worker busy %.0f%%, asleep %.0f%%",
-		mbit(res.Queues[0].Goodput), 100*res.Queues[0].Share, mbit(res.Queues[1].Goodput), 100*res.Queues[1].Share,
-		res.Queues[0].Marks, res.Queues[1].Marks, 100*res.Busy, 100*res.Worker.Busy, 100*res.Worker.Sleep)
+	var qs []string
+	for q, qr := range res.Queues {
+		qs = append(qs, fmt.Sprintf("queue %d %s (%.1f%%, %d CE marks)", q+1, mbit(qr.Goodput), 100*qr.Share, qr.Marks))
+	}
+	say("done: %s, port busy %.1f%%; worker busy %.0f%%, asleep %.0f%%",
+		strings.Join(qs, ", "), 100*res.Busy, 100*res.Worker.Busy, 100*res.Worker.Sleep)
 	return res, nil
 }
 
-// receivers are the bottleneck host's two listeners, one per queue, so
-// that each flow's bytes count for its queue.
+// receivers are the bottleneck host's listeners, one per queue, so that
+// each flow's bytes count for its queue.
 type receivers struct {
-	r   [2]*bulk.Receiver
-	dst [2]netip.AddrPort
+	r   []*bulk.Receiver
+	dst []netip.AddrPort
 }
 
-// listen starts a receiver per queue on host h.
-func listen(h testbed.Host) (*receivers, error) {
-	rs := &receivers{}
+// listen starts a receiver for each of n queues on host h.
+func listen(h testbed.Host, n int) (*receivers, error) {
+	rs := &receivers{r: make([]*bulk.Receiver, n), dst: make([]netip.AddrPort, n)}
 	for q := range rs.r {
 		ln, err := h.ListenTCP(0)
 		if err != nil {
@@ -88,7 +92,8 @@ func listen(h testbed.Host) (*receivers, error) {
 }
 
 // bytes returns the payload bytes each queue's receiver has read.
-func (rs *receivers) bytes() (b [2]int64) {
+func (rs *receivers) bytes() []int64 {
+	b := make([]int64, len(rs.r))
 	for q, r := range rs.r {
 		b[q] = r.Bytes()
 	}
@@ -100,7 +105,7 @@ func (rs *receivers) bytes() (b [2]int64) {
 // nothing of one scheme may be in flight when the next one starts.
 func (rs *receivers) drain(timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
-	for !flowsDone(rs.r[:]) {
+	for !flowsDone(rs.r) {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("flows did not finish within %d s of their senders closing them", int(timeout.Seconds()))
 		}
@@ -124,24 +129,23 @@ func (rs *receivers) close() error {
 
 // flows are the demo's TCP connections, by queue and by sending host.
 type flows struct {
-	byQueue [2][]net.Conn
+	byQueue [][]net.Conn
 	byHost  [][]net.Conn // the connections of one sending host, which one bulk.Sender drives
 }
 
 // connect connects every flow before any of them sends, so that no SYN
 // meets a queue another flow has built: a marker drops Not-ECT packets it
 // would mark (RED, RFC 3168 §7), and a lost SYN costs a 1 s timeout.
-func connect(ctx context.Context, o Options, hosts []testbed.Host, dst [2]netip.AddrPort) (*flows, error) {
-	fl := &flows{}
-	for q := range 2 {
-		dscp := uint8(DSCPQueue1)
-		if q == 1 {
-			dscp = DSCPQueue2
+func connect(ctx context.Context, o Options, hosts []testbed.Host, dst []netip.AddrPort) (*flows, error) {
+	fl := &flows{byQueue: make([][]net.Conn, len(o.Classes))}
+	for q, class := range o.Classes {
+		hs := make([]testbed.Host, len(class.Senders))
+		for i, h := range class.Senders {
+			hs[i] = hosts[h]
 		}
-		hs := senders(hosts, q)
 		byHost := make([][]net.Conn, len(hs))
-		for f := 0; f < o.Flows[q]; f++ {
-			c, err := dial(ctx, hs[f%len(hs)], dst[q], dscp, o.CongestionControl)
+		for f := 0; f < class.Flows; f++ {
+			c, err := dial(ctx, hs[f%len(hs)], dst[q], DSCP(q), o.CongestionControl)
 			if err != nil {
 				fl.close()
 				return nil, err
@@ -156,6 +160,15 @@ func connect(ctx context.Context, o Options, hosts []testbed.Host, dst [2]netip.
 		}
 	}
 	return fl, nil
+}
+
+// all returns every connection.
+func (fl *flows) all() []net.Conn {
+	var cs []net.Conn
+	for _, q := range fl.byQueue {
+		cs = append(cs, q...)
+	}
+	return cs
 }
 
 func (fl *flows) close() {
@@ -206,19 +219,19 @@ func (s *sending) stop() error {
 
 // window is what the measurement saw at its two ends.
 type window struct {
-	bytes0, bytes1 [2]int64 // receivers' bytes per queue
+	bytes0, bytes1 []int64 // receivers' bytes per queue
 	port0, port1   dataplane.PortStats
 	wrk0, wrk1     dataplane.WorkerStats
 	start, end     time.Time
-	series         []Sample           // every o.Sample, if set
-	rtts           [2][]time.Duration // the flows' smoothed RTTs, every o.Sample
+	series         []Sample          // every o.Sample, if set
+	rtts           [][]time.Duration // the flows' smoothed RTTs, every o.Sample
 }
 
 // measure warms the flows up, then measures for o.Duration, printing the
 // last second's goodput as it goes.
 func measure(ctx context.Context, o Options, sw Switch, rcv *receivers, fl *flows, say func(string, ...any)) (window, error) {
 	var w window
-	p := progress{rcv: rcv, fl: fl, say: say, start: time.Now()}
+	p := progress{rcv: rcv, fl: fl, say: say, start: time.Now(), lastBytes: make([]int64, len(rcv.r))}
 	p.last = p.start
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -259,12 +272,12 @@ type progress struct {
 	say       func(string, ...any)
 	start     time.Time
 	last      time.Time
-	lastBytes [2]int64
+	lastBytes []int64
 
 	sampling    *window
 	sample      <-chan time.Time
 	sampleAt    time.Time
-	sampleBytes [2]int64
+	sampleBytes []int64
 }
 
 // record adds a sample of the goodput since the last one and of the
@@ -273,7 +286,10 @@ func (p *progress) record(now time.Time) {
 	w := p.sampling
 	b := p.rcv.bytes()
 	dt := now.Sub(p.sampleAt).Seconds()
-	s := Sample{At: now.Sub(w.start)}
+	s := Sample{At: now.Sub(w.start), Goodput: make([]float64, len(b))}
+	if w.rtts == nil {
+		w.rtts = make([][]time.Duration, len(b))
+	}
 	for q := range b {
 		s.Goodput[q] = float64(b[q]-p.sampleBytes[q]) * 8 / dt
 		w.rtts[q] = appendRTTs(w.rtts[q], p.fl.byQueue[q])
@@ -286,12 +302,12 @@ func (p *progress) report(phase string) {
 	now := time.Now()
 	dt := now.Sub(p.last).Seconds()
 	b := p.rcv.bytes()
-	var g [2]float64
-	for q := range g {
-		g[q] = float64(b[q]-p.lastBytes[q]) * 8 / dt
+	var line strings.Builder
+	for q := range b {
+		fmt.Fprintf(&line, "  queue %d %s", q+1, mbit(float64(b[q]-p.lastBytes[q])*8/dt))
 	}
 	p.lastBytes, p.last = b, now
-	p.say("%5.1fs %-7s queue 1 %s  queue 2 %s", now.Sub(p.start).Seconds(), phase, mbit(g[0]), mbit(g[1]))
+	p.say("%5.1fs %-7s%s", now.Sub(p.start).Seconds(), phase, line.String())
 }
 
 // wait waits d, reporting at every tick that is not within 100 ms of the end.
@@ -325,11 +341,14 @@ func (res *SchemeResult) fill(o Options, w window) {
 	if t := busy + spin + sleep; t > 0 {
 		res.Worker.Busy, res.Worker.Spin, res.Worker.Sleep = busy/t, spin/t, sleep/t
 	}
-	total := float64(w.bytes1[0] - w.bytes0[0] + w.bytes1[1] - w.bytes0[1])
+	var total float64
+	for q := range w.bytes1 {
+		total += float64(w.bytes1[q] - w.bytes0[q])
+	}
 	for q := range res.Queues {
 		qr := &res.Queues[q]
 		got := w.bytes1[q] - w.bytes0[q]
-		qr.Flows = o.Flows[q]
+		qr.Flows = o.Classes[q].Flows
 		qr.Goodput = float64(got) * 8 / res.Elapsed.Seconds()
 		if total > 0 {
 			qr.Share = float64(got) / total

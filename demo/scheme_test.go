@@ -1,9 +1,12 @@
 package demo
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ecnswitch/ecnswitch/marking"
+	"github.com/ecnswitch/ecnswitch/scheduler"
 	"github.com/ecnswitch/ecnswitch/testbed"
 )
 
@@ -86,3 +89,79 @@ func TestSchemeMarkers(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestClasses: classes become queues — DSCP(q) selects queue q, each
+// queue gets its class's weight and strictness under the chosen scheduler
+// on every port, and the config is one the dataplane accepts.
+func TestClasses(t *testing.T) {
+	hosts := make([]testbed.Host, Hosts)
+	for i := range hosts {
+		hosts[i].SwitchIf = "sw" + string(rune('1'+i))
+	}
+	seen := map[uint8]bool{}
+	for q := range MaxClasses {
+		if d := DSCP(q); d > 63 || seen[d] {
+			t.Errorf("DSCP(%d) = %d: repeated or not a DSCP", q, d)
+		}
+		seen[DSCP(q)] = true
+	}
+	if DSCP(0) != DSCPQueue1 || DSCP(1) != DSCPQueue2 {
+		t.Errorf("DSCP(0), DSCP(1) = %d, %d: want the demo's %d, %d", DSCP(0), DSCP(1), DSCPQueue1, DSCPQueue2)
+	}
+	for _, kind := range []scheduler.Kind{scheduler.DWRR, scheduler.WFQ, scheduler.SP} {
+		o, err := Options{Scheduler: kind, Classes: []Class{
+			{Flows: 2, Senders: []int{0}, Strict: kind != scheduler.SP},
+			{Flows: 1, Senders: []int{1, 2}, Weight: 2},
+			{Flows: 3, Senders: []int{3}, Weight: 1},
+		}}.withDefaults()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := o.flows(); !slices.Equal(got, []int{2, 1, 3}) {
+			t.Errorf("flows %v", got)
+		}
+		cfg, err := switchConfig(o, hosts, PMSB)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cfg.Validate(); err != nil {
+			t.Errorf("%v: the dataplane rejects the config: %v", kind, err)
+		}
+		for q := range 3 {
+			if cfg.Classifier.DSCP[DSCP(q)] != q {
+				t.Errorf("%v: DSCP %d → queue %d, want %d", kind, DSCP(q), cfg.Classifier.DSCP[DSCP(q)], q)
+			}
+		}
+		for i, p := range cfg.Ports {
+			s := p.Scheduler
+			if s.Kind != kind || len(s.Queues) != 3 || len(p.Queues) != 3 ||
+				s.Queues[1].Weight != 2 || s.Queues[0].Strict != (kind != scheduler.SP) || s.Queues[2].Strict {
+				t.Errorf("%v: port %d scheduler %+v, %d buffer queues", kind, i, s, len(p.Queues))
+			}
+		}
+	}
+	// The default is the demo's: h1's flow in queue 1, h2–h4's in queue 2.
+	o, err := Options{}.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o.Classes) != 2 || o.Classes[0].Flows != 1 || !slices.Equal(o.Classes[0].Senders, []int{0}) ||
+		o.Classes[1].Flows != 4 || !slices.Equal(o.Classes[1].Senders, []int{1, 2, 3}) || o.Scheduler != scheduler.DWRR {
+		t.Errorf("default classes %+v, scheduler %v", o.Classes, o.Scheduler)
+	}
+	for _, c := range []struct {
+		o    Options
+		want string
+	}{
+		{Options{Flows: [2]int{1, 1}, Classes: []Class{{Flows: 1, Senders: []int{0}}}}, "give one or the other"},
+		{Options{Classes: make([]Class, 9)}, "9 classes: want at most 8"},
+		{Options{Classes: []Class{{Flows: 0, Senders: []int{0}}}}, "classes[0].flows 0 outside [1, 64]"},
+		{Options{Classes: []Class{{Flows: 1}}}, "classes[0].senders: empty"},
+		{Options{Classes: []Class{{Flows: 1, Senders: []int{4}}}}, "classes[0].senders: host 4 outside [0, 3]"},
+		{Options{Classes: []Class{{Flows: 1, Senders: []int{0}, Weight: -1}}}, "classes[0].weight -1 outside"},
+	} {
+		if err := c.o.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Validate(%+v) = %v, want %q", c.o, err, c.want)
+		}
+	}
+}

@@ -42,7 +42,7 @@ func (r *Result) WriteTable(w io.Writer) error {
 		fmt.Fprintln(tw)
 	}
 	row("", func(s SchemeResult) string { return s.Title })
-	for q := range 2 {
+	for q := range r.Flows {
 		flows := "flows"
 		if r.Flows[q] == 1 {
 			flows = "flow"
@@ -70,12 +70,14 @@ func (r *Result) WriteTable(w io.Writer) error {
 	fmt.Fprintln(tw)
 	row("  goodput", func(s SchemeResult) string { return fmt.Sprintf("%.1f Mbit/s", s.Goodput()/1e6) })
 	row("  of C·1448/1538", func(s SchemeResult) string { return fmt.Sprintf("%.1f%%", 100*s.Goodput()/r.MaxGoodput()) })
-	row("  queue 2 : queue 1", func(s SchemeResult) string {
-		if s.Queues[0].Goodput == 0 {
-			return "∞"
-		}
-		return fmt.Sprintf("%.2f", s.Queues[1].Goodput/s.Queues[0].Goodput)
-	})
+	if len(r.Flows) == 2 {
+		row("  queue 2 : queue 1", func(s SchemeResult) string {
+			if s.Queues[0].Goodput == 0 {
+				return "∞"
+			}
+			return fmt.Sprintf("%.2f", s.Queues[1].Goodput/s.Queues[0].Goodput)
+		})
+	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}

@@ -11,12 +11,12 @@ import (
 // A run whose port was busy less than MinBusy of the time is flagged as
 // not comparable, by name and busy fraction; one at or above it is not.
 func TestTableFlagsIdlePort(t *testing.T) {
-	r := demo.Result{Rate: 995e6, K: 32 << 10, Buffer: 96 << 10, CC: "cubic", Duration: 10 * time.Second, Warmup: time.Second}
+	r := demo.Result{Rate: 995e6, K: 32 << 10, Buffer: 96 << 10, CC: "cubic", Duration: 10 * time.Second, Warmup: time.Second, Flows: []int{1, 4}}
 	for _, busy := range []struct {
 		title string
 		busy  float64
 	}{{"per-port ECN", 0.976}, {"per-queue ECN", demo.MinBusy}, {"MQ-ECN", 0.948}} {
-		s := demo.SchemeResult{Title: busy.title, Busy: busy.busy}
+		s := demo.SchemeResult{Title: busy.title, Busy: busy.busy, Queues: make([]demo.QueueResult, 2)}
 		s.Queues[0].Goodput, s.Queues[1].Goodput = 400e6, 480e6
 		r.Schemes = append(r.Schemes, s)
 	}

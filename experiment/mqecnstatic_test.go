@@ -14,14 +14,15 @@ import (
 // goodputs (Mbit/s, service 1 and 2), service 2's RTT samples and mean
 // queueing delay, and busy fraction.
 func staticResult(flows [2]int, schemes map[string]staticRow) *demo.Result {
-	r := &demo.Result{Rate: 995e6, K: 32 << 10, Buffer: 96 << 10, Bucket: 2500, Flows: flows, CC: "cubic",
+	r := &demo.Result{Rate: 995e6, K: 32 << 10, Buffer: 96 << 10, Bucket: 2500, Flows: flows[:], CC: "cubic",
 		Warmup: time.Second, Duration: 10 * time.Second}
 	for _, name := range demo.AllSchemes() {
 		row, ok := schemes[name]
 		if !ok {
 			continue
 		}
-		s := demo.SchemeResult{Scheme: name, Title: demo.Title(name), Busy: row.busy, Elapsed: 10 * time.Second}
+		s := demo.SchemeResult{Scheme: name, Title: demo.Title(name), Busy: row.busy, Elapsed: 10 * time.Second,
+			Queues: make([]demo.QueueResult, 2), RTTs: make([][]time.Duration, 2)}
 		for q, g := range row.goodput {
 			s.Queues[q].Goodput = g * 1e6
 			s.Queues[q].Flows = flows[q]
@@ -32,7 +33,7 @@ func staticResult(flows [2]int, schemes map[string]staticRow) *demo.Result {
 		s.RTTs[0] = row.rtts
 		for i := range 20 {
 			s.Series = append(s.Series, demo.Sample{At: time.Duration(i+1) * 50 * time.Millisecond,
-				Goodput: [2]float64{row.goodput[0] * 1e6, row.goodput[1] * 1e6}})
+				Goodput: []float64{row.goodput[0] * 1e6, row.goodput[1] * 1e6}})
 		}
 		r.Schemes = append(r.Schemes, s)
 	}

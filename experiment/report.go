@@ -9,13 +9,16 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/ecnswitch/ecnswitch/demo"
 )
 
 // MinBusy is the least fraction of the time a bottleneck port must be
 // sending for its run to count: below it, the machine did not keep up
 // with C, and the shares and delays describe CPU contention as much as
-// marking (issue 11: "runs must be at ≥ 95% port busy").
-const MinBusy = 0.95
+// marking (issue 11: "runs must be at ≥ 95% port busy"). It is the
+// demo's.
+const MinBusy = demo.MinBusy
 
 // Comparable reports whether a run whose bottleneck port was busy the
 // fraction busy of the time may be compared with the paper.
