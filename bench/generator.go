@@ -218,13 +218,9 @@ type Generator struct {
 
 	tpl      [][]byte // by flow*len(Sizes) + size index
 	units    []uint64 // schedule units of each size
-	sizePat  []int
-	classPat []int
-	classes  []Class
-	sizePos  int
-	classPos int
-	next     []int    // by class: position in its Flows
-	seq      []uint32 // by flow
+	classes []Class
+	choice  choice
+	seq     []uint32 // by flow
 
 	batch   []*packet.Desc
 	slotTpl []int // template each batch slot holds, −1 none
@@ -269,7 +265,7 @@ func NewGenerator(cfg GeneratorConfig, port ports.Port, clock timestamp.Clock) (
 		maxLen = max(maxLen, s.Value-FCS)
 	}
 	var err error
-	if g.sizePat, err = pattern(w); err != nil {
+	if g.choice.sizePat, err = pattern(w); err != nil {
 		return nil, fmt.Errorf("bench: generator: sizes: %w", err)
 	}
 	w = w[:0]
@@ -281,7 +277,7 @@ func NewGenerator(cfg GeneratorConfig, port ports.Port, clock timestamp.Clock) (
 			total += d.Weight * e.Weight
 		}
 	}
-	if g.classPat, err = pattern(w); err != nil {
+	if g.choice.classPat, err = pattern(w); err != nil {
 		return nil, fmt.Errorf("bench: generator: dscp×ecn: %w", err)
 	}
 	for i := range g.classes {
@@ -291,7 +287,11 @@ func NewGenerator(cfg GeneratorConfig, port ports.Port, clock timestamp.Clock) (
 		c := &g.classes[f%len(g.classes)]
 		c.Flows = append(c.Flows, f)
 	}
-	g.next = make([]int, len(g.classes))
+	g.choice.flows = make([][]int, len(g.classes))
+	for i, c := range g.classes {
+		g.choice.flows[i] = c.Flows
+	}
+	g.choice.next = make([]int, len(g.classes))
 	g.seq = make([]uint32, cfg.Flows)
 
 	g.tpl = make([][]byte, cfg.Flows*len(cfg.Sizes))
@@ -326,6 +326,48 @@ func NewGenerator(cfg GeneratorConfig, port ports.Port, clock timestamp.Clock) (
 		g.slotTpl[i] = -1
 	}
 	return g, nil
+}
+
+// choice picks each frame's size and flow: sizes in the pattern of
+// their weights, classes in the pattern of theirs, and a class's flows
+// in turn.
+type choice struct {
+	sizePat  []int
+	classPat []int
+	flows    [][]int // by class
+	sizePos  int
+	classPos int
+	next     []int // by class: position in its flows
+}
+
+// pick returns the next frame's flow and size index.
+func (c *choice) pick() (flow, size int) {
+	size = c.sizePat[c.sizePos]
+	if c.sizePos++; c.sizePos == len(c.sizePat) {
+		c.sizePos = 0
+	}
+	ci := c.classPat[c.classPos]
+	if c.classPos++; c.classPos == len(c.classPat) {
+		c.classPos = 0
+	}
+	flow = c.flows[ci][c.next[ci]]
+	if c.next[ci]++; c.next[ci] == len(c.flows[ci]) {
+		c.next[ci] = 0
+	}
+	return flow, size
+}
+
+// atStart reports whether c is back where it started.
+func (c *choice) atStart() bool {
+	if c.sizePos != 0 || c.classPos != 0 {
+		return false
+	}
+	for _, n := range c.next {
+		if n != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // Classes returns the generator's classes and the flows of each.
@@ -431,19 +473,7 @@ func (g *Generator) build(now int64) int {
 		if g.rate > 0 && (g.due > now+g.gap || (g.end != 0 && g.due >= g.end)) {
 			break
 		}
-		si := g.sizePat[g.sizePos]
-		if g.sizePos++; g.sizePos == len(g.sizePat) {
-			g.sizePos = 0
-		}
-		ci := g.classPat[g.classPos]
-		if g.classPos++; g.classPos == len(g.classPat) {
-			g.classPos = 0
-		}
-		c := &g.classes[ci]
-		f := c.Flows[g.next[ci]]
-		if g.next[ci]++; g.next[ci] == len(c.Flows) {
-			g.next[ci] = 0
-		}
+		f, si := g.choice.pick()
 		t := f*nsizes + si
 		d := g.batch[n]
 		if g.slotTpl[n] != t {

@@ -16,13 +16,17 @@ import (
 type patchRig struct {
 	tb         testing.TB
 	gen, sink  *bench.NetnsPort
+	genNetns   string // the generator's host
+	genIf      string
 	addrs      bench.Addresses
 	clock      *bench.SystemClock
 	runs       uint16
 	sinkCancel context.CancelFunc
 }
 
-func newPatchRig(tb testing.TB) *patchRig {
+// newPatchRig opens the AF_XDP generator's port unless live (a live
+// generator's program is attached to the generator's interface instead).
+func newPatchRig(tb testing.TB, live bool) *patchRig {
 	tbd := testbedtest.New(tb, 2)
 	hosts := tbd.Hosts()
 	clock, err := bench.NewSystemClock()
@@ -39,12 +43,14 @@ func newPatchRig(tb testing.TB) *patchRig {
 			tb.Error(err)
 		}
 	})
-	r := &patchRig{tb: tb, clock: clock,
+	r := &patchRig{tb: tb, clock: clock, genNetns: hosts[0].Netns, genIf: hosts[0].HostIf,
 		addrs: bench.Addresses{SrcMAC: hosts[0].MAC, DstMAC: hosts[1].MAC, SrcIP: hosts[0].IPv4, DstIP: hosts[1].IPv4}}
-	if r.gen, err = bench.OpenPort(hosts[0].Netns, hosts[0].HostIf, bench.PortOptions(nil)); err != nil {
-		tb.Fatal(err)
+	if !live {
+		if r.gen, err = bench.OpenPort(hosts[0].Netns, hosts[0].HostIf, bench.PortOptions(nil)); err != nil {
+			tb.Fatal(err)
+		}
+		tb.Cleanup(func() { r.gen.Close() })
 	}
-	tb.Cleanup(func() { r.gen.Close() })
 	if r.sink, err = bench.OpenPort(hosts[1].Netns, hosts[1].HostIf, bench.SinkPortOptions(nil)); err != nil {
 		tb.Fatal(err)
 	}
@@ -92,7 +98,7 @@ func (r *patchRig) start(cfg bench.GeneratorConfig) (g *bench.Generator, s *benc
 // on the wall clock is BenchmarkGeneratorRateThroughTestbed, and on the
 // generator's own schedule TestGeneratorAccuracy.
 func TestGeneratorThroughTestbed(t *testing.T) {
-	r := newPatchRig(t)
+	r := newPatchRig(t, false)
 	const count = 20000
 	g, s, stop := r.start(bench.GeneratorConfig{Sizes: bench.IMIX(), Flows: 4, Rate: bench.Rate{Bits: 10e6}, Count: count})
 	// Wait for the last frame (at most 10 s past the ~6 s the schedule takes).
@@ -122,7 +128,7 @@ func TestGeneratorThroughTestbed(t *testing.T) {
 //
 //	flock -x /tmp/ecnswitch-quiet.lock go test -run '^$' -bench RateThroughTestbed -benchtime 1x ./bench
 func BenchmarkGeneratorRateThroughTestbed(b *testing.B) {
-	r := newPatchRig(b)
+	r := newPatchRig(b, false)
 	const (
 		warmup   = 500 * time.Millisecond
 		interval = 2 * time.Second

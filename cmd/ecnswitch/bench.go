@@ -23,12 +23,12 @@ import (
 )
 
 // benchUsage is the help of `ecnswitch bench`.
-const benchUsage = `usage: ecnswitch bench gen    --iface IF [--netns NS] [--rate R] [--size S] [--dscp M] [--ecn M] [--flows N] [--duration D | --count N]
+const benchUsage = `usage: ecnswitch bench gen    --iface IF [--netns NS] [--mode auto|xdp|afxdp] [--cpus 0,1] [--rate R] [--size S] [--dscp M] [--ecn M] [--flows N] [--duration D | --count N]
        ecnswitch bench sink   --iface IF [--netns NS] [--json FILE] [--duration D]
        ecnswitch bench switch [--out DIR] [--sizes 64,512,1500] [--devices ecnswitch,patch,bridge] [--trial 1s]
 
-gen and sink are an AF_XDP traffic generator and sink (root): UDP frames with a
-flow id, sequence number and TX timestamp, counted per flow at the sink (lost,
+gen and sink are a traffic generator (XDP live frames, or AF_XDP) and an AF_XDP
+sink (root): UDP frames with a flow id, sequence number and TX timestamp, counted per flow at the sink (lost,
 reordered, duplicated, CE) with one-way latency. Run both on one machine (in
 testbed hosts with --netns): they share CLOCK_MONOTONIC. switch runs the RFC 2544
 benchmark of ecnswitch against a Linux bridge on a testbed of its own. tcp
@@ -157,7 +157,9 @@ func interfaceMAC(netns, ifname string) (net.HardwareAddr, error) {
 
 func benchGen(ctx context.Context, e *env, args []string) error {
 	stdout, stderr := e.stdout, e.stderr
-	fs := benchFlags("gen", "Send UDP frames over AF_XDP at a target rate until --duration or --count (or SIGINT).\n"+
+	fs := benchFlags("gen", "Send UDP frames at a target rate until --duration or --count (or SIGINT): as XDP live frames\n"+
+		"(BPF_PROG_RUN, from an XDP program of ecnswitch's own, one thread per --cpus), or over AF_XDP.\n"+
+		"--mode auto uses live frames where the device takes them and says which mode it uses.\n"+
 		"Every frame carries its flow id, sequence number and TX time (CLOCK_MONOTONIC) for `ecnswitch bench sink`.\n"+
 		"Sizes and bit rates count the Ethernet frame with its FCS (RFC 2544); --l1 adds preamble and gap.\nNeeds root.", stderr)
 	pf := addPortFlags(fs)
@@ -178,12 +180,21 @@ func benchGen(ctx context.Context, e *env, args []string) error {
 	burst := fs.Duration("burst", bench.DefaultBurst, "most schedule to catch up at once after a stall")
 	run := fs.Uint("run", 0, "run id written into every frame; the sink counts only its own (--run)")
 	jsonOut := fs.String("json", "", "write the generator's counters as JSON to FILE")
+	mode := fs.String("mode", "auto", "auto, xdp (live frames) or afxdp (a socket)")
+	cpus := fs.String("cpus", "", "live frames: CPUs to send from, one pinned thread each (0,1); default one thread, unpinned")
+	redirect := fs.String("redirect", "", "live frames: redirect them to this interface instead of sending out of --iface")
 	if err := parseBench(fs, args); err != nil {
 		return err
 	}
+	if *mode != "auto" && *mode != "xdp" && *mode != "afxdp" {
+		return usageErr(fs, "--mode %q: want auto, xdp or afxdp", *mode)
+	}
+	cpuList, err := parseCPUs(*cpus)
+	if err != nil {
+		return usageErr(fs, "--cpus: %v", err)
+	}
 
 	cfg := bench.GeneratorConfig{Flows: *flows, Duration: *duration, Count: *count, Burst: *burst, Run: uint16(*run)}
-	var err error
 	if cfg.Rate, err = bench.ParseRate(*rate); err != nil {
 		return usageErr(fs, "--rate: %v", err)
 	}
@@ -229,17 +240,44 @@ func benchGen(ctx context.Context, e *env, args []string) error {
 		}
 	}
 
-	port, err := pf.open(fs, stderr)
-	if err != nil {
-		return err
+	if *pf.iface == "" {
+		fs.Usage()
+		return usageErr(fs, "--iface is required")
 	}
-	defer port.Close()
-	g, err := bench.NewGenerator(cfg, port, nil)
-	if err != nil {
-		return usageErr(fs, "%v", err)
+	var g sender
+	how := ""
+	if *mode != "afxdp" {
+		lg, err := bench.NewLiveGenerator(cfg, bench.LiveConfig{Netns: *pf.netns, Iface: *pf.iface, Redirect: *redirect, CPUs: cpuList}, nil)
+		switch {
+		case err == nil:
+			defer lg.Close()
+			g, how = lg, fmt.Sprintf("XDP live frames, %d thread(s)", lg.Threads())
+		case *mode == "xdp":
+			return err
+		default:
+			how = fmt.Sprintf("AF_XDP (live frames unusable: %v)", err)
+		}
+	}
+	if g == nil {
+		if len(cpuList) > 1 || *redirect != "" {
+			return usageErr(fs, "--cpus with more than one CPU and --redirect need live frames (--mode xdp)")
+		}
+		port, err := pf.open(fs, stderr)
+		if err != nil {
+			return err
+		}
+		defer port.Close()
+		ag, err := bench.NewGenerator(cfg, port, nil)
+		if err != nil {
+			return usageErr(fs, "%v", err)
+		}
+		g = ag
+		if how == "" {
+			how = "AF_XDP"
+		}
 	}
 	c := g.Config()
-	fmt.Fprintf(stderr, "sending %s of %s frames, %d flows, %s, on %s\n", c.Rate, *size, c.Flows, classesString(g.Classes()), *pf.iface)
+	fmt.Fprintf(stderr, "sending %s of %s frames, %d flows, %s, on %s: %s\n", c.Rate, *size, c.Flows, classesString(g.Classes()), *pf.iface, how)
 
 	done := make(chan error, 1)
 	go func() { done <- g.Run(ctx) }()
@@ -267,6 +305,31 @@ func benchGen(ctx context.Context, e *env, args []string) error {
 			last = st
 		}
 	}
+}
+
+// sender is a traffic generator: bench.Generator (AF_XDP) or
+// bench.LiveGenerator (XDP live frames).
+type sender interface {
+	Run(context.Context) error
+	Stats() bench.GeneratorStats
+	Config() bench.GeneratorConfig
+	Classes() []bench.Class
+}
+
+// parseCPUs parses a list of CPUs: "", or "0,1".
+func parseCPUs(s string) ([]int, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var cpus []int
+	for _, f := range strings.Split(s, ",") {
+		c, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || c < 0 {
+			return nil, fmt.Errorf("%q: want CPU numbers separated by commas, such as 0,1", s)
+		}
+		cpus = append(cpus, c)
+	}
+	return cpus, nil
 }
 
 // classesString describes a generator's classes: "DSCP 0 ECT(0) 50% (8 flows), ...".

@@ -113,3 +113,15 @@ func genlFamily(name string) (uint16, error) {
 	}
 	return 0, fmt.Errorf("no family ID in the reply for %q", name)
 }
+
+// TakesRedirects reports whether the device ifindex, in the calling
+// thread's network namespace, takes redirected XDP frames now (its
+// xdp-features have ndo-xmit): what XDP_TX from BPF_PROG_RUN live frames
+// needs. A veth has it while its peer has an XDP program or GRO on.
+func TakesRedirects(ifindex int) (bool, error) {
+	f, err := deviceFeatures(ifindex)
+	if err != nil {
+		return false, err
+	}
+	return f.xdp&xdpActNdoXmit != 0, nil
+}

@@ -1,0 +1,24 @@
+// Package xdpgen sends generated frames as XDP live frames: an XDP program
+// of its own (built with cilium/ebpf's asm, no compiler at build time)
+// run with BPF_PROG_RUN and BPF_F_TEST_XDP_LIVE_FRAMES, many times per
+// call, stamps each frame and returns XDP_TX (or redirects it), so the
+// kernel sends it out of a device through the driver's ndo_xdp_xmit,
+// without a socket or an skb.
+//
+// The caller describes the frames as a cycle per thread (Config.Cycles):
+// each Entry is a frame's first HeadLen bytes, its length and its flow.
+// Run by thread t, the program takes the next entry of t's cycle, writes
+// its head over the frame (resized to its length), the flow's next
+// sequence number (big-endian u32 at Config.SeqOff) and the time
+// (CLOCK_MONOTONIC ns, big-endian u64 at Config.TimeOff), counts the frame
+// in t's counters and returns XDP_TX. Counters and sequence numbers are
+// the thread's own (each thread on its own CPU, its flows its own), so
+// the program needs no atomics.
+//
+// Each BPF_PROG_RUN call makes a page pool for its frames; a long call
+// (repeat in the millions) amortises it, and Runner.Interrupt ends one
+// early. Short calls (paced sending) are cheap only while the program is
+// in the kernel's XDP dispatcher, that is attached to a device
+// (Program.Attach); otherwise every call rewrites the dispatcher and
+// waits for RCU.
+package xdpgen

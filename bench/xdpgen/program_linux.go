@@ -1,0 +1,171 @@
+//go:build linux
+
+package xdpgen
+
+import (
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+)
+
+// XDP return codes (enum xdp_action).
+const (
+	xdpDrop = 1
+	xdpPass = 2
+	xdpTx   = 3
+)
+
+// Layout of the BPF_PROG_RUN input's metadata: the magic word, then the
+// thread's index. A driver never hands a program metadata, so a frame
+// from the wire never takes the generator's path.
+const (
+	metaLen    = 16
+	metaThread = 8
+)
+
+// Layout of one element of the state map, a thread's (one cache line, so
+// threads on different CPUs share none).
+const (
+	statePos     = 0  // u32: next entry of the cycle, 0..stateLen−1
+	stateLen     = 4  // u32: entries in the thread's cycle
+	stateBase    = 8  // u32: index of its first entry in the table
+	stateIfindex = 12 // u32: redirect target; 0 returns XDP_TX
+	stateFrames  = 16 // u64: frames sent
+	stateBytes   = 24 // u64: their lengths (no FCS)
+	stateSize    = 64
+)
+
+// Layout of one element of the table map: an Entry.
+const (
+	entryLen  = HeadLen     // u16: the frame's length
+	entryFlow = HeadLen + 2 // u16: its flow, the index of its sequence number
+	entrySize = HeadLen + 4
+)
+
+// instructions returns the generator's XDP program. A frame whose
+// metadata holds magic is a generator run of thread t:
+//
+//	s = state[t]; e = table[s.base + s.pos]; s.pos = (s.pos+1) % s.len
+//	q = seqs[e.flow]++
+//	bpf_xdp_adjust_meta(ctx, 16)                       // strip the metadata
+//	bpf_xdp_adjust_tail(ctx, e.len − (data_end − data))
+//	frame[0:60] = e.head; frame[seqOff:] = htonl(q); frame[timeOff:] = htobe64(bpf_ktime_get_ns())
+//	s.frames++; s.bytes += e.len
+//	return s.ifindex ? bpf_redirect(s.ifindex, 0) : XDP_TX
+//
+// Any other frame (one from the wire, while the program is attached)
+// passes to the kernel stack.
+func instructions(magic uint64, seqOff, timeOff int16, state, table, seqs *ebpf.Map) asm.Instructions {
+	ins := asm.Instructions{
+		asm.Mov.Reg(asm.R6, asm.R1),
+		asm.LoadMem(asm.R2, asm.R6, 8, asm.Word), // ctx->data_meta
+		asm.LoadMem(asm.R3, asm.R6, 0, asm.Word), // ctx->data
+		asm.Mov.Reg(asm.R4, asm.R2),
+		asm.Add.Imm(asm.R4, metaLen),
+		asm.JGT.Reg(asm.R4, asm.R3, "pass"),
+		asm.LoadMem(asm.R5, asm.R2, 0, asm.DWord),
+		asm.LoadImm(asm.R4, int64(magic), asm.DWord),
+		asm.JNE.Reg(asm.R5, asm.R4, "pass"),
+
+		// The thread's state.
+		asm.LoadMem(asm.R1, asm.R2, metaThread, asm.Word),
+		asm.StoreMem(asm.RFP, -4, asm.R1, asm.Word),
+		asm.Mov.Reg(asm.R2, asm.RFP),
+		asm.Add.Imm(asm.R2, -4),
+		asm.LoadMapPtr(asm.R1, state.FD()),
+		asm.FnMapLookupElem.Call(),
+		asm.JEq.Imm(asm.R0, 0, "drop"),
+		asm.Mov.Reg(asm.R7, asm.R0),
+
+		// The next entry of its cycle.
+		asm.LoadMem(asm.R1, asm.R7, statePos, asm.Word),
+		asm.Mov.Reg(asm.R2, asm.R1),
+		asm.Add.Imm(asm.R2, 1),
+		asm.LoadMem(asm.R3, asm.R7, stateLen, asm.Word),
+		asm.JLT.Reg(asm.R2, asm.R3, "keep"),
+		asm.Mov.Imm(asm.R2, 0),
+		asm.StoreMem(asm.R7, statePos, asm.R2, asm.Word).WithSymbol("keep"),
+		asm.LoadMem(asm.R3, asm.R7, stateBase, asm.Word),
+		asm.Add.Reg(asm.R1, asm.R3),
+		asm.StoreMem(asm.RFP, -8, asm.R1, asm.Word),
+		asm.Mov.Reg(asm.R2, asm.RFP),
+		asm.Add.Imm(asm.R2, -8),
+		asm.LoadMapPtr(asm.R1, table.FD()),
+		asm.FnMapLookupElem.Call(),
+		asm.JEq.Imm(asm.R0, 0, "drop"),
+		asm.Mov.Reg(asm.R8, asm.R0),
+
+		// Its flow's sequence number.
+		asm.LoadMem(asm.R1, asm.R8, entryFlow, asm.Half),
+		asm.StoreMem(asm.RFP, -12, asm.R1, asm.Word),
+		asm.Mov.Reg(asm.R2, asm.RFP),
+		asm.Add.Imm(asm.R2, -12),
+		asm.LoadMapPtr(asm.R1, seqs.FD()),
+		asm.FnMapLookupElem.Call(),
+		asm.JEq.Imm(asm.R0, 0, "drop"),
+		asm.LoadMem(asm.R9, asm.R0, 0, asm.Word),
+		asm.Mov.Reg(asm.R1, asm.R9),
+		asm.Add.Imm(asm.R1, 1),
+		asm.StoreMem(asm.R0, 0, asm.R1, asm.Word),
+
+		// Strip the metadata, size the frame.
+		asm.Mov.Reg(asm.R1, asm.R6),
+		asm.Mov.Imm(asm.R2, metaLen),
+		asm.FnXdpAdjustMeta.Call(),
+		asm.JNE.Imm(asm.R0, 0, "drop"),
+		asm.LoadMem(asm.R2, asm.R8, entryLen, asm.Half),
+		asm.LoadMem(asm.R3, asm.R6, 4, asm.Word), // ctx->data_end
+		asm.LoadMem(asm.R4, asm.R6, 0, asm.Word), // ctx->data
+		asm.Sub.Reg(asm.R3, asm.R4),
+		asm.Sub.Reg(asm.R2, asm.R3),
+		asm.JEq.Imm(asm.R2, 0, "sized"),
+		asm.Mov.Reg(asm.R1, asm.R6),
+		asm.FnXdpAdjustTail.Call(),
+		asm.JNE.Imm(asm.R0, 0, "drop"),
+
+		asm.FnKtimeGetNs.Call().WithSymbol("sized"),
+		asm.HostTo(asm.BE, asm.R0, asm.DWord),
+		asm.StoreMem(asm.RFP, -24, asm.R0, asm.DWord),
+
+		// Write the frame's head.
+		asm.LoadMem(asm.R2, asm.R6, 0, asm.Word), // ctx->data
+		asm.LoadMem(asm.R3, asm.R6, 4, asm.Word), // ctx->data_end
+		asm.Mov.Reg(asm.R4, asm.R2),
+		asm.Add.Imm(asm.R4, HeadLen),
+		asm.JGT.Reg(asm.R4, asm.R3, "drop"),
+	}
+	for off := int16(0); off+8 <= HeadLen; off += 8 {
+		ins = append(ins,
+			asm.LoadMem(asm.R4, asm.R8, off, asm.DWord),
+			asm.StoreMem(asm.R2, off, asm.R4, asm.DWord))
+	}
+	ins = append(ins,
+		asm.LoadMem(asm.R4, asm.R8, HeadLen-4, asm.Word),
+		asm.StoreMem(asm.R2, HeadLen-4, asm.R4, asm.Word),
+		asm.HostTo(asm.BE, asm.R9, asm.Word),
+		asm.StoreMem(asm.R2, seqOff, asm.R9, asm.Word),
+		asm.LoadMem(asm.R4, asm.RFP, -24, asm.DWord),
+		asm.StoreMem(asm.R2, timeOff, asm.R4, asm.DWord),
+
+		// Count it (the state is the thread's alone: no atomics).
+		asm.LoadMem(asm.R1, asm.R7, stateFrames, asm.DWord),
+		asm.Add.Imm(asm.R1, 1),
+		asm.StoreMem(asm.R7, stateFrames, asm.R1, asm.DWord),
+		asm.LoadMem(asm.R1, asm.R8, entryLen, asm.Half),
+		asm.LoadMem(asm.R2, asm.R7, stateBytes, asm.DWord),
+		asm.Add.Reg(asm.R2, asm.R1),
+		asm.StoreMem(asm.R7, stateBytes, asm.R2, asm.DWord),
+
+		asm.LoadMem(asm.R1, asm.R7, stateIfindex, asm.Word),
+		asm.JEq.Imm(asm.R1, 0, "tx"),
+		asm.Mov.Imm(asm.R2, 0),
+		asm.FnRedirect.Call(),
+		asm.Return(),
+		asm.Mov.Imm(asm.R0, xdpTx).WithSymbol("tx"),
+		asm.Return(),
+		asm.Mov.Imm(asm.R0, xdpPass).WithSymbol("pass"),
+		asm.Return(),
+		asm.Mov.Imm(asm.R0, xdpDrop).WithSymbol("drop"),
+		asm.Return(),
+	)
+	return ins
+}
