@@ -216,8 +216,8 @@ type Generator struct {
 	wait  ports.Waiter
 	clock timestamp.Clock
 
-	tpl      [][]byte // by flow*len(Sizes) + size index
-	units    []uint64 // schedule units of each size
+	tpl     [][]byte // by flow*len(Sizes) + size index
+	units   []uint64 // schedule units of each size
 	classes []Class
 	choice  choice
 	seq     []uint32 // by flow

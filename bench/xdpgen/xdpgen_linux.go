@@ -174,17 +174,18 @@ func (p *Program) Counters(t int) Counters {
 // Runner runs the program for one thread. Its methods are called from
 // that thread (Interrupt from any).
 type Runner struct {
-	p    *Program
-	data []byte // metadata, then the template frame
-	ctx  xdpMD
-	attr testRunAttr
-	tid  atomic.Int32
+	p      *Program
+	thread int
+	data   []byte // metadata, then the template frame
+	ctx    xdpMD
+	attr   testRunAttr
+	tid    atomic.Int32
 }
 
 // Runner returns thread t's runner, whose frames leave through ifindex
 // (the ingress device of the run: XDP_TX sends out of it).
 func (p *Program) Runner(t, ifindex int) *Runner {
-	r := &Runner{p: p, data: make([]byte, metaLen+p.cfg.MaxLen)}
+	r := &Runner{p: p, thread: t, data: make([]byte, metaLen+p.cfg.MaxLen)}
 	binary.LittleEndian.PutUint64(r.data, p.magic)
 	binary.NativeEndian.PutUint32(r.data[metaThread:], uint32(t))
 	copy(r.data[metaLen:], p.cfg.Template)
@@ -200,6 +201,7 @@ func (p *Program) Runner(t, ifindex int) *Runner {
 // any signal) ended it early: the thread's Counters say how far it got.
 func (r *Runner) Run(repeat, batch uint32) error {
 	r.tid.Store(int32(unix.Gettid()))
+	atomic.StoreUint64((*uint64)(unsafe.Pointer(&r.p.stateMem[r.thread*stateSize+stateTime])), 0)
 	r.attr.repeat, r.attr.batch = repeat, min(batch, MaxBatch)
 	if e := testRun(&r.attr); e != 0 {
 		return e
@@ -218,4 +220,3 @@ func (r *Runner) Interrupt() error {
 	}
 	return unix.Tgkill(unix.Getpid(), tid, unix.SIGURG)
 }
-
