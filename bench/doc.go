@@ -50,6 +50,18 @@
 // says so instead of bursting without bound. The zero Rate sends as fast
 // as the port takes frames.
 //
+// # Live frames
+//
+// LiveGenerator sends the same frames on the same schedule as XDP live
+// frames: package xdpgen's XDP program, run by BPF_PROG_RUN many times per
+// system call, writes each frame's head from a per-thread cycle of
+// precomputed frames (sizes, classes and flows in the Generator's
+// order), its flow's sequence number and the TX time, and returns XDP_TX.
+// One thread per CPU, pinned, each sending its own flows at its share of
+// the rate. It needs a device that takes redirected frames (a veth whose
+// peer has an XDP program or GRO on); `bench gen --mode auto` falls back
+// to a Generator over AF_XDP elsewhere.
+//
 // # Sink
 //
 // A Sink counts, per flow: received frames; lost = sequence numbers from 0
