@@ -32,6 +32,7 @@ const (
 	MQECN        = "mq-ecn"        // MQ-ECN (001 §3.3)
 	QueueMinimum = "queue-minimum" // per-queue ECN, minimum threshold w_i/Σw·K (001 §2.2.2 Eq. 2)
 	PMSB         = "pmsb"          // port ≥ K and queue ≥ w_i/Σw·K, at enqueue (003 Algorithm 1)
+	PMSBDequeue  = "pmsb-dequeue"  // PMSB at dequeue (003 §IV-C)
 	TCN          = "tcn"           // sojourn time > K/C, at dequeue (000 §2.1 Eq. 1)
 	ECNSharp     = "ecn-sharp"     // ECN♯ by its rule of thumb with every target K/C, at dequeue (000 §3.4)
 )
@@ -43,7 +44,7 @@ func Schemes() []string { return []string{PerPort, PerQueue, MQECN} }
 // AllSchemes returns the name of every scheme Run knows: Schemes, then the
 // other papers' markers on the same port.
 func AllSchemes() []string {
-	return []string{PerPort, PerQueue, MQECN, QueueMinimum, PMSB, TCN, ECNSharp}
+	return []string{PerPort, PerQueue, MQECN, QueueMinimum, PMSB, TCN, ECNSharp, PMSBDequeue}
 }
 
 // titles are the schemes' names as the table prints them.
@@ -53,6 +54,7 @@ var titles = map[string]string{
 	MQECN:        "MQ-ECN",
 	QueueMinimum: "per-queue minimum",
 	PMSB:         "PMSB",
+	PMSBDequeue:  "PMSB at dequeue",
 	TCN:          "TCN",
 	ECNSharp:     "ECN♯",
 }
@@ -115,6 +117,10 @@ type Class struct {
 	// Strict puts the queue at a strict-priority level above the weighted
 	// one (scheduler.QueueConfig.Strict).
 	Strict bool
+	// Rate, if positive, caps each flow's sending rate in bit/s of frames
+	// (SO_MAX_PACING_RATE, which turns on TCP's own pacing): the papers'
+	// "5 Gbps TCP flow" (003 §VI-A). 0 sends as fast as TCP allows.
+	Rate int64
 }
 
 // Options configure Run. The zero value of every field selects its default.
@@ -297,6 +303,9 @@ func (o Options) withDefaults() (Options, error) {
 				return o, fmt.Errorf("demo: classes[%d].senders: host %d outside [0, %d]", q, h, Hosts-2)
 			}
 		}
+		if c.Rate < 0 || c.Rate > o.Rate {
+			return o, fmt.Errorf("demo: classes[%d].rate %d bit/s outside [0, rate = %d]", q, c.Rate, o.Rate)
+		}
 		if c.Weight < 0 || c.Weight > scheduler.MaxWeight {
 			return o, fmt.Errorf("demo: classes[%d].weight %d outside [0, %d]", q, c.Weight, scheduler.MaxWeight)
 		}
@@ -332,6 +341,9 @@ type SchemeResult struct {
 	// frames plus 24 bytes each (FCS, preamble and SFD, gap) over C·T. Well
 	// below 1, the port was not the bottleneck all the time.
 	Busy   float64
+	// Peak is the most bytes the bottleneck port held at once since its
+	// switch started, the flows' slow start included (003 Fig. 11).
+	Peak   int64
 	Queues []QueueResult // one per class
 	// Worker is where the switch worker's thread spent the window:
 	// fractions busy, spinning and asleep (dataplane.WorkerStats).
@@ -536,6 +548,10 @@ func markers(name string, std marking.Threshold, rtt int64) (enq, deq []dataplan
 		enq = one("pmsb", func(nq int) (marking.Marker, error) {
 			return marking.NewPMSB(marking.PMSBConfig{PortThreshold: std}, marking.Enqueue, nq)
 		})
+	case PMSBDequeue:
+		deq = one("pmsb-dequeue", func(nq int) (marking.Marker, error) {
+			return marking.NewPMSB(marking.PMSBConfig{PortThreshold: std}, marking.Dequeue, nq)
+		})
 	case TCN:
 		deq = one("tcn", func(nq int) (marking.Marker, error) {
 			return marking.NewTCN(marking.TCNConfig{Threshold: rtt}, marking.Dequeue, nq)
@@ -555,7 +571,7 @@ func markers(name string, std marking.Threshold, rtt int64) (enq, deq []dataplan
 // net.ipv4.tcp_allowed_congestion_control its default, so the choice is
 // made per socket (TCP_CONGESTION, which root may set to any algorithm the
 // kernel has).
-func dial(ctx context.Context, h testbed.Host, dst netip.AddrPort, dscp uint8, cc string) (net.Conn, error) {
+func dial(ctx context.Context, h testbed.Host, dst netip.AddrPort, dscp uint8, cc string, rate int64) (net.Conn, error) {
 	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	c, err := h.DialTCP(dctx, dst, dscp)
@@ -566,6 +582,16 @@ func dial(ctx context.Context, h testbed.Host, dst netip.AddrPort, dscp uint8, c
 	if err != nil {
 		c.Close()
 		return nil, fmt.Errorf("host %s: congestion control %q: %w", h.Name, cc, err)
+	}
+	if rate > 0 {
+		// The pacing rate counts the bytes of the frames TCP hands down,
+		// without Ethernet's 24 bytes of FCS, preamble and gap a frame.
+		pace := uint64(float64(rate) / 8 * 1514 / 1538)
+		err = control(c, func(fd int) error { return unix.SetsockoptUint64(fd, unix.SOL_SOCKET, unix.SO_MAX_PACING_RATE, pace) })
+		if err != nil {
+			c.Close()
+			return nil, fmt.Errorf("host %s: pacing rate %d B/s: %w", h.Name, pace, err)
+		}
 	}
 	return c, nil
 }

@@ -145,7 +145,7 @@ func connect(ctx context.Context, o Options, hosts []testbed.Host, dst []netip.A
 		}
 		byHost := make([][]net.Conn, len(hs))
 		for f := 0; f < class.Flows; f++ {
-			c, err := dial(ctx, hs[f%len(hs)], dst[q], DSCP(q), o.CongestionControl)
+			c, err := dial(ctx, hs[f%len(hs)], dst[q], DSCP(q), o.CongestionControl, class.Rate)
 			if err != nil {
 				fl.close()
 				return nil, err
@@ -337,6 +337,7 @@ func (res *SchemeResult) fill(o Options, w window) {
 	s0, s1 := w.port0, w.port1
 	wire := float64(s1.TxBytes-s0.TxBytes) + 24*float64(s1.TxPackets-s0.TxPackets)
 	res.Busy = wire * 8 / (float64(o.Rate) * res.Elapsed.Seconds())
+	res.Peak = s1.Peak
 	busy, spin, sleep := float64(w.wrk1.Busy-w.wrk0.Busy), float64(w.wrk1.Spin-w.wrk0.Spin), float64(w.wrk1.Sleep-w.wrk0.Sleep)
 	if t := busy + spin + sleep; t > 0 {
 		res.Worker.Busy, res.Worker.Spin, res.Worker.Sleep = busy/t, spin/t, sleep/t

@@ -36,6 +36,9 @@ func TestSchemeMarkers(t *testing.T) {
 			RoundTime: 2 * mtu * 8e9 / o.Rate, LineRate: o.Rate,
 		}
 	}
+	if len(AllSchemes()) != 8 {
+		t.Errorf("AllSchemes() = %v: the cases below cover 8", AllSchemes())
+	}
 	for _, c := range []struct {
 		scheme        string
 		dequeue       bool
@@ -49,6 +52,8 @@ func TestSchemeMarkers(t *testing.T) {
 		{scheme: QueueMinimum, below: view(k/2-1, 2*k, 0), at: view(k/2, k/2, 0), belowS: "queue K/2−1", atS: "queue K/2"},
 		{scheme: MQECN, below: view(k/2-mtu, 2*k, 0), at: view(k/2+mtu, k/2+mtu, 0), belowS: "queue K/2−MTU", atS: "queue K/2+MTU"},
 		{scheme: PMSB, below: view(k/2-1, 2*k, 0), at: view(k/2, k, 0), belowS: "queue K/2−1, port 2K", atS: "queue K/2, port K",
+			alsoUnmarked: ptr(view(k, k-1, 0)), alsoUnmarkedS: "queue K, port K−1"},
+		{scheme: PMSBDequeue, dequeue: true, below: view(k/2-1, 2*k, 0), at: view(k/2, k, 0), belowS: "queue K/2−1, port 2K", atS: "queue K/2, port K",
 			alsoUnmarked: ptr(view(k, k-1, 0)), alsoUnmarkedS: "queue K, port K−1"},
 		{scheme: TCN, dequeue: true, below: view(2*k, 2*k, rtt), at: view(0, 0, rtt+1), belowS: "sojourn K/C, queue 2K", atS: "sojourn K/C + 1 ns"},
 		{scheme: ECNSharp, dequeue: true, below: view(2*k, 2*k, rtt-1), at: view(0, 0, rtt+1), belowS: "sojourn K/C − 1 ns", atS: "sojourn K/C + 1 ns"},
@@ -159,6 +164,7 @@ func TestClasses(t *testing.T) {
 		{Options{Classes: []Class{{Flows: 1}}}, "classes[0].senders: empty"},
 		{Options{Classes: []Class{{Flows: 1, Senders: []int{4}}}}, "classes[0].senders: host 4 outside [0, 3]"},
 		{Options{Classes: []Class{{Flows: 1, Senders: []int{0}, Weight: -1}}}, "classes[0].weight -1 outside"},
+		{Options{Classes: []Class{{Flows: 1, Senders: []int{0}, Rate: 2e9}}}, "classes[0].rate 2000000000 bit/s outside [0, rate = 995000000]"},
 	} {
 		if err := c.o.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("Validate(%+v) = %v, want %q", c.o, err, c.want)

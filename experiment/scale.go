@@ -30,6 +30,11 @@ func (s Scaling) Bytes(d time.Duration) int64 {
 	return int64(float64(s.Rate) * d.Seconds() / 8)
 }
 
+// timeOf returns the time the rate takes to send n bytes.
+func (s Scaling) timeOf(n int64) time.Duration {
+	return time.Duration(float64(n) * 8 / float64(s.Rate) * 1e9)
+}
+
 // String says how the paper's constants were scaled, for a report.
 func (s Scaling) String() string {
 	if s.PaperRate == s.Rate {
