@@ -117,18 +117,27 @@ func Run(ctx context.Context, cfg *config.Config, log *zap.Logger) (fin Final, e
 	for _, p := range cfg.Ports {
 		ifaces[p.Interface] = p.Name
 	}
-	if err := watchLinks(watchCtx, ifaces, log); err != nil {
+	gone := make(chan error, 1)
+	if err := watchLinks(watchCtx, ifaces, log, func(err error) {
+		select {
+		case gone <- err:
+		default:
+		}
+	}); err != nil {
 		log.Warn("not watching link state", zap.Error(err))
 	}
 
 	log.Info("ecnswitch running; SIGINT or SIGTERM stops it", zap.Strings("ports", cfg.PortNames()))
 	sw.Start()
+	var goneErr error
 	select {
 	case <-sw.Exited():
 	case <-ctx.Done():
 		log.Info("stopping workers")
+	case goneErr = <-gone:
+		log.Error("a port's interface is gone; stopping", zap.Error(goneErr))
 	}
-	runErr := sw.stopWorkers()
+	runErr := errors.Join(sw.stopWorkers(), goneErr)
 	fin.Stats = &telemetry.StatsResponse{TimeNS: clock.Now(), Stats: sw.Stats(), PoolNames: cfg.Pools}
 	// The APIs first, so that no capture starts after the Manager closed.
 	stopTelemetry()

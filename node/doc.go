@@ -5,7 +5,9 @@
 //   - Run is the daemon, `ecnswitch run`: a switch of a config file with
 //     its captures, its read-only telemetry server on TCP, its control
 //     socket (the capture API, on a UNIX socket whose file mode decides who
-//     may use it) and a watch on its links, until the context is done.
+//     may use it) and a watch on its links, until the context is done or
+//     a port's interface is deleted (an error then names it: its sockets
+//     and XDP program went with it, and a restart picks up a successor).
 //   - Demo and BenchSwitch run the demo and the switch benchmark, each of
 //     which starts and stops switches of its own configs through Start.
 //

@@ -93,7 +93,11 @@ func pinCPUs(cpus []int) error {
 // watchLinks logs when a port's link goes down and when it returns, until
 // ctx is done. The port keeps its sockets meanwhile: frames it cannot send
 // are counted as tx_error drops, and traffic resumes when the link is up.
-func watchLinks(ctx context.Context, ifaces map[string]string, log *zap.Logger) error {
+// An interface that is deleted (or moved to another namespace, or replaced
+// by a new one of the same name) takes the port's sockets and XDP program
+// with it, and nothing would drive its successor: watchLinks then calls
+// gone once, with an error that names the port and the cure.
+func watchLinks(ctx context.Context, ifaces map[string]string, log *zap.Logger, gone func(error)) error {
 	updates := make(chan netlink.LinkUpdate, 64)
 	done := make(chan struct{})
 	err := netlink.LinkSubscribeWithOptions(updates, done, netlink.LinkSubscribeOptions{
@@ -107,13 +111,15 @@ func watchLinks(ctx context.Context, ifaces map[string]string, log *zap.Logger) 
 		return err
 	}
 	up := map[string]bool{}
+	index := map[string]int{}
 	for name := range ifaces {
 		if l, err := netlink.LinkByName(name); err == nil {
-			up[name] = linkUp(l)
+			up[name], index[name] = linkUp(l), l.Attrs().Index
 		}
 	}
 	go func() {
 		defer close(done)
+		lost := false
 		for {
 			select {
 			case <-ctx.Done():
@@ -124,7 +130,14 @@ func watchLinks(ctx context.Context, ifaces map[string]string, log *zap.Logger) 
 				}
 				name := u.Attrs().Name
 				port, ours := ifaces[name]
-				if !ours {
+				if !ours || lost {
+					continue
+				}
+				if idx, known := index[name]; known && (u.Header.Type == unix.RTM_DELLINK || u.Attrs().Index != idx) {
+					lost = true
+					gone(fmt.Errorf("port %s: interface %s (ifindex %d) was deleted, and its AF_XDP sockets and XDP program with it: "+
+						"restart ecnswitch once the interface exists again (the systemd unit restarts it on failure)",
+						port, name, index[name]))
 					continue
 				}
 				now := linkUp(u.Link)

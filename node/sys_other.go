@@ -16,4 +16,4 @@ func CheckPrivileges() error { return errLinux }
 
 func pinCPUs([]int) error { return errLinux }
 
-func watchLinks(context.Context, map[string]string, *zap.Logger) error { return errLinux }
+func watchLinks(context.Context, map[string]string, *zap.Logger, func(error)) error { return errLinux }

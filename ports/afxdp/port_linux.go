@@ -462,7 +462,10 @@ func (p *Port) statsLocked() ports.Stats {
 	// Frames the device dropped after taking them, on either path (veth:
 	// live frames its peer's full ring refused, and skbs it dropped for
 	// the same reason): the sockets' completions count them as sent.
-	dropped := deviceTxDropped(p.ifindex) - p.txDrop0
+	var dropped uint64
+	if d := deviceTxDropped(p.ifindex); d >= p.txDrop0 { // 0 once the device is gone
+		dropped = d - p.txDrop0
+	}
 	st.TxErrors += dropped
 	st.TxCompleted -= min(st.TxCompleted, dropped)
 	return st
