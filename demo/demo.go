@@ -340,7 +340,7 @@ type SchemeResult struct {
 	// Busy is the bottleneck port's wire rate over C in the window: its
 	// frames plus 24 bytes each (FCS, preamble and SFD, gap) over C·T. Well
 	// below 1, the port was not the bottleneck all the time.
-	Busy   float64
+	Busy float64
 	// Peak is the most bytes the bottleneck port held at once since its
 	// switch started, the flows' slow start included (003 Fig. 11).
 	Peak   int64
