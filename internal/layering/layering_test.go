@@ -24,7 +24,7 @@ const module = "github.com/ecnswitch/ecnswitch/"
 var floors = [][]string{
 	{"packet"},
 	{"timestamp", "buffer", "scheduler", "marking", "ports", "testbed", "packet/packettest"},
-	{"ports/memport", "ports/afxdp", "bench/xdpgen"},
+	{"ports/memport", "ports/afxdp", "bench/xdpgen", "transport"},
 	{"dataplane"},
 	{"config", "telemetry", "capture", "bench", "demo"},
 	{"node"},
@@ -49,6 +49,7 @@ var leaves = map[string][]string{
 	"ports":         {"packet"},
 	"ports/memport": {"packet", "ports"},
 	"ports/afxdp":   {"packet", "ports", "timestamp"}, // a NIC's hardware clock (PHC)
+	"transport":     {"timestamp"},                    // DX's queueing delay
 	"bench/xdpgen":  {},
 	"testbed":       {"packet"},
 	"dataplane":     {"packet", "timestamp", "buffer", "scheduler", "marking", "ports"},

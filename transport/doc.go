@@ -1,0 +1,18 @@
+// Package transport holds the congestion controls of ecnswitch's traffic
+// endpoints, each a window law over plain numbers (the ACK's sequence
+// number, its CE echo, the queueing delay measured for it), with no clock
+// and no socket of its own, like quic-go's congestion package:
+//
+//   - DX (paper 004 §IV-B): once per round trip, Q is the mean queueing
+//     delay the round's ACKs carried; below the headroom the window grows
+//     by one packet, otherwise it shrinks to cwnd·(1 − Q/V) with
+//     V = R·W*/(W* − 1) (Eq. 8). Losses and timeouts are not congestion.
+//   - DCTCP (Alizadeh et al., SIGCOMM 2010): α ← (1 − g)·α + g·F once per
+//     window of ACKs, F the marked fraction, g = 1/16; on a marked ACK, at
+//     most once per window, cwnd ← cwnd·(1 − α/2).
+//   - ECN* (regular ECN TCP): halve on a marked ACK, at most once per
+//     window.
+//
+// The queueing delay DX needs comes from timestamp.Delay, which turns the
+// one-way delays of unsynchronised clocks into queueing (004 §III).
+package transport
