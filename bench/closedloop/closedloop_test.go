@@ -243,6 +243,9 @@ func TestScenarioErrors(t *testing.T) {
 		{"buffer", func(s *Scenario) { s.Buffer = 100 }},
 		{"buffer", func(s *Scenario) { s.Buffer = 64 << 20 }},
 		{"step", func(s *Scenario) { s.Step = time.Second }},
+		{"headroom", func(s *Scenario) { s.Headroom = -1 }},
+		{"cc", func(s *Scenario) { s.CC = DX + 1 }},
+		{"scheme", func(s *Scenario) { s.Scheme = Unmarked + 1 }},
 	} {
 		sc := ok
 		c.mod(&sc)

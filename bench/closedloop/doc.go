@@ -17,7 +17,7 @@
 // whatever the flow's base RTT leaves after the forward links. The return
 // path is modelled in the sender, not sent through the switch, so a flow's
 // RTT is its base RTT (propagation on the links plus the return delay)
-// plus the serialization and queueing on the forward path. Two congestion controls are modelled:
+// plus the serialization and queueing on the forward path. Three congestion controls are modelled:
 //
 //   - ECN* (regular ECN-enabled TCP, λ = 1, 001 §2.2 footnote 2): on an ACK
 //     echoing CE, halve cwnd, at most once per window of data (the sequence
@@ -27,6 +27,14 @@
 //   - DCTCP (Alizadeh et al.): per window of ACKs F is the marked fraction
 //     and α ← (1−g)·α + g·F with g = 1/16; on a marked ACK, at most once per
 //     window, cwnd ← cwnd·(1 − α/2); otherwise the same additive increase.
+//   - DX (004 §IV-B, transport.DX): once per round trip Q is the mean
+//     queueing delay of the round's ACKs; Q = 0 (or below Scenario.Headroom)
+//     grows cwnd by one, otherwise cwnd ← cwnd·(1 − Q/V), V = R·W*/(W*−1).
+//     Each ACK's queueing delay comes from the one-way delay t2 − t1 and the
+//     RTT, through timestamp.Delay, against a receiver clock 3 s behind the
+//     senders' and drifting 40 ns/ms (004 §III): DX's estimator has to see
+//     through both. DX ignores marks and losses; it runs on the Unmarked
+//     scheme.
 //
 // cwnd never falls below two packets. A sequence gap seen by the receiver
 // (a packet the switch dropped) is treated as a loss: cwnd halves, at most

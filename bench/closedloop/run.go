@@ -31,8 +31,16 @@ type Result struct {
 	// QueueMean[q] and QueueP99[q] are queue q's occupancy in bytes, sampled
 	// every 10 µs.
 	QueueMean, QueueP99 []float64
-	// PortMean and PortP99 are the bottleneck port's occupancy in bytes.
-	PortMean, PortP99 float64
+	// PortMean and PortP99 are the bottleneck port's occupancy in bytes;
+	// PortMedian and PortMax its median (lower) and largest sample.
+	PortMean, PortP99   float64
+	PortMedian, PortMax float64
+	// PortSamples are the port's occupancy samples, in bytes, every
+	// DefaultSample of the measurement, in time order.
+	PortSamples []int64
+	// DXQueueMean is the mean queueing delay DX flows measured from their
+	// one-way delays (timestamp.Delay) over every ACK; 0 for other CCs.
+	DXQueueMean time.Duration
 	// RTTMean and RTTP99 are over every ACK: send to ACK arrival.
 	RTTMean, RTTP99 time.Duration
 
@@ -57,6 +65,7 @@ type ack struct {
 	flow int
 	seq  uint64
 	sent int64
+	t2   int64 // the data's arrival on the receiver's clock (DX)
 	lost uint64
 	ce   bool
 }
@@ -212,7 +221,7 @@ func newSim(sc Scenario) (*sim, error) {
 	id := 0
 	for q, n := range sc.Flows {
 		for j := 0; j < n; j++ {
-			s.flows = append(s.flows, newFlow(id, q, q, sc.CC, int64(id)*int64(flowStagger)))
+			s.flows = append(s.flows, newFlow(id, q, q, sc.CC, int64(id)*int64(flowStagger), int64(sc.Headroom)))
 			s.tmpl = append(s.tmpl, newTemplate(id, q, q))
 			id++
 		}
@@ -323,7 +332,14 @@ func (s *sim) deliverAcks(now int64) {
 		a := s.acks.pop()
 		f := s.flows[a.flow]
 		r0, l0 := f.reductions, f.lossEvents
-		f.onAck(a.seq, a.ce, a.lost)
+		if f.dx != nil {
+			q := f.onDXAck(a.seq, a.lost, a.sent, a.t2, now)
+			if s.measuring {
+				f.dxQ = append(f.dxQ, q)
+			}
+		} else {
+			f.onAck(a.seq, a.ce, a.lost)
+		}
 		if s.measuring {
 			s.reductions += f.reductions - r0
 			s.losses += f.lossEvents - l0
@@ -356,7 +372,7 @@ func (s *sim) receive(now int64) {
 			}
 			s.acks.push(ack{
 				at: d.RxTime + s.back[info.flow], n: s.nacks, flow: info.flow, seq: info.seq,
-				sent: info.sent, lost: lost, ce: info.ce,
+				sent: info.sent, t2: receiverClock(d.RxTime), lost: lost, ce: info.ce,
 			})
 			s.nacks++
 		}
@@ -364,6 +380,19 @@ func (s *sim) receive(now int64) {
 			return
 		}
 	}
+}
+
+// The receiver's clock, against which DX measures one-way delays: 3 s
+// behind the senders' and gaining 40 ns/ms, a standard clock's drift
+// (004 §III, "Handling clock drift"). DX's estimator must see through both.
+const (
+	receiverOffset = -3 * int64(time.Second)
+	receiverDrift  = 40e-9 / 1e-3 // ns per ns
+)
+
+// receiverClock reads the receiver's clock at true time t.
+func receiverClock(t int64) int64 {
+	return t + receiverOffset + int64(float64(t)*receiverDrift)
 }
 
 // sample records the bottleneck's queue and port occupancy.
@@ -398,7 +427,17 @@ func (s *sim) result(marks0 []uint64, drops0 uint64) Result {
 		r.QueueMean = append(r.QueueMean, mean)
 		r.QueueP99 = append(r.QueueP99, p99)
 	}
+	r.PortSamples = slices.Clone(s.psamples)
 	r.PortMean, r.PortP99 = stats(s.psamples)
+	r.PortMedian, r.PortMax = float64(s.psamples[(len(s.psamples)-1)/2]), float64(s.psamples[len(s.psamples)-1])
+	var dxQ []int64
+	for _, f := range s.flows {
+		dxQ = append(dxQ, f.dxQ...)
+	}
+	if len(dxQ) > 0 {
+		m, _ := stats(dxQ)
+		r.DXQueueMean = time.Duration(math.Round(m))
+	}
 	mean, p99 := stats(s.rtts)
 	r.RTTMean, r.RTTP99 = time.Duration(math.Round(mean)), time.Duration(p99)
 	for q, m := range s.marks() {

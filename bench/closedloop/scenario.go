@@ -17,15 +17,18 @@ type CC uint8
 const (
 	ECNStar CC = iota + 1 // halve the window on a mark, once per window (λ = 1)
 	DCTCP                 // cwnd·(1 − α/2) with α the EWMA of the marked fraction, g = 1/16
+	DX                    // 004 §IV-B on one-way queueing delay (transport.DX), blind to marks
 )
 
-// String returns "ecn*" or "dctcp".
+// String returns "ecn*", "dctcp" or "dx".
 func (c CC) String() string {
 	switch c {
 	case ECNStar:
 		return "ecn*"
 	case DCTCP:
 		return "dctcp"
+	case DX:
+		return "dx"
 	}
 	return fmt.Sprintf("cc(%d)", uint8(c))
 }
@@ -67,11 +70,14 @@ const (
 	// values, target 85 µs and interval 200 µs (000 §5.2), its baseline
 	// for base RTTs of 70–210 µs.
 	CoDel
+	// Unmarked marks nothing: the switch DX runs through (004 needs no
+	// switch support).
+	Unmarked
 )
 
 var schemeNames = [...]string{
 	PerPort: "per-port", PerQueue: "per-queue standard", PerQueueMin: "per-queue minimum",
-	MQECN: "MQ-ECN", PMSB: "PMSB", TCN: "TCN", ECNSharp: "ECN♯", CoDel: "CoDel",
+	MQECN: "MQ-ECN", PMSB: "PMSB", TCN: "TCN", ECNSharp: "ECN♯", CoDel: "CoDel", Unmarked: "unmarked",
 }
 
 // String returns the scheme's name as the results table prints it.
@@ -157,6 +163,10 @@ type Scenario struct {
 	// Step is the clock step while the switch holds packets; 0 means
 	// DefaultStep.
 	Step time.Duration
+	// Headroom is DX's (004 §V-B): a round whose mean queueing delay is
+	// below it counts as no queue. The paper sizes it to the measurement
+	// noise; the model's stamps are exact, so 0 (none) is the default.
+	Headroom time.Duration
 }
 
 // withDefaults validates s and fills its zero fields.
@@ -186,10 +196,12 @@ func (s Scenario) withDefaults() (Scenario, error) {
 		s.Step = DefaultStep
 	}
 	switch {
-	case s.Scheme < PerPort || s.Scheme > CoDel:
-		return s, fmt.Errorf("closedloop: scheme: %d is not a scheme, want 1 (per-port) to %d (codel)", s.Scheme, CoDel)
-	case s.CC != ECNStar && s.CC != DCTCP:
-		return s, fmt.Errorf("closedloop: cc: %d is not a congestion control, want 1 (ecn*) or 2 (dctcp)", s.CC)
+	case s.Scheme < PerPort || s.Scheme > Unmarked:
+		return s, fmt.Errorf("closedloop: scheme: %d is not a scheme, want 1 (per-port) to %d (unmarked)", s.Scheme, Unmarked)
+	case s.CC < ECNStar || s.CC > DX:
+		return s, fmt.Errorf("closedloop: cc: %d is not a congestion control, want 1 (ecn*), 2 (dctcp) or 3 (dx)", s.CC)
+	case s.Headroom < 0 || s.Headroom > maxRTT:
+		return s, fmt.Errorf("closedloop: headroom: %v outside [0, %v]", s.Headroom, maxRTT)
 	case s.Queues < 1 || s.Queues > maxQueues:
 		return s, fmt.Errorf("closedloop: queues: %d outside [1, %d]", s.Queues, maxQueues)
 	case len(s.Flows) > s.Queues:
@@ -333,6 +345,8 @@ func (s Scenario) markers() (enq, deq []dataplane.MarkerSpec, desc string) {
 		return nil, spec("codel", func(n int) (marking.Marker, error) {
 			return marking.NewCoDel(marking.CoDelConfig{}, marking.Dequeue, n)
 		}), fmt.Sprintf("target %v, interval %v (000 §5.2), dequeue", time.Duration(marking.CoDelDefaultTarget), time.Duration(marking.CoDelDefaultInterval))
+	case Unmarked:
+		return nil, nil, "no marking"
 	}
 	return nil, nil, ""
 }

@@ -1,5 +1,10 @@
 package closedloop
 
+import (
+	"github.com/ecnswitch/ecnswitch/timestamp"
+	"github.com/ecnswitch/ecnswitch/transport"
+)
+
 // flow is one long-lived window-based flow of the sender model. It sees
 // sequence numbers and ACKs only; the harness moves its packets.
 type flow struct {
@@ -18,15 +23,42 @@ type flow struct {
 	winEnd           uint64  // DCTCP: the observation window ends with the ACK of winEnd
 	winAcks, winMark uint64
 
-	reductions uint64 // window reductions on marks
+	reductions uint64 // window reductions on marks (DX: on delay)
 	lossEvents uint64 // window reductions on losses
+
+	dx    *transport.DX   // DX's window law; nil for the others
+	delay timestamp.Delay // DX: OWD_base and the queueing delay of each ACK
+	dxQ   []int64         // DX: the queueing delays measured, while the harness measures
 }
 
-func newFlow(id, queue, host int, cc CC, start int64) *flow {
-	return &flow{
+func newFlow(id, queue, host int, cc CC, start int64, headroom int64) *flow {
+	f := &flow{
 		id: id, queue: queue, host: host, cc: cc, start: start,
 		cwnd: initCwnd, ssthresh: 1e18, alpha: 1, // DCTCP starts at α = 1 (Linux's default)
 	}
+	if cc == DX {
+		f.dx = transport.NewDX(headroom)
+		f.cwnd = f.dx.Window()
+	}
+	return f
+}
+
+// onDXAck processes the ACK of sequence seq for DX: t1 is the data's send
+// time on the sender's clock, t2 its arrival on the receiver's (skewed
+// and drifting, see receiverClock), t4 the ACK's arrival; the receiver
+// acknowledges at once (t3 = t2). It returns the queueing delay measured.
+func (f *flow) onDXAck(seq, lost uint64, t1, t2, t4 int64) int64 {
+	f.acked++
+	f.lost += lost
+	st := timestamp.Stamps{T1: t1, T2: t2, T3: t2, T4: t4}
+	q := f.delay.Observe(st.OWD(), st.RTT())
+	base, _ := f.delay.MinRTT()
+	c0, _ := f.dx.Reductions()
+	f.dx.OnAck(transport.Ack{Seq: seq, Next: f.next, Lost: lost, Queue: q, BaseRTT: base})
+	c1, _ := f.dx.Reductions()
+	f.reductions += c1 - c0
+	f.cwnd = f.dx.Window()
+	return q
 }
 
 // inFlight returns the packets sent and neither acknowledged nor lost.

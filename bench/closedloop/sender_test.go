@@ -16,13 +16,13 @@ func window(f *flow) []uint64 {
 
 // inCA returns a flow in congestion avoidance with cwnd w.
 func inCA(cc CC, w float64) *flow {
-	f := newFlow(0, 0, 0, cc, 0)
+	f := newFlow(0, 0, 0, cc, 0, 0)
 	f.cwnd, f.ssthresh = w, w
 	return f
 }
 
 func TestSlowStartDoublesPerWindow(t *testing.T) {
-	f := newFlow(0, 0, 0, ECNStar, 0)
+	f := newFlow(0, 0, 0, ECNStar, 0, 0)
 	for _, want := range []float64{20, 40, 80} {
 		for _, s := range window(f) {
 			f.onAck(s, false, 0)
