@@ -15,6 +15,8 @@ FUZZTIME ?= 8s
 # in testdata/fuzz either way; minimise it afterwards with -fuzzminimizetime 60s.
 FUZZMINIMIZE ?= 10x
 FUZZFLAGS = -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)
+# make soak's duration (not part of make test).
+SOAK     ?= 10m
 # Packages with concurrent code, run again under the race detector.
 RACE_PKGS := ./internal/... ./buffer/... ./ports/... ./dataplane/... ./testbed/... ./capture/... ./telemetry/... ./node/...
 
@@ -26,6 +28,7 @@ help:
 	@echo "make demo     build and run the MQ-ECN static-flow demo on a 5-host testbed (root)"
 	@echo "make experiments  rerun every experiment of the papers on a testbed; reports in docs/experiments/NAME (root, quiet machine, minutes)"
 	@echo "make test     formatting, vet, unit and integration tests, race detector, bounded fuzzing"
+	@echo "make soak     $(SOAK) of mixed, malformed, flooded and oversize traffic, link flaps and API abuse against 'ecnswitch run' (root)"
 	@echo "make bench    hot-path micro-benchmarks (pipeline, scheduler, parser, markers)"
 	@echo "make build    build $(BIN)"
 	@echo "make install  the binary to $(BINDIR), the example config to $(CONFDIR) (kept if present), the systemd unit to $(UNITDIR) (root)"
@@ -83,6 +86,13 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseCDF$$' $(FUZZFLAGS) ./experiment
 
 test: deps check unit race fuzz
+
+# The soak test (cmd/ecnswitch/soak_linux_test.go, build tag soak): the
+# built binary on a three-host testbed for $(SOAK); see the README.
+soak: build
+	@if [ "$$(id -u)" != 0 ]; then echo "the soak test creates network namespaces: run it as root"; exit 1; fi
+	$(GO) vet -tags soak ./cmd/ecnswitch
+	ECNSWITCH_BIN=$(CURDIR)/$(BIN) $(GO) test -tags soak -count=1 -v -timeout 60m -run '^TestSoak$$' ./cmd/ecnswitch -soak.duration $(SOAK)
 
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./packet ./scheduler ./buffer ./marking ./dataplane

@@ -138,6 +138,15 @@ func Run(ctx context.Context, cfg *config.Config, log *zap.Logger) (fin Final, e
 		log.Error("a port's interface is gone; stopping", zap.Error(goneErr))
 	}
 	runErr := errors.Join(sw.stopWorkers(), goneErr)
+	for i, a := range sw.Frames() {
+		lvl := zap.InfoLevel
+		if a.Violations != 0 || a.InKernel() != 0 {
+			lvl = zap.ErrorLevel
+		}
+		log.Log(lvl, "UMEM frames at stop", zap.String("port", cfg.Ports[i].Name), zap.Int("total", a.Total), zap.Int("free", a.Free),
+			zap.Int("fill", a.Fill), zap.Int("rx", a.Rx), zap.Int("tx", a.Tx), zap.Int("completion", a.Completion),
+			zap.Int("in_kernel", a.InKernel()), zap.Uint64("violations", a.Violations))
+	}
 	fin.Stats = &telemetry.StatsResponse{TimeNS: clock.Now(), Stats: sw.Stats(), PoolNames: cfg.Pools}
 	// The APIs first, so that no capture starts after the Manager closed.
 	stopTelemetry()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -184,6 +185,25 @@ func (s *Switch) KernelDrops() uint64 {
 		n += p.Stats().RxDropped
 	}
 	return n
+}
+
+// Frames returns where each port's UMEM frames are, once the kernel holds
+// none between its rings (or a second has passed): at rest every frame of
+// a port's reserve is free or on one of its rings (FrameAccount.InKernel
+// is 0) and none was handed back twice (Violations). The workers must have
+// stopped: it drives the ports itself.
+func (s *Switch) Frames() []afxdp.FrameAccount {
+	as := make([]afxdp.FrameAccount, len(s.ports))
+	for i, p := range s.ports {
+		for deadline := time.Now().Add(time.Second); ; time.Sleep(5 * time.Millisecond) {
+			p.Transmit(nil) // reap completions, kick what is left
+			as[i] = p.Frames()
+			if a := as[i]; a.InKernel() == 0 && a.Tx == 0 && a.Completion == 0 || time.Now().After(deadline) {
+				break
+			}
+		}
+	}
+	return as
 }
 
 // Close closes the ports, which detaches the XDP programs, and then the
