@@ -105,6 +105,12 @@ func (c *checker) afxdp(i int, y *afxdpYAML, frameSize int) afxdp.Options {
 	case "off":
 		o.RxStamp = afxdp.RxStampOff
 	}
+	if c.oneOf(k("tx_timestamp"), y.TxTimestamp, "off", "off", "on") == "on" {
+		o.TxStamps = true
+		if o.Transmit == afxdp.TxXDP {
+			c.errf(k("tx_timestamp"), "\"on\" with transmit xdp; live frames have no completion to stamp (transmit auto or socket)")
+		}
+	}
 	o.TxHash, o.Force = y.TxHash, y.Force
 	return o
 }

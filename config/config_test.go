@@ -212,6 +212,9 @@ ports: [{name: a}, {name: b, coalesce: 0}, {name: c, coalesce: 2ms, afxdp: {tran
 		r.Ports[1].AFXDP.RxStamp != afxdp.RxStampOff || r.Ports[2].AFXDP.RxStamp != afxdp.RxStampAuto {
 		t.Errorf("rx_timestamp on, off, unset gave %v, %v, %v", r.Ports[0].AFXDP.RxStamp, r.Ports[1].AFXDP.RxStamp, r.Ports[2].AFXDP.RxStamp)
 	}
+	if r := mustParse(t, "ports: [{name: a, afxdp: {tx_timestamp: on}}, {name: b}]"); !r.Ports[0].AFXDP.TxStamps || r.Ports[1].AFXDP.TxStamps {
+		t.Errorf("tx_timestamp on, unset gave %v, %v", r.Ports[0].AFXDP.TxStamps, r.Ports[1].AFXDP.TxStamps)
+	}
 	if d := mustParse(t, "ports: [{name: a}]"); d.Switch.Ports[0].Coalesce != dataplane.DefaultCoalesce || d.Ports[0].AFXDP.Transmit != afxdp.TxAuto {
 		t.Errorf("defaults: coalesce %v, transmit %v; want %v and auto",
 			d.Switch.Ports[0].Coalesce, d.Ports[0].AFXDP.Transmit, dataplane.DefaultCoalesce)
@@ -490,6 +493,8 @@ func TestBadConfigs(t *testing.T) {
 		{"live_min", "ports: [{name: p1, afxdp: {live_min: 300}}]", "ports[0].afxdp.live_min", "300 outside [1, 256]"},
 		{"rx_timestamp", "ports: [{name: p1, afxdp: {rx_timestamp: ptp}}]", "ports[0].afxdp.rx_timestamp", `"ptp" is not one of`},
 		{"rx_timestamp with xdp", "ports: [{name: p1, afxdp: {rx_timestamp: on, transmit: xdp}}]", "ports[0].afxdp.rx_timestamp", "BPF_PROG_RUN cannot run the device-bound program"},
+		{"tx_timestamp", "ports: [{name: p1, afxdp: {tx_timestamp: hw}}]", "ports[0].afxdp.tx_timestamp", `"hw" is not one of`},
+		{"tx_timestamp with xdp", "ports: [{name: p1, afxdp: {tx_timestamp: on, transmit: xdp}}]", "ports[0].afxdp.tx_timestamp", "no completion to stamp"},
 		{"rx_timestamp generic", "ports: [{name: p1, afxdp: {rx_timestamp: on, mode: generic}}]", "ports[0].afxdp.rx_timestamp", "attaches natively"},
 		{"delay negative", "ports: [{name: p1, delay: {jitter: -1us}}]", "ports[0].delay.jitter", "outside [0, 1s]"},
 		{"delay distribution", "ports: [{name: p1, delay: {jitter: 1us, distribution: pareto}}]", "ports[0].delay.distribution", `"pareto" is not one of uniform, normal, exponential`},

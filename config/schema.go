@@ -42,6 +42,7 @@ type afxdpYAML struct {
 	Transmit       string `yaml:"transmit"`
 	LiveMin        *int   `yaml:"live_min"`
 	RxTimestamp    string `yaml:"rx_timestamp"`
+	TxTimestamp    string `yaml:"tx_timestamp"`
 	Force          bool   `yaml:"force"`
 }
 

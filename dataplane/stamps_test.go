@@ -23,7 +23,11 @@ type stampPort struct {
 var (
 	_ ports.Port      = (*stampPort)(nil)
 	_ ports.RxStamper = (*stampPort)(nil)
+	_ ports.TxStamper = (*stampPort)(nil)
 )
+
+// TxCompletions reports three stamped completions, 1 µs on average.
+func (p *stampPort) TxCompletions() (uint64, int64, int64) { return 3, 1000, 2000 }
 
 func (p *stampPort) Name() string    { return "nic" }
 func (p *stampPort) RxClock() string { return p.clock }
@@ -115,6 +119,12 @@ func TestHardwareRxStamps(t *testing.T) {
 			rs := st.Ports[0].RxStamps
 			if rs.Source != c.wantSource || rs.Device != c.wantDevice || rs.Worker != 4-c.wantDevice {
 				t.Fatalf("RxStamps = %+v, want source %s, %d by the device, %d by the worker", rs, c.wantSource, c.wantDevice, 4-c.wantDevice)
+			}
+			if ts := st.Ports[0].TxStamps; ts == nil || *ts != (dataplane.TxStampStats{Stamped: 3, MeanNS: 1000, MaxNS: 2000}) {
+				t.Fatalf("TxStamps = %+v, want the device's 3 completions", ts)
+			}
+			if st.Ports[1].TxStamps != nil {
+				t.Fatalf("a sink without completion stamps reports %+v", st.Ports[1].TxStamps)
 			}
 		})
 	}

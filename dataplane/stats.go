@@ -63,6 +63,18 @@ type PortStats struct {
 	// them, so that what reached the port is RxPackets + Device.RxDropped
 	// + Device.RxOversize. Nil when the device keeps none.
 	Device *ports.Stats `json:"device,omitempty"`
+	// TxStamps are the device's completion stamps of transmitted frames
+	// (ports.TxStamper); nil when it gives none.
+	TxStamps *TxStampStats `json:"tx_stamps,omitempty"`
+}
+
+// TxStampStats are a device's completion stamps: how many transmitted
+// frames it stamped, and the mean and largest time from the device taking
+// a frame to its stamp.
+type TxStampStats struct {
+	Stamped uint64 `json:"stamped"`
+	MeanNS  int64  `json:"mean_ns"`
+	MaxNS   int64  `json:"max_ns"`
 }
 
 // RxStampStats say where received packets' ingress stamps came from.
@@ -131,6 +143,11 @@ func (s *Switch) Stats() Stats {
 		for r := range p.c.drops {
 			if v := p.c.drops[r].Load(); v > 0 {
 				ps.Drops[DropReason(r).String()] = v
+			}
+		}
+		if ts, ok := p.dev.(ports.TxStamper); ok {
+			if n, mean, mx := ts.TxCompletions(); n > 0 {
+				ps.TxStamps = &TxStampStats{Stamped: n, MeanNS: mean, MaxNS: mx}
 			}
 		}
 		if r, ok := p.dev.(ports.StatsReporter); ok {

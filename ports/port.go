@@ -95,6 +95,15 @@ type RxStamper interface {
 	RxClock() string
 }
 
+// TxStamper is implemented by ports that stamp transmitted frames when
+// the device completes them (XSK TX metadata).
+type TxStamper interface {
+	// TxCompletions returns how many transmitted frames completed with a
+	// stamp, and the mean and largest time, in ns, from Transmit taking
+	// a frame to its completion stamp.
+	TxCompletions() (stamped uint64, meanNS, maxNS int64)
+}
+
 // Stats are a port's own counters: what happened below the dataplane.
 // Frames that reached the port but never the switch are RxOversize +
 // RxDropped, so the frames sent to the port are the switch's rx_packets

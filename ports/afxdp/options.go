@@ -3,6 +3,7 @@ package afxdp
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"go.uber.org/zap"
 )
@@ -244,6 +245,14 @@ type Options struct {
 	// RxStamp selects hardware receive timestamps; default RxStampAuto.
 	RxStamp RxStampMode
 
+	// TxStamps asks the kernel for every transmitted frame's completion
+	// stamp (XSK TX metadata, Linux 6.8+): the NIC's where its driver
+	// has xsk_tx_metadata_ops, in copy mode the kernel's CLOCK_TAI when
+	// the device lets go of the frame. TxStamps counts them and the
+	// device's transmit latency. Live frames have no completion, so the
+	// Port then transmits through its sockets. Default off.
+	TxStamps bool
+
 	// Force lets Open replace an XDP program that is not ecnswitch's.
 	Force bool
 
@@ -348,6 +357,9 @@ func (o Options) Validate() error {
 	if o.RxStamp == RxStampOn && o.Attach == AttachGeneric {
 		return errors.New("afxdp: RxStamp = on with Attach = generic: the device-bound program that reads hardware stamps attaches natively only")
 	}
+	if o.TxStamps && o.Transmit == TxXDP {
+		return errors.New("afxdp: TxStamps with Transmit = xdp: live frames have no completion to stamp; use Transmit auto or socket")
+	}
 	if o.RxStamp == RxStampOn && o.Transmit == TxXDP {
 		return errors.New("afxdp: RxStamp = on with Transmit = xdp: BPF_PROG_RUN cannot run the device-bound program hardware stamps need; " +
 			"use Transmit auto or socket")
@@ -400,6 +412,9 @@ type Info struct {
 	// RxMetadata is true when the Port's program is device-bound and
 	// hands Receive the driver's hardware stamp of every frame.
 	RxMetadata bool
+	// TxMetadata is true when the Port asks for completion stamps
+	// (Options.TxStamps and a UMEM registered with TX metadata).
+	TxMetadata bool
 	// PHC is the device's PTP hardware clock (/dev/ptpN), -1 for none.
 	// Hardware stamps are used only when there is one to read them against.
 	PHC int
@@ -411,6 +426,15 @@ type RxStampStats struct {
 	None     uint64 // frames the device gave no stamp (0), or that had no PHC to read it against
 	NoRoom   uint64 // frames the program dropped for want of metadata room (also in Stats().RxDropped)
 	SyncErrs uint64 // failed PHC offset measurements
+}
+
+// TxStampStats count the completion stamps of transmitted frames.
+type TxStampStats struct {
+	Stamped uint64 // frames completed with a stamp
+	Missing uint64 // frames completed without one (the driver gave none)
+	// MeanLatency and MaxLatency are from Transmit putting a frame on
+	// the TX ring to its completion stamp: the device's transmit delay.
+	MeanLatency, MaxLatency time.Duration
 }
 
 // QueueStats are the counters of one queue's socket.

@@ -28,6 +28,7 @@ var (
 	_ ports.Pender        = (*Port)(nil)
 	_ ports.MaxFramer     = (*Port)(nil)
 	_ ports.RxStamper     = (*Port)(nil)
+	_ ports.TxStamper     = (*Port)(nil)
 )
 
 // bindWait bounds the EBUSY retries of bind while a previous socket on the
@@ -49,9 +50,10 @@ type Port struct {
 	txSocks []*xsk // socks[:1], or socks with Options.TxHash
 	next    int    // socket Receive starts at, rotating
 
-	prog   *program
-	xdp    link.Link // the BPF link attaching prog; closing it detaches prog
-	stamps *rxStamps // hardware receive stamps; nil without the device-bound program
+	prog     *program
+	xdp      link.Link // the BPF link attaching prog; closing it detaches prog
+	stamps   *rxStamps // hardware receive stamps; nil without the device-bound program
+	txStamps *txStamps // completion stamps; nil without Options.TxStamps
 
 	live    *live       // XDP live-frames transmit; nil when the Port transmits through its sockets only
 	txDrop0 uint64      // the device's tx_dropped at Open
@@ -160,6 +162,9 @@ func Open(ifname string, opts Options) (*Port, error) {
 	}
 	warnPeerOffloads(link, usable, log)
 
+	if o.TxStamps {
+		p.umem.txMetaWanted = true // the first socket registers it so, if it is first
+	}
 	zc := o.ZeroCopy
 	if mode == AttachGeneric {
 		zc = ZeroCopyOff // a generic-mode hook copies; zero-copy needs the driver
@@ -180,6 +185,7 @@ func Open(ifname string, opts Options) (*Port, error) {
 	if o.TxHash {
 		p.txSocks = p.socks
 	}
+	p.setupTxStamps(&o)
 	if err := p.setupLive(&o); err != nil {
 		return nil, err
 	}
@@ -201,6 +207,7 @@ func Open(ifname string, opts Options) (*Port, error) {
 		Transmit:    p.txPath(),
 		LiveMin:     p.liveMin,
 		RxMetadata:  p.stamps != nil,
+		TxMetadata:  p.txStamps != nil,
 		PHC:         plan.phc,
 	}
 	log.Info("AF_XDP port open",
@@ -306,6 +313,9 @@ func (p *Port) Transmit(ds []*packet.Desc) (int, error) {
 				zap.Uint64("refused", n), zap.Duration("for", p.live.backoff))
 		}
 		return k, err
+	}
+	if p.txStamps != nil {
+		p.txStamps.begin()
 	}
 	for _, s := range p.txSocks {
 		s.txBegin()

@@ -80,6 +80,12 @@ func (p *Port) Wait(int64) (bool, error) { return false, ErrNotSupported }
 // RxClock returns "": no hardware stamps outside Linux.
 func (p *Port) RxClock() string { return "" }
 
+// TxCompletions returns zeros.
+func (p *Port) TxCompletions() (uint64, int64, int64) { return 0, 0, 0 }
+
+// TxStamps returns zero counters.
+func (p *Port) TxStamps() TxStampStats { return TxStampStats{} }
+
 // RxStamps returns zero counters.
 func (p *Port) RxStamps() RxStampStats { return RxStampStats{} }
 

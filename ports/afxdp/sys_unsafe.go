@@ -81,10 +81,18 @@ func xdpOptions(fd int) (uint32, error) {
 }
 
 func registerUMEM(fd int, mem []byte, frameSize int) error {
+	return registerUMEMMeta(fd, mem, frameSize, 0, 0)
+}
+
+// registerUMEMMeta registers mem with TX metadata of txMetaLen bytes in
+// front of every TX frame (XSK TX metadata; 0 for none).
+func registerUMEMMeta(fd int, mem []byte, frameSize int, flags, txMetaLen uint32) error {
 	reg := unix.XDPUmemReg{
-		Addr: uint64(uintptr(unsafe.Pointer(&mem[0]))),
-		Len:  uint64(len(mem)),
-		Size: uint32(frameSize),
+		Addr:            uint64(uintptr(unsafe.Pointer(&mem[0]))),
+		Len:             uint64(len(mem)),
+		Size:            uint32(frameSize),
+		Flags:           flags,
+		Tx_metadata_len: txMetaLen,
 	}
 	return setsockopt(fd, unix.XDP_UMEM_REG, unsafe.Pointer(&reg), unsafe.Sizeof(reg))
 }

@@ -38,10 +38,15 @@ type UMEM struct {
 	frames    *ebpf.Map
 	state     []uint8 // per frame: frameFree, frameRx or frameTx; written by the frame's holder
 
-	mu    sync.Mutex
-	next  int   // frames handed out so far
-	owner int   // fd of a bound socket on it that new sockets share it through; -1 when none
-	bound []int // fds of the sockets bound on it
+	// txMetaWanted asks the first socket to register the UMEM with XSK TX
+	// metadata (a Port with Options.TxStamps); txMeta says it took.
+	txMetaWanted bool
+
+	mu     sync.Mutex
+	txMeta bool
+	next   int   // frames handed out so far
+	owner  int   // fd of a bound socket on it that new sockets share it through; -1 when none
+	bound  []int // fds of the sockets bound on it
 }
 
 // NewUMEM returns a UMEM of frames frames of frameSize bytes (2048 or
@@ -98,6 +103,7 @@ func NewSwitchUMEM(ifaces []string, opts []Options, arena int) (*UMEM, error) {
 	}
 	for i := range opts {
 		opts[i].UMEM = u
+		u.txMetaWanted = u.txMetaWanted || opts[i].TxStamps
 	}
 	return u, nil
 }

@@ -98,8 +98,9 @@ type xsk struct {
 	umem     *UMEM
 	usable   uint32 // frame size − Headroom
 	zeroCopy bool
-	shared   bool // bound with XDP_SHARED_UMEM on another socket's UMEM
-	rxMeta   bool // the program puts a hardware stamp in front of every frame
+	shared   bool      // bound with XDP_SHARED_UMEM on another socket's UMEM
+	rxMeta   bool      // the program puts a hardware stamp in front of every frame
+	txst     *txStamps // completion stamps of transmitted frames; nil for none
 	txBudget int
 	frames   int // frames in this socket's reserve
 
@@ -294,6 +295,9 @@ func (s *xsk) reap() {
 			continue
 		}
 		s.umem.state[fi] = frameFree
+		if s.txst != nil {
+			s.txst.complete(s.umem.mem, s.comp.addrs[(cons+i)&s.comp.mask], fi)
+		}
 		s.push(uint64(fi) << s.umem.shift)
 	}
 	s.comp.cachedCons += n
@@ -331,7 +335,12 @@ func (s *xsk) txPut(d *packet.Desc) bool {
 		s.txCopied.Add(1)
 	}
 	s.umem.state[a>>s.umem.shift] = frameTx
-	s.tx.descs[(s.tx.cachedProd+s.txQueued)&s.tx.mask] = unix.XDPDesc{Addr: a + Headroom, Len: uint32(d.Len)}
+	desc := unix.XDPDesc{Addr: a + Headroom, Len: uint32(d.Len)}
+	if s.txst != nil {
+		s.txst.request(s.umem.mem, desc.Addr, int(a>>s.umem.shift))
+		desc.Options = unix.XDP_TX_METADATA
+	}
+	s.tx.descs[(s.tx.cachedProd+s.txQueued)&s.tx.mask] = desc
 	s.txQueued++
 	s.txBytesQ += uint64(d.Len)
 	return true
@@ -504,7 +513,16 @@ func newXSK(o *Options, u *UMEM, c xskConfig) (_ *xsk, err error) {
 	u.mu.Unlock()
 	s.shared = owner >= 0
 	if !s.shared {
-		if err = registerUMEM(s.fd, u.mem, u.frameSize); err != nil {
+		if u.txMetaWanted {
+			var ok bool
+			ok, err = registerWithTxMeta(s.fd, u.mem, u.frameSize)
+			u.mu.Lock()
+			u.txMeta = ok
+			u.mu.Unlock()
+		} else {
+			err = registerUMEM(s.fd, u.mem, u.frameSize)
+		}
+		if err != nil {
 			size := len(u.mem)
 			if errors.Is(err, unix.ENOBUFS) || errors.Is(err, unix.ENOMEM) || errors.Is(err, unix.EPERM) {
 				return nil, fmt.Errorf("afxdp: queue %d: register %d-byte UMEM: %w: it exceeds RLIMIT_MEMLOCK (%s); "+
