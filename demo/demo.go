@@ -33,6 +33,7 @@ const (
 	QueueMinimum = "queue-minimum" // per-queue ECN, minimum threshold w_i/Σw·K (001 §2.2.2 Eq. 2)
 	PMSB         = "pmsb"          // port ≥ K and queue ≥ w_i/Σw·K, at enqueue (003 Algorithm 1)
 	PMSBDequeue  = "pmsb-dequeue"  // PMSB at dequeue (003 §IV-C)
+	CoDel        = "codel"         // CoDel marking at dequeue, Options.CoDel (RFC 8289; 000 §5.2's baseline)
 	TCN          = "tcn"           // sojourn time > K/C, at dequeue (000 §2.1 Eq. 1)
 	ECNSharp     = "ecn-sharp"     // ECN♯ by its rule of thumb with every target K/C, at dequeue (000 §3.4)
 )
@@ -44,7 +45,7 @@ func Schemes() []string { return []string{PerPort, PerQueue, MQECN} }
 // AllSchemes returns the name of every scheme Run knows: Schemes, then the
 // other papers' markers on the same port.
 func AllSchemes() []string {
-	return []string{PerPort, PerQueue, MQECN, QueueMinimum, PMSB, TCN, ECNSharp, PMSBDequeue}
+	return []string{PerPort, PerQueue, MQECN, QueueMinimum, PMSB, TCN, ECNSharp, PMSBDequeue, CoDel}
 }
 
 // titles are the schemes' names as the table prints them.
@@ -55,6 +56,7 @@ var titles = map[string]string{
 	QueueMinimum: "per-queue minimum",
 	PMSB:         "PMSB",
 	PMSBDequeue:  "PMSB at dequeue",
+	CoDel:        "CoDel",
 	TCN:          "TCN",
 	ECNSharp:     "ECN♯",
 }
@@ -181,6 +183,19 @@ type Options struct {
 	// least 10 ms. Default 0: nothing is recorded.
 	Sample time.Duration
 
+	// HostDelay, if set, adds HostDelay[i] to Delay at the egress port
+	// towards host i (0 to Hosts−1): a sender's ACKs wait that long, so its
+	// flows' base RTT grows by it (000 §2.3's RTT variation, which the
+	// paper makes with netem at the senders). At most Hosts entries.
+	HostDelay []time.Duration
+
+	// ECNSharp, if set, gives ECN♯ its targets (000 §3.4's rule of thumb
+	// for RTT variation); unset, all three are K/C. CoDel gives CoDel's
+	// target and interval; unset, the ECN♯ paper's 85 µs and 200 µs
+	// (000 §5.2, marking's defaults).
+	ECNSharp marking.ECNSharpConfig
+	CoDel    marking.CoDelConfig
+
 	// Coalesce is the ports' batching window (dataplane.PortConfig.Coalesce);
 	// 0 means the dataplane's default.
 	Coalesce time.Duration
@@ -282,11 +297,18 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("demo: k %d bytes outside [1, buffer = %d]", o.K, o.Buffer)
 	case o.Delay < 0 || o.Delay > time.Second:
 		return o, fmt.Errorf("demo: delay %v outside [0, 1s]", o.Delay)
+	case len(o.HostDelay) > Hosts:
+		return o, fmt.Errorf("demo: host_delay: %d entries, want at most %d (one per host)", len(o.HostDelay), Hosts)
 	case o.Sample != 0 && (o.Sample < 10*time.Millisecond || o.Sample > o.Duration):
 		return o, fmt.Errorf("demo: sample %v outside [10ms, duration = %v]", o.Sample, o.Duration)
 	}
 	if len(o.Classes) > MaxClasses {
 		return o, fmt.Errorf("demo: %d classes: want at most %d", len(o.Classes), MaxClasses)
+	}
+	for i, d := range o.HostDelay {
+		if d < 0 || d > time.Second {
+			return o, fmt.Errorf("demo: host_delay[%d] %v outside [0, 1s]", i, d)
+		}
 	}
 	for q, c := range o.Classes {
 		if c.Flows < 1 || c.Flows > 64 {
@@ -358,8 +380,9 @@ type SchemeResult struct {
 
 // Sample is each queue's goodput over one sampling interval.
 type Sample struct {
-	At      time.Duration // end of the interval, from the start of the window
-	Goodput []float64     // bit/s of TCP payload read by the receiver, per queue
+	At        time.Duration // end of the interval, from the start of the window
+	Goodput   []float64     // bit/s of TCP payload read by the receiver, per queue
+	PortBytes int64         // bytes the bottleneck port held at the end of the interval
 }
 
 // QueueResult is one queue of the bottleneck port (h5's) over the
@@ -461,6 +484,14 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 // bottleneck is the index of the receiver h5's port.
 const bottleneck = Hosts - 1
 
+// hostDelay returns the delay added towards host i.
+func hostDelay(o Options, i int) time.Duration {
+	if i < len(o.HostDelay) {
+		return o.HostDelay[i]
+	}
+	return 0
+}
+
 // flows returns the number of flows of each class.
 func (o Options) flows() []int {
 	n := make([]int, len(o.Classes))
@@ -480,7 +511,7 @@ func switchConfig(o Options, hosts []testbed.Host, name string) (dataplane.Confi
 	if got := std.Bytes(o.Rate, 0); got != o.K {
 		return dataplane.Config{}, fmt.Errorf("k %d B is not λ·C·RTT for whole-ns RTTs at C = %d bit/s (RTT %d ns gives %d B)", o.K, o.Rate, rtt, got)
 	}
-	enq, deq := markers(name, std, rtt)
+	enq, deq := markers(name, std, rtt, o)
 	cfg := dataplane.Config{
 		Workers:    1,                     // two cores: one for the worker, one for the hosts' TCP
 		Spin:       dataplane.DefaultSpin, // a few idle passes, then sleep until the next departure or an arrival
@@ -513,7 +544,7 @@ func switchConfig(o Options, hosts []testbed.Host, name string) (dataplane.Confi
 			Queues:   slices.Clone(caps),
 			Enqueue:  enq,
 			Dequeue:  deq,
-			Delay:    dataplane.Delay{Fixed: o.Delay},
+			Delay:    dataplane.Delay{Fixed: o.Delay + hostDelay(o, i)},
 			Coalesce: o.Coalesce,
 		})
 	}
@@ -523,7 +554,7 @@ func switchConfig(o Options, hosts []testbed.Host, name string) (dataplane.Confi
 // markers returns the enqueue and dequeue marker chains of scheme name,
 // whose thresholds derive from the standard threshold std = λ·C·rtt with
 // λ = 1.
-func markers(name string, std marking.Threshold, rtt int64) (enq, deq []dataplane.MarkerSpec) {
+func markers(name string, std marking.Threshold, rtt int64, o Options) (enq, deq []dataplane.MarkerSpec) {
 	one := func(name string, f func(nq int) (marking.Marker, error)) []dataplane.MarkerSpec {
 		return []dataplane.MarkerSpec{{Name: name, New: f}}
 	}
@@ -559,8 +590,16 @@ func markers(name string, std marking.Threshold, rtt int64) (enq, deq []dataplan
 	case ECNSharp:
 		// One base RTT: RTT_p90 = mean RTT = rtt, so ins_target,
 		// pst_target and pst_interval are all rtt (000 §3.4).
+		cfg := o.ECNSharp
+		if cfg == (marking.ECNSharpConfig{}) {
+			cfg = marking.ECNSharpConfig{InsTarget: rtt, PstTarget: rtt, PstInterval: rtt}
+		}
 		deq = one("ecn-sharp", func(nq int) (marking.Marker, error) {
-			return marking.NewECNSharp(marking.ECNSharpConfig{InsTarget: rtt, PstTarget: rtt, PstInterval: rtt}, marking.Dequeue, nq)
+			return marking.NewECNSharp(cfg, marking.Dequeue, nq)
+		})
+	case CoDel:
+		deq = one("codel", func(nq int) (marking.Marker, error) {
+			return marking.NewCoDel(o.CoDel, marking.Dequeue, nq)
 		})
 	}
 	return enq, deq

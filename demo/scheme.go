@@ -231,7 +231,7 @@ type window struct {
 // last second's goodput as it goes.
 func measure(ctx context.Context, o Options, sw Switch, rcv *receivers, fl *flows, say func(string, ...any)) (window, error) {
 	var w window
-	p := progress{rcv: rcv, fl: fl, say: say, start: time.Now(), lastBytes: make([]int64, len(rcv.r))}
+	p := progress{rcv: rcv, fl: fl, sw: sw, say: say, start: time.Now(), lastBytes: make([]int64, len(rcv.r))}
 	p.last = p.start
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -269,6 +269,7 @@ func measure(ctx context.Context, o Options, sw Switch, rcv *receivers, fl *flow
 type progress struct {
 	rcv       *receivers
 	fl        *flows
+	sw        Switch
 	say       func(string, ...any)
 	start     time.Time
 	last      time.Time
@@ -286,7 +287,7 @@ func (p *progress) record(now time.Time) {
 	w := p.sampling
 	b := p.rcv.bytes()
 	dt := now.Sub(p.sampleAt).Seconds()
-	s := Sample{At: now.Sub(w.start), Goodput: make([]float64, len(b))}
+	s := Sample{At: now.Sub(w.start), Goodput: make([]float64, len(b)), PortBytes: p.sw.Stats().Ports[bottleneck].Bytes}
 	if w.rtts == nil {
 		w.rtts = make([][]time.Duration, len(b))
 	}

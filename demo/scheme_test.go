@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ecnswitch/ecnswitch/marking"
 	"github.com/ecnswitch/ecnswitch/scheduler"
@@ -36,8 +37,8 @@ func TestSchemeMarkers(t *testing.T) {
 			RoundTime: 2 * mtu * 8e9 / o.Rate, LineRate: o.Rate,
 		}
 	}
-	if len(AllSchemes()) != 8 {
-		t.Errorf("AllSchemes() = %v: the cases below cover 8", AllSchemes())
+	if len(AllSchemes()) != 9 {
+		t.Errorf("AllSchemes() = %v: the cases below and TestCoDelScheme cover 9", AllSchemes())
 	}
 	for _, c := range []struct {
 		scheme        string
@@ -169,5 +170,60 @@ func TestClasses(t *testing.T) {
 		if err := c.o.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("Validate(%+v) = %v, want %q", c.o, err, c.want)
 		}
+	}
+}
+
+// TestCoDelScheme: CoDel runs at dequeue with the given target and
+// interval (000 §5.2's by default), marking once the sojourn time has
+// stayed above target for an interval, never below it.
+func TestCoDelScheme(t *testing.T) {
+	hosts := make([]testbed.Host, Hosts)
+	for _, c := range []struct {
+		cfg              marking.CoDelConfig
+		target, interval int64
+	}{
+		{marking.CoDelConfig{}, marking.CoDelDefaultTarget, marking.CoDelDefaultInterval},
+		{marking.CoDelConfig{Target: 854_000, Interval: 2_010_000}, 854_000, 2_010_000},
+	} {
+		o, err := Options{CoDel: c.cfg, HostDelay: []time.Duration{time.Millisecond}}.withDefaults()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := switchConfig(o, hosts, CoDel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := cfg.Ports[bottleneck]
+		if len(p.Enqueue) != 0 || len(p.Dequeue) != 1 {
+			t.Fatalf("enqueue %d, dequeue %d markers", len(p.Enqueue), len(p.Dequeue))
+		}
+		if cfg.Ports[0].Delay.Fixed != time.Millisecond || p.Delay.Fixed != 0 {
+			t.Errorf("host delays %v, %v: want 1ms towards h1 only", cfg.Ports[0].Delay.Fixed, p.Delay.Fixed)
+		}
+		run := func(sojourn int64) (first int64) {
+			m, err := p.Dequeue[0].New(2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for now := int64(1e9); now < 1e9+4*c.interval; now += 10_000 {
+				v := marking.View{Now: now, EnqTime: now - sojourn, Len: 1514, QueueBytes: 64 << 10, PortBytes: 64 << 10, LineRate: o.Rate}
+				if m.Mark(&v) == marking.Mark {
+					return now - 1e9
+				}
+			}
+			return -1
+		}
+		if got := run(c.target - 1000); got != -1 {
+			t.Errorf("target %d ns: sojourn below it marked at +%d ns", c.target, got)
+		}
+		if got := run(c.target + 1000); got < c.interval-10_000 || got > c.interval+20_000 {
+			t.Errorf("target %d ns: sojourn above it first marked at +%d ns, want after the %d ns interval", c.target, got, c.interval)
+		}
+	}
+	if err := (Options{HostDelay: make([]time.Duration, Hosts+1)}).Validate(); err == nil || !strings.Contains(err.Error(), "host_delay: 6 entries") {
+		t.Errorf("6 host delays: %v", err)
+	}
+	if err := (Options{HostDelay: []time.Duration{-1}}).Validate(); err == nil || !strings.Contains(err.Error(), "host_delay[0] -1ns outside") {
+		t.Errorf("negative host delay: %v", err)
 	}
 }

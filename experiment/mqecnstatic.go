@@ -30,6 +30,9 @@ func mqecnStatic() Experiment {
 // staticFlows are the flow counts of the two services the experiment runs.
 var staticFlows = [][2]int{{1, 4}, {1, 8}}
 
+// staticSchemes are the schemes the experiment compares, in order.
+var staticSchemes = []string{demo.PerPort, demo.PerQueue, demo.MQECN, demo.QueueMinimum, demo.PMSB, demo.TCN, demo.ECNSharp}
+
 // staticSample is how often the goodput and the flows' RTTs are sampled.
 const staticSample = 50 * time.Millisecond
 
@@ -38,7 +41,7 @@ func runStatic(ctx context.Context, env Env) (*Report, error) {
 	var runs []*demo.Result
 	for _, f := range staticFlows {
 		res, err := env.demo(ctx, demo.Options{
-			Schemes: demo.AllSchemes(), Flows: f, Warmup: warmup, Duration: duration, Sample: staticSample,
+			Schemes: staticSchemes, Flows: f, Warmup: warmup, Duration: duration, Sample: staticSample,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("mqecn-static: %d : %d flows: %w", f[0], f[1], err)
