@@ -108,9 +108,6 @@ func TestShortDemo(t *testing.T) {
 		if total > max {
 			t.Errorf("%s: %.1f Mbit/s, more than the shaper lets through (%.1f)", s.Title, total/1e6, max/1e6)
 		}
-		if total < 0.3*res.MaxGoodput() {
-			t.Errorf("%s: %.1f Mbit/s, under 30%% of C·1448/1538 = %.1f", s.Title, total/1e6, res.MaxGoodput()/1e6)
-		}
 		if want := s.Busy * res.MaxGoodput(); math.Abs(total-want) > 0.05*want {
 			t.Errorf("%s: goodput %.1f Mbit/s, but the port's wire rate implies %.1f", s.Title, total/1e6, want/1e6)
 		}
@@ -133,8 +130,15 @@ func TestShortDemo(t *testing.T) {
 		if marks == 0 {
 			t.Errorf("%s: no CE marks: the bottleneck port never reached its threshold", s.Title)
 		}
-		if name == demo.PerQueue && math.Abs(s.Queues[0].Share-0.5) > 0.15 {
-			t.Errorf("per-queue ECN: shares %.3f : %.3f, want about 1:1", s.Queues[0].Share, s.Queues[1].Share)
+		// The shares are the scheduler's only while the port is the
+		// bottleneck; a test machine busy with other work may starve the
+		// worker, and the table then says "not comparable" instead.
+		if name == demo.PerQueue {
+			if s.Busy < demo.MinBusy {
+				t.Logf("per-queue ECN: shares not checked: the port was busy %.1f%% of the time, under %.0f%%", 100*s.Busy, 100*demo.MinBusy)
+			} else if math.Abs(s.Queues[0].Share-0.5) > 0.15 {
+				t.Errorf("per-queue ECN: shares %.3f : %.3f at %.1f%% busy, want about 1:1", s.Queues[0].Share, s.Queues[1].Share, 100*s.Busy)
+			}
 		}
 	}
 	for _, want := range []string{"[1/3] per-port ECN", "[3/3] MQ-ECN", "tearing down"} {
