@@ -23,7 +23,8 @@ func (r *rig) measure(ctx context.Context, dev Device, size int) (Result, error)
 
 // search finds the maximum forwarding rate and the RFC 2544 throughput
 // with trials run by run: the unpaced trial, the sweep (always, for the
-// plots), and, if the unpaced trial lost frames, bisection between the
+// plots; fractions of the offered rate, or of the forwarded one if the
+// device forwarded less than half of it), and, if the unpaced trial lost frames, bisection between the
 // highest passing rate and the lowest failing one above it, for at most
 // o.Iterations steps or until the bracket is narrower than o.Resolution.
 // A trial whose generator fell short of its target is run again once; if
@@ -51,9 +52,17 @@ func search(o SwitchOptions, run func(kind string, pps float64) (Trial, error)) 
 		return res, err
 	}
 	res.MaxOfferedPPS, res.MaxForwardedPPS, res.MaxLossRatio = max.OfferedPPS, max.ForwardedPPS, max.LossRatio
+	// The sweep's loads are fractions of the unpaced offered rate, or,
+	// when the device forwarded less than half of it, of what it
+	// forwarded: a generator many times faster than the device (live
+	// frames) would otherwise sweep only loads the device cannot take.
+	base := max.OfferedPPS
+	if max.ForwardedPPS > 0 && max.ForwardedPPS < max.OfferedPPS/2 {
+		base = max.ForwardedPPS
+	}
 	fail := max.OfferedPPS
 	for _, f := range o.Sweep {
-		t, err := do("sweep", f*max.OfferedPPS)
+		t, err := do("sweep", f*base)
 		if err != nil {
 			return res, err
 		}

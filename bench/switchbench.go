@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 
+	"github.com/ecnswitch/ecnswitch/bench/xdpgen"
 	"github.com/ecnswitch/ecnswitch/dataplane"
 	"github.com/ecnswitch/ecnswitch/packet"
 	"github.com/ecnswitch/ecnswitch/ports/afxdp"
@@ -59,6 +61,11 @@ type SwitchOptions struct {
 	Flows int
 	DSCP  []Share[uint8]
 	ECN   []Share[packet.ECN]
+	// Generator is how the generator sends: GeneratorXDP (live frames,
+	// LiveGenerator), GeneratorAFXDP (Generator on an AF_XDP port), or
+	// GeneratorAuto (the default): live frames where the kernel runs
+	// them, AF_XDP otherwise. The report says which.
+	Generator string
 	// Testbed are the options of the two-host testbed; Hosts is set to 2.
 	Testbed testbed.Options
 	// Start starts ecnswitch for DeviceSwitch and DevicePatch. Required
@@ -108,6 +115,13 @@ func (o *SwitchOptions) setDefaults() error {
 		o.Logger = zap.NewNop()
 	}
 	o.Testbed.Hosts = 2
+	switch o.Generator {
+	case "":
+		o.Generator = GeneratorAuto
+	case GeneratorAuto, GeneratorXDP, GeneratorAFXDP:
+	default:
+		return fmt.Errorf("generator: %q: want %s, %s or %s", o.Generator, GeneratorAuto, GeneratorXDP, GeneratorAFXDP)
+	}
 	for i, s := range o.Sizes {
 		if s < MinSize || s > afxdp.UsableFrame(afxdp.DefaultFrameSize)+FCS {
 			return fmt.Errorf("sizes[%d]: %d bytes: want %d to %d (FCS included; the AF_XDP frame holds %d)",
@@ -139,6 +153,13 @@ func (o *SwitchOptions) setDefaults() error {
 	return nil
 }
 
+// Generator modes of SwitchOptions.Generator.
+const (
+	GeneratorAuto  = "auto"
+	GeneratorXDP   = "xdp"
+	GeneratorAFXDP = "afxdp"
+)
+
 // Switch is a running ecnswitch, as the benchmark reads it.
 type Switch interface {
 	Stats() dataplane.Stats
@@ -157,7 +178,8 @@ type rig struct {
 	tb    *testbed.Testbed
 	hosts []testbed.Host
 	clock *SystemClock
-	gen   *NetnsPort
+	gen   *NetnsPort // the AF_XDP generator's port; nil when live
+	live  bool       // the generator sends XDP live frames
 	sink  *NetnsPort
 	run   uint16
 	rep   *SwitchReport
@@ -200,10 +222,26 @@ func RunSwitch(ctx context.Context, o SwitchOptions) (rep *SwitchReport, err err
 	}
 	defer func() { err = errors.Join(err, r.tb.Down()) }()
 	r.hosts = r.tb.Hosts()
-	if r.gen, err = OpenPort(r.hosts[0].Netns, r.hosts[0].HostIf, r.portOptions()); err != nil {
-		return nil, fmt.Errorf("bench: switch: generator port: %w", err)
+	r.live = o.Generator != GeneratorAFXDP
+	if r.live {
+		if perr := r.probeLive(); perr != nil {
+			if o.Generator == GeneratorXDP {
+				return nil, fmt.Errorf("bench: switch: live-frames generator: %w", perr)
+			}
+			r.live = false
+			r.rep.GeneratorNote = perr.Error()
+		}
 	}
-	defer func() { err = errors.Join(err, r.gen.Close()) }()
+	r.rep.Generator = GeneratorAFXDP
+	if r.live {
+		r.rep.Generator = GeneratorXDP
+	} else {
+		if r.gen, err = OpenPort(r.hosts[0].Netns, r.hosts[0].HostIf, r.portOptions()); err != nil {
+			return nil, fmt.Errorf("bench: switch: generator port: %w", err)
+		}
+		defer func() { err = errors.Join(err, r.gen.Close()) }()
+	}
+	fmt.Fprintf(o.Progress, "generator: %s %s\n", r.rep.Generator, r.rep.GeneratorNote)
 	if r.sink, err = OpenPort(r.hosts[1].Netns, r.hosts[1].HostIf, r.sinkPortOptions()); err != nil {
 		return nil, fmt.Errorf("bench: switch: sink port: %w", err)
 	}
@@ -242,6 +280,17 @@ func (r *rig) device(ctx context.Context, dev Device) (err error) {
 			err = errors.Join(err, fmt.Errorf("bench: switch: %s down: %w", dev, derr))
 		}
 	}()
+	if r.live {
+		// Live frames run the receiving veth end's NAPI, and with it the
+		// device's receive work (a bridge's forwarding, ecnswitch's XDP
+		// redirect), inside the generator's own call, unless that NAPI has
+		// a thread of its own: then the device works on its own CPU time,
+		// and a device that falls behind shows as loss, not as a slower
+		// generator. (The NAPI exists once the device's XDP program is on.)
+		if err := threadedNAPI(r.hosts[0].SwitchIf); err != nil {
+			return fmt.Errorf("bench: switch: %s: %w", dev, err)
+		}
+	}
 	for _, size := range r.o.Sizes {
 		res, err := r.measure(ctx, dev, size)
 		if err != nil {
@@ -258,7 +307,21 @@ func (r *rig) up(dev Device) (down func() error, drops func() map[string]uint64,
 	names := []string{r.hosts[0].SwitchIf, r.hosts[1].SwitchIf}
 	switch dev {
 	case DeviceBridge:
-		return upBridge("ecnsw"+r.tb.ID()+"br", names)
+		down, drops, err := upBridge("ecnsw"+r.tb.ID()+"br", names)
+		if err != nil || !r.live {
+			return down, drops, err
+		}
+		// Live frames reach the bridge's port only while it has an XDP
+		// program: one that passes every frame to the bridge.
+		ifi, ierr := net.InterfaceByName(names[0])
+		var detach func() error
+		if ierr == nil {
+			detach, ierr = xdpgen.AttachPass(ifi.Index)
+		}
+		if ierr != nil {
+			return nil, nil, errors.Join(ierr, down())
+		}
+		return func() error { return errors.Join(detach(), down()) }, drops, nil
 	case DevicePatch:
 		return r.upSwitch(PatchConfig(names))
 	default:
@@ -308,4 +371,13 @@ func (r *rig) upSwitch(cfg dataplane.Config) (func() error, func() map[string]ui
 		return m
 	}
 	return sw.Stop, drops, nil
+}
+
+// threadedNAPI gives ifname's NAPI a kernel thread of its own (sysfs
+// threaded), in the caller's network namespace.
+func threadedNAPI(ifname string) error {
+	if err := os.WriteFile("/sys/class/net/"+ifname+"/threaded", []byte("1"), 0); err != nil {
+		return fmt.Errorf("threaded NAPI on %s: %w", ifname, err)
+	}
+	return nil
 }

@@ -154,7 +154,7 @@ func TestSearchNeverReportsAboveAFailure(t *testing.T) {
 }
 
 func TestSwitchReportWrite(t *testing.T) {
-	rep := &SwitchReport{Start: time.Unix(1e9, 0), Kernel: "6.18", CPUs: 2, Seconds: 100}
+	rep := &SwitchReport{Start: time.Unix(1e9, 0), Kernel: "6.18", CPUs: 2, Seconds: 100, Generator: GeneratorXDP}
 	rep.Options.Sizes = []int{64, 1500}
 	rep.Options.Devices = []Device{DeviceSwitch, DeviceBridge}
 	rep.Options.Sweep = []float64{0.5}
@@ -195,12 +195,44 @@ func TestSwitchReportWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	// ecnswitch forwards 0.3 Mpps at most, the bridge 0.6: ratio 0.50.
-	for _, want := range []string{"ecnswitch bench switch --out x", "| 64 B | ecnswitch | 0.3000 Mpps | 0.154 Gbit/s", "| 0.50 |", "rate-1500.png"} {
+	// The generator offered 1 Mpps to both: each row is device-bound.
+	for _, want := range []string{"ecnswitch bench switch --out x", "| 64 B | ecnswitch | 0.3000 Mpps | 0.154 Gbit/s",
+		"| 70.000% | device |", "| 40.000% | device |", "| 0.50 |", "rate-1500.png", "as XDP live frames"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report.md lacks %q:\n%s", want, md)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(dir, "results.json")); err != nil {
 		t.Error(err)
+	}
+}
+
+func TestResultBoundBy(t *testing.T) {
+	for _, c := range []struct {
+		offered, forwarded float64
+		want               string
+	}{{1e6, 0.3e6, "device"}, {1e6, 1e6, "generator"}, {0.5e6, 0.5e6, "generator"}} {
+		if got := (Result{MaxOfferedPPS: c.offered, MaxForwardedPPS: c.forwarded}).BoundBy(); got != c.want {
+			t.Errorf("offered %g, forwarded %g: bound by %s, want %s", c.offered, c.forwarded, got, c.want)
+		}
+	}
+}
+
+// TestSearchSweepsBelowAFarSlowerDevice: a generator 50 times faster than
+// the device (live frames into a bridge) sweeps fractions of what the
+// device forwarded, not of what it offered, so the sweep finds passing
+// loads and the throughput is within the top sweep step of the capacity.
+func TestSearchSweepsBelowAFarSlowerDevice(t *testing.T) {
+	o := SwitchOptions{}
+	o.setDefaults()
+	m := &modelDevice{capacity: 0.1e6, genMax: 5e6}
+	res, _ := search(o, m.run)
+	for i, f := range o.Sweep {
+		if got := m.trials[1+i]; got != f*m.capacity {
+			t.Errorf("sweep %d offered %.0f pps, want %.2f of the 0.1 Mpps forwarded", i, got, f)
+		}
+	}
+	if res.ThroughputPPS > m.capacity || res.ThroughputPPS < 0.9*m.capacity {
+		t.Errorf("throughput %.0f pps, want within the top sweep step (0.9) of the capacity %.0f", res.ThroughputPPS, m.capacity)
 	}
 }

@@ -57,12 +57,20 @@ func (r *SwitchReport) Markdown(command string) string {
 		fmt.Fprintf(&b, "    %s\n\n", command)
 	}
 	o := r.Options
+	gen := "over AF_XDP (veth, copy mode)"
+	if r.Generator == GeneratorXDP {
+		gen = "as XDP live frames (BPF_PROG_RUN of ecnswitch's generator program, one thread)"
+	} else if r.GeneratorNote != "" {
+		gen += " (live frames unusable: " + r.GeneratorNote + ")"
+	}
 	fmt.Fprintf(&b, "Measured %s on Linux %s with %d CPUs in %.0f s. A generator in one testbed namespace sends UDP frames "+
-		"over AF_XDP (veth, copy mode) through the device to a sink in another namespace; the devices take turns over the same veth ends. "+
+		"%s through the device to a sink (AF_XDP) in another namespace; the devices take turns over the same veth ends. "+
 		"%d flows, %s. Each trial sends for %s. "+
 		"**Max** is the unpaced trial: what the generator offered and what reached the sink. "+
 		"**Throughput** is the RFC 2544 throughput: the highest offered rate whose trial lost at most %.4g%% of its frames, "+
 		"found by a sweep at %v of the max offered rate and then up to %d bisection steps (resolution %.3g%%). "+
+		"**Bound by** says which side limited the max: the device when the generator offered more than reached the sink, "+
+		"the generator when everything it offered arrived. "+
 		"Throughput marked ≥ is bound by the generator (it lost nothing at the most the generator offered), and ratios over it are bounds too. "+
 		"Rates count frames with their FCS; Gbit/s = frames/s × size × 8. Latency is one-way, generator to sink, on the shared CLOCK_MONOTONIC, "+
 		"and includes the time frames wait for the sink to read them.\n\n"+
@@ -72,11 +80,11 @@ func (r *SwitchReport) Markdown(command string) string {
 		"generator, switch worker and sink compete for the CPUs (%d here): loss then shows up as the switch's socket overflowing (xsk_rx in results.json) "+
 		"whenever its worker is descheduled. On a shared machine, stalls of tens of ms (other processes, softirq) cost frames "+
 		"and vary from run to run; running the benchmark under nice -n -10 makes them rarer.\n\n",
-		r.Start.UTC().Format(time.RFC3339), r.Kernel, r.CPUs, r.Seconds, o.Flows, o.Mix, o.Trial,
+		r.Start.UTC().Format(time.RFC3339), r.Kernel, r.CPUs, r.Seconds, gen, o.Flows, o.Mix, o.Trial,
 		100*o.LossTolerance, o.Sweep, max(o.Iterations, 0), 100*o.Resolution, r.CPUs)
 
-	b.WriteString("| frame | device | max forwarded | | offered at max | loss at max | throughput | | throughput ÷ bridge | max ÷ bridge | latency p50 / p99 at throughput |\n")
-	b.WriteString("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| frame | device | max forwarded | | offered at max | loss at max | bound by | throughput | | throughput ÷ bridge | max ÷ bridge | latency p50 / p99 at throughput |\n")
+	b.WriteString("|---:|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|\n")
 	for _, size := range o.Sizes {
 		bridge, hasBridge := r.Result(DeviceBridge, size)
 		for _, dev := range o.Devices {
@@ -110,9 +118,9 @@ func (r *SwitchReport) Markdown(command string) string {
 			if res.ThroughputPPS > 0 {
 				lat = fmt.Sprintf("%v / %v", roundDur(res.ThroughputLatency.P50), roundDur(res.ThroughputLatency.P99))
 			}
-			fmt.Fprintf(&b, "| %d B | %s | %.4f Mpps | %.3f Gbit/s | %.4f Mpps | %.3f%% | %s | %.3f Gbit/s | %s | %s | %s |\n",
+			fmt.Fprintf(&b, "| %d B | %s | %.4f Mpps | %.3f Gbit/s | %.4f Mpps | %.3f%% | %s | %s | %.3f Gbit/s | %s | %s | %s |\n",
 				size, dev, res.MaxForwardedPPS/1e6, gbps(res.MaxForwardedPPS, size), res.MaxOfferedPPS/1e6, 100*res.MaxLossRatio,
-				tp, gbps(res.ThroughputPPS, size), ratioTP, ratioMax, lat)
+				res.BoundBy(), tp, gbps(res.ThroughputPPS, size), ratioTP, ratioMax, lat)
 		}
 	}
 	b.WriteString("\n## Plots\n\n")

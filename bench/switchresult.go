@@ -58,12 +58,26 @@ type Result struct {
 	Trials            int     `json:"trials"`
 }
 
+// BoundBy says what limited the unpaced trial: "device" when the
+// generator offered more than reached the sink, "generator" when all of
+// it arrived (the device may forward more than the generator offered).
+func (r Result) BoundBy() string {
+	if r.MaxOfferedPPS > r.MaxForwardedPPS {
+		return "device"
+	}
+	return "generator"
+}
+
 // SwitchReport is what RunSwitch measured.
 type SwitchReport struct {
 	Start   time.Time `json:"start"`
 	Seconds float64   `json:"seconds"`
 	Kernel  string    `json:"kernel"`
 	CPUs    int       `json:"cpus"`
+	// Generator is the generator's mode, GeneratorXDP or GeneratorAFXDP;
+	// GeneratorNote says why live frames were not used, if they were not.
+	Generator     string `json:"generator"`
+	GeneratorNote string `json:"generator_note,omitempty"`
 	Options struct {
 		Sizes         []int     `json:"sizes"`
 		Devices       []Device  `json:"devices"`

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"time"
 )
 
@@ -16,17 +17,18 @@ func (r *rig) trial(ctx context.Context, dev Device, size int, kind string, pps 
 		return Trial{}, err
 	}
 	sink.Prepare(r.o.Flows)
-	gen, err := NewGenerator(GeneratorConfig{
+	gen, err := r.generator(GeneratorConfig{
 		Addresses: Addresses{
 			SrcMAC: r.hosts[0].MAC, DstMAC: r.hosts[1].MAC,
 			SrcIP: r.hosts[0].IPv4, DstIP: r.hosts[1].IPv4,
 		},
 		Sizes: []Share[int]{{size, 1}}, DSCP: r.o.DSCP, ECN: r.o.ECN, Flows: r.o.Flows,
 		Rate: Rate{Packets: pps}, Duration: r.o.Trial, Run: r.run,
-	}, r.gen, r.clock)
+	})
 	if err != nil {
 		return Trial{}, err
 	}
+	defer gen.Close()
 	dev0, sink0 := r.drops(), r.sink.Stats().RxDropped
 	sctx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -80,4 +82,40 @@ func (r *rig) trial(ctx context.Context, dev Device, size int, kind string, pps 
 	t.Short = pps > 0 && t.OfferedPPS < pps*(1-r.o.Resolution)
 	t.Pass = t.Sent > 0 && t.LossRatio <= r.o.LossTolerance
 	return t, nil
+}
+
+// trialGenerator is a trial's generator: a LiveGenerator, or a Generator
+// on the rig's AF_XDP port.
+type trialGenerator interface {
+	Run(context.Context) error
+	Stats() GeneratorStats
+	Close() error
+}
+
+// afxdpGenerator is a Generator whose port outlives it.
+type afxdpGenerator struct{ *Generator }
+
+func (afxdpGenerator) Close() error { return nil }
+
+// generator makes a trial's generator, of the rig's mode.
+func (r *rig) generator(cfg GeneratorConfig) (trialGenerator, error) {
+	if !r.live {
+		g, err := NewGenerator(cfg, r.gen, r.clock)
+		return afxdpGenerator{g}, err
+	}
+	// One thread, on the first CPU: the device's receive thread (see
+	// threadedNAPI), its worker and the sink take the others.
+	var cpus []int
+	if runtime.NumCPU() > 1 {
+		cpus = []int{0}
+	}
+	return NewLiveGenerator(cfg, LiveConfig{Netns: r.hosts[0].Netns, Iface: r.hosts[0].HostIf, CPUs: cpus}, r.clock)
+}
+
+// probeLive checks that the kernel runs the live-frames generator: it
+// loads its program for a one-frame configuration (nothing is sent).
+func (r *rig) probeLive() error {
+	cfg := GeneratorConfig{Addresses: Addresses{SrcMAC: r.hosts[0].MAC, DstMAC: r.hosts[1].MAC,
+		SrcIP: r.hosts[0].IPv4, DstIP: r.hosts[1].IPv4}, Count: 1}
+	return probeLive(cfg, r.clock)
 }

@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 )
@@ -21,14 +22,15 @@ const ProgramName = "ecnsw_gen"
 // Program is the generator's XDP program and maps, loaded for one
 // configuration.
 type Program struct {
-	cfg      Config
-	prog     *ebpf.Program
-	state    *ebpf.Map // by thread: stateSize bytes, mmapped
-	table    *ebpf.Map // the threads' cycles, one after the other
-	seqs     *ebpf.Map // by flow: the next sequence number
-	stateMem []byte
-	magic    uint64
-	attached int // ifindex the program is attached to, 0 none
+	cfg        Config
+	prog       *ebpf.Program
+	state      *ebpf.Map // by thread: stateSize bytes, mmapped
+	table      *ebpf.Map // the threads' cycles, one after the other
+	seqs       *ebpf.Map // by flow: the next sequence number
+	stateMem   []byte
+	magic      uint64
+	attached   int    // ifindex the program is attached to, 0 none
+	attachedID uint32 // the program's ID
 }
 
 // Load loads the program and fills its maps from cfg.
@@ -115,6 +117,11 @@ func (p *Program) Attach(ifindex int) error {
 	if err := netlink.LinkSetXdpFdWithFlags(l, p.prog.FD(), unix.XDP_FLAGS_UPDATE_IF_NOEXIST|unix.XDP_FLAGS_DRV_MODE); err != nil {
 		return fmt.Errorf("xdpgen: attach to %s: %w", l.Attrs().Name, err)
 	}
+	info, err := p.prog.Info()
+	if err == nil {
+		id, _ := info.ID()
+		p.attachedID = uint32(id)
+	}
 	p.attached = ifindex
 	return nil
 }
@@ -125,7 +132,7 @@ func (p *Program) Close() error {
 	var errs []error
 	if p.attached != 0 {
 		if l, err := netlink.LinkByIndex(p.attached); err == nil {
-			if x := l.Attrs().Xdp; x != nil && x.Attached {
+			if x := l.Attrs().Xdp; x != nil && x.Attached && x.ProgId == p.attachedID {
 				errs = append(errs, netlink.LinkSetXdpFdWithFlags(l, -1, unix.XDP_FLAGS_DRV_MODE))
 			}
 		}
@@ -219,4 +226,40 @@ func (r *Runner) Interrupt() error {
 		return nil
 	}
 	return unix.Tgkill(unix.Getpid(), tid, unix.SIGURG)
+}
+
+// AttachPass attaches a program that passes every frame on (XDP_PASS) to
+// the device ifindex, in native mode and only if it has none: a veth
+// whose peer sends live frames takes them only while it has an XDP
+// program (or GRO on), and a kernel forwarder (a bridge) behind it then
+// sees every frame as before. It returns the function that detaches it.
+// The calling thread must be in the device's network namespace.
+func AttachPass(ifindex int) (detach func() error, err error) {
+	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{
+		Name: "ecnsw_gen_pass", Type: ebpf.XDP, AttachType: ebpf.AttachXDP, License: "Dual BSD/GPL",
+		Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, xdpPass), asm.Return()},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("xdpgen: load pass program: %w", err)
+	}
+	defer prog.Close() // the attachment holds its own reference
+	l, err := netlink.LinkByIndex(ifindex)
+	if err != nil {
+		return nil, fmt.Errorf("xdpgen: attach pass program: %w", err)
+	}
+	if err := netlink.LinkSetXdpFdWithFlags(l, prog.FD(), unix.XDP_FLAGS_UPDATE_IF_NOEXIST|unix.XDP_FLAGS_DRV_MODE); err != nil {
+		return nil, fmt.Errorf("xdpgen: attach pass program to %s: %w", l.Attrs().Name, err)
+	}
+	info, _ := prog.Info()
+	id, _ := info.ID()
+	return func() error {
+		l, err := netlink.LinkByIndex(ifindex)
+		if err != nil {
+			return nil // the device is gone, and the program with it
+		}
+		if x := l.Attrs().Xdp; x == nil || !x.Attached || x.ProgId != uint32(id) {
+			return nil // not ours any more
+		}
+		return netlink.LinkSetXdpFdWithFlags(l, -1, unix.XDP_FLAGS_DRV_MODE)
+	}, nil
 }

@@ -25,7 +25,7 @@ import (
 // benchUsage is the help of `ecnswitch bench`.
 const benchUsage = `usage: ecnswitch bench gen    --iface IF [--netns NS] [--mode auto|xdp|afxdp] [--cpus 0,1] [--rate R] [--size S] [--dscp M] [--ecn M] [--flows N] [--duration D | --count N]
        ecnswitch bench sink   --iface IF [--netns NS] [--json FILE] [--duration D]
-       ecnswitch bench switch [--out DIR] [--sizes 64,512,1500] [--devices ecnswitch,patch,bridge] [--trial 1s]
+       ecnswitch bench switch [--out DIR] [--sizes 64,512,1500] [--devices ecnswitch,patch,bridge] [--trial 1s] [--generator auto|xdp|afxdp]
 
 gen and sink are a traffic generator (XDP live frames, or AF_XDP) and an AF_XDP
 sink (root): UDP frames with a flow id, sequence number and TX timestamp, counted per flow at the sink (lost,
@@ -450,11 +450,12 @@ func benchSwitch(ctx context.Context, e *env, args []string) error {
 	ecn := fs.String("ecn", "ect0", "ECN mix")
 	subnet := fs.String("subnet", testbed.DefaultSubnet, "the testbed hosts' IPv4 subnet, inside 198.18.0.0/15")
 	level := fs.String("log-level", "warn", "log level: debug, info, warn, error")
+	generator := fs.String("generator", bench.GeneratorAuto, "how the generator sends: auto (XDP live frames where the kernel runs them), xdp or afxdp")
 	if err := parseBench(fs, args); err != nil {
 		return err
 	}
 	o := bench.SwitchOptions{Trial: *trial, Drain: *drain, Iterations: *iterations, Resolution: *resolution,
-		LossTolerance: *tolerance, Flows: *flows, Progress: stderr}
+		LossTolerance: *tolerance, Flows: *flows, Progress: stderr, Generator: *generator}
 	for _, s := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil {

@@ -1,5 +1,3 @@
-//go:build linux
-
 package bench
 
 import (
@@ -387,4 +385,23 @@ func (g *LiveGenerator) runPaced(t int, count uint64, stop *atomic.Bool) error {
 		pos = int(c.Pos) // the program's place, should a signal have cut the call short
 	}
 	return nil
+}
+
+// probeLive reports whether this kernel loads the live-frames
+// generator's program (XDP, CAP_BPF): it loads it for cfg, sending
+// nothing, and unloads it.
+func probeLive(cfg GeneratorConfig, clock timestamp.Clock) error {
+	cfg.Batch = 1
+	gen, err := NewGenerator(cfg, nil, clock)
+	if err != nil {
+		return err
+	}
+	e := xdpgen.Entry{Len: uint16(len(gen.tpl[0]))}
+	copy(e.Head[:], gen.tpl[0])
+	p, err := xdpgen.Load(xdpgen.Config{Template: gen.tpl[0], MaxLen: len(gen.tpl[0]), Cycles: [][]xdpgen.Entry{{e}},
+		Flows: 1, SeqOff: headerOff + 6, TimeOff: headerOff + 10})
+	if err != nil {
+		return err
+	}
+	return p.Close()
 }
