@@ -78,7 +78,7 @@ type SwitchReport struct {
 	// GeneratorNote says why live frames were not used, if they were not.
 	Generator     string `json:"generator"`
 	GeneratorNote string `json:"generator_note,omitempty"`
-	Options struct {
+	Options       struct {
 		Sizes         []int     `json:"sizes"`
 		Devices       []Device  `json:"devices"`
 		Trial         string    `json:"trial"`
