@@ -55,11 +55,15 @@ type LiveConfig struct {
 //
 // Thread t sends the flows at positions ≡ t (mod threads) of each class's
 // flow list, so every flow's sequence numbers come from one thread; the
-// rate is split evenly among the threads, each pacing its own schedule
+// rate is split evenly among the threads, each keeping its own schedule
 // (frame k due when the bits of its frames 0..k−1 have had time at
-// rate/threads) in calls of the frames due within Gap, as Generator
-// does, and giving up what is owed beyond Burst after a stall. Unpaced,
-// each thread runs calls of a billion frames until stopped.
+// rate/threads), as Generator does, and giving up what is owed beyond
+// Burst after a stall. The schedule is kept by the XDP program itself in
+// one long BPF_PROG_RUN call per thread: it reads the clock on every run
+// and sends a frame only once it is due, so a paced thread spins on its
+// CPU (a DPDK generator's core does the same); short calls, one per batch,
+// would each make a page pool, and the kernel releases pools whose frames
+// are still in flight too late to keep up with thousands a second.
 type LiveGenerator struct {
 	cfg     GeneratorConfig
 	live    LiveConfig
@@ -67,12 +71,11 @@ type LiveGenerator struct {
 	prog    *xdpgen.Program
 	runners []*xdpgen.Runner
 	cycles  [][]xdpgen.Entry
-	units   [][]uint64 // by thread, by cycle entry: schedule units
 	clock   timestamp.Clock
 	ifindex int
 	start   atomic.Int64
 	last    atomic.Int64
-	late    atomic.Int64
+	final   GeneratorStats // the counters when Close unloaded the program
 }
 
 // NewLiveGenerator loads the generator's XDP program for cfg on
@@ -118,7 +121,7 @@ func NewLiveGenerator(cfg GeneratorConfig, live LiveConfig, clock timestamp.Cloc
 			break
 		}
 	}
-	g.cycles, g.units = make([][]xdpgen.Entry, threads), make([][]uint64, threads)
+	g.cycles = make([][]xdpgen.Entry, threads)
 	for t := range threads {
 		ch := choice{sizePat: gen.choice.sizePat, classPat: gen.choice.classPat, flows: make([][]int, len(gen.classes)),
 			next: make([]int, len(gen.classes))}
@@ -131,9 +134,13 @@ func NewLiveGenerator(cfg GeneratorConfig, live LiveConfig, clock timestamp.Cloc
 			f, si := ch.pick()
 			tpl := gen.tpl[f*len(cfg.Sizes)+si]
 			e := xdpgen.Entry{Len: uint16(len(tpl)), Flow: uint16(f)}
+			if gen.rate > 0 {
+				// units·threads·1e9·256/rate, rounded: ≤ 1/512 ns off per frame.
+				num := gen.units[si] * uint64(threads) * 1_000_000_000 << 8
+				e.Cost = max((num+gen.rate/2)/gen.rate, 1)
+			}
 			copy(e.Head[:], tpl)
 			g.cycles[t] = append(g.cycles[t], e)
-			g.units[t] = append(g.units[t], gen.units[si])
 		}
 	}
 
@@ -158,17 +165,7 @@ func NewLiveGenerator(cfg GeneratorConfig, live LiveConfig, clock timestamp.Cloc
 			Template: template, MaxLen: maxLen, Cycles: g.cycles, Flows: cfg.Flows,
 			SeqOff: headerOff + 6, TimeOff: headerOff + 10, Redirect: redirect,
 		})
-		if err != nil {
-			return err
-		}
-		if gen.rate > 0 {
-			// Paced calls are short: the program must be in the XDP
-			// dispatcher, or every call waits for RCU.
-			if err := g.prog.Attach(g.ifindex); err != nil {
-				return fmt.Errorf("paced live frames need the generator's program attached to %s: %w", live.Iface, err)
-			}
-		}
-		return nil
+		return err
 	})
 	if err != nil {
 		if g.prog != nil {
@@ -219,24 +216,29 @@ func (g *LiveGenerator) Threads() int { return len(g.runners) }
 // the kernel: a device that cannot keep up drops some of them (veth:
 // its xdp_xmit_errors), as it would a NIC's.
 func (g *LiveGenerator) Stats() GeneratorStats {
+	if g.prog == nil {
+		return g.final
+	}
 	var s GeneratorStats
 	for t := range g.runners {
 		c := g.prog.Counters(t)
 		s.Sent += c.Frames
 		s.Bytes += c.Bytes + c.Frames*FCS
+		s.Late += int64(c.Late)
 	}
-	s.First, s.Last, s.Late = g.start.Load(), g.last.Load(), g.late.Load()
+	s.First, s.Last = g.start.Load(), g.last.Load()
 	if s.Last == 0 && s.First != 0 {
 		s.Last = g.clock.Now()
 	}
 	return s
 }
 
-// Close detaches and unloads the program.
+// Close unloads the program; Stats keeps its last counters.
 func (g *LiveGenerator) Close() error {
 	if g.prog == nil {
 		return nil
 	}
+	g.final = g.Stats()
 	err := inNetns(g.live.Netns, g.prog.Close)
 	g.prog = nil
 	return err
@@ -244,7 +246,8 @@ func (g *LiveGenerator) Close() error {
 
 // Run sends until Duration or Count is reached or ctx is done, from one
 // thread per CPU, each pinned to its CPU and in the device's network
-// namespace, and returns the first error.
+// namespace, each in long BPF_PROG_RUN calls (paced, the program keeps the
+// schedule and the thread spins on its CPU), and returns the first error.
 func (g *LiveGenerator) Run(ctx context.Context) error {
 	var ns netns.NsHandle = -1
 	if g.live.Netns != "" {
@@ -255,15 +258,32 @@ func (g *LiveGenerator) Run(ctx context.Context) error {
 		defer h.Close()
 		ns = h
 	}
-	var stop atomic.Bool
-	errs := make([]error, len(g.runners))
-	var wg sync.WaitGroup
-	g.start.Store(g.clock.Now())
+	threads := len(g.runners)
+	start := g.clock.Now()
+	end := int64(0)
+	if g.cfg.Duration > 0 {
+		end = start + int64(g.cfg.Duration)
+	}
+	counts := make([]uint64, threads)
+	for t := range threads {
+		counts[t] = g.cfg.Count / uint64(threads)
+		if uint64(t) < g.cfg.Count%uint64(threads) {
+			counts[t]++
+		}
+		limit := counts[t]
+		if g.cfg.Count > 0 && limit == 0 {
+			continue // more threads than frames: this one sends none
+		}
+		g.prog.Schedule(t, start, end, int64(g.cfg.Burst), limit)
+	}
+	g.start.Store(start)
 	g.last.Store(0)
-	for t := range g.runners {
-		count := g.cfg.Count / uint64(len(g.runners))
-		if uint64(t) < g.cfg.Count%uint64(len(g.runners)) {
-			count++
+	var stop atomic.Bool
+	errs := make([]error, threads)
+	var wg sync.WaitGroup
+	for t := range threads {
+		if g.cfg.Count > 0 && counts[t] == 0 {
+			continue
 		}
 		wg.Add(1)
 		go func() {
@@ -285,23 +305,44 @@ func (g *LiveGenerator) Run(ctx context.Context) error {
 					return
 				}
 			}
-			if g.gen.rate == 0 || g.cfg.Count > 0 && count == 0 {
-				errs[t] = g.runUnpaced(t, count, &stop)
-			} else {
-				errs[t] = g.runPaced(t, count, &stop)
+			for !stop.Load() && (counts[t] == 0 || g.prog.Counters(t).Frames < counts[t]) {
+				if err := g.runners[t].Run(liveRepeat, liveBatch); err != nil && !errors.Is(err, unix.EINTR) {
+					errs[t] = fmt.Errorf("bench: live generator: bpf(BPF_PROG_RUN): %w", err)
+					return
+				}
 			}
 		}()
 	}
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
-	var timer <-chan time.Time
-	if g.cfg.Duration > 0 && g.gen.rate == 0 {
-		timer = time.After(g.cfg.Duration)
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	finished := func() bool {
+		if end != 0 && g.clock.Now() >= end {
+			return true
+		}
+		if g.cfg.Count == 0 {
+			return false
+		}
+		for t := range threads {
+			if g.prog.Counters(t).Frames < counts[t] {
+				return false
+			}
+		}
+		return true
 	}
-	select {
-	case <-done:
-	case <-ctx.Done():
-	case <-timer:
+wait:
+	for {
+		select {
+		case <-done:
+			break wait
+		case <-ctx.Done():
+			break wait
+		case <-tick.C:
+			if finished() {
+				break wait
+			}
+		}
 	}
 	stop.Store(true)
 	for {
@@ -315,76 +356,6 @@ func (g *LiveGenerator) Run(ctx context.Context) error {
 		case <-time.After(time.Millisecond):
 		}
 	}
-}
-
-// runUnpaced sends count frames (0: until stopped) as fast as the
-// program runs, in long calls.
-func (g *LiveGenerator) runUnpaced(t int, count uint64, stop *atomic.Bool) error {
-	r := g.runners[t]
-	base := g.prog.Counters(t).Frames
-	for !stop.Load() {
-		repeat := uint64(liveRepeat)
-		if count > 0 {
-			sent := g.prog.Counters(t).Frames - base
-			if sent >= count {
-				return nil
-			}
-			repeat = min(repeat, count-sent)
-		}
-		if err := r.Run(uint32(repeat), liveBatch); err != nil && !errors.Is(err, unix.EINTR) {
-			return fmt.Errorf("bench: live generator: bpf(BPF_PROG_RUN): %w", err)
-		}
-	}
-	return nil
-}
-
-// runPaced keeps thread t's schedule: each call sends the frames due
-// within Gap; between calls the thread sleeps, and spins the last Spin.
-func (g *LiveGenerator) runPaced(t int, count uint64, stop *atomic.Bool) error {
-	r, units := g.runners[t], g.units[t]
-	threads := uint64(len(g.runners))
-	rate := g.gen.rate
-	now := g.clock.Now()
-	due, rem := now, uint64(0)
-	end := int64(0)
-	if g.cfg.Duration > 0 {
-		end = now + int64(g.cfg.Duration)
-	}
-	pos, sent := 0, uint64(0)
-	gap, burst := int64(g.cfg.Gap), int64(g.cfg.Burst)
-	never := make(chan struct{})
-	for !stop.Load() {
-		if (end != 0 && due >= end) || (count > 0 && sent >= count) {
-			return nil
-		}
-		now = g.clock.Now()
-		if due > now+gap {
-			g.gen.sleepUntil(due, never)
-			continue
-		}
-		if lag := now - due; lag > burst {
-			g.late.Add(lag - burst)
-			due = now - burst
-		}
-		n := uint32(0)
-		for due <= now+gap && (end == 0 || due < end) && (count == 0 || sent+uint64(n) < count) && n < liveRepeat {
-			num := units[pos]*threads*1_000_000_000 + rem
-			due += int64(num / rate)
-			rem = num % rate
-			if pos++; pos == len(units) {
-				pos = 0
-			}
-			n++
-		}
-		before := g.prog.Counters(t).Frames
-		if err := r.Run(n, min(n, liveBatch)); err != nil && !errors.Is(err, unix.EINTR) {
-			return fmt.Errorf("bench: live generator: bpf(BPF_PROG_RUN): %w", err)
-		}
-		c := g.prog.Counters(t)
-		sent += c.Frames - before
-		pos = int(c.Pos) // the program's place, should a signal have cut the call short
-	}
-	return nil
 }
 
 // probeLive reports whether this kernel loads the live-frames

@@ -166,3 +166,69 @@ func BenchmarkGeneratorRateThroughTestbed(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLiveGeneratorRateThroughTestbed is
+// BenchmarkGeneratorRateThroughTestbed for the live-frames generator
+// (one thread): the offered rate is the program's count of what it sent.
+//
+//	flock -x /tmp/ecnswitch-quiet.lock go test -run '^$' -bench LiveGeneratorRate -benchtime 1x ./bench
+func BenchmarkLiveGeneratorRateThroughTestbed(b *testing.B) {
+	r := newPatchRig(b, true)
+	const (
+		warmup   = 500 * time.Millisecond
+		interval = 2 * time.Second
+	)
+	for _, c := range []struct {
+		rate  float64
+		sizes []bench.Share[int]
+		name  string
+	}{
+		{10e6, bench.IMIX(), "IMIX"},
+		{1e9, bench.IMIX(), "IMIX"},
+		{10e9, []bench.Share[int]{{Value: 1518, Weight: 1}}, "1518B"},
+	} {
+		b.Run(fmt.Sprintf("%gbit/s_%s", c.rate, c.name), func(b *testing.B) {
+			for range b.N {
+				r.runs++
+				cfg := bench.GeneratorConfig{Addresses: r.addrs, Run: r.runs, Sizes: c.sizes, Flows: 4,
+					Rate: bench.Rate{Bits: c.rate}, Duration: warmup + interval + 300*time.Millisecond}
+				g, err := bench.NewLiveGenerator(cfg, bench.LiveConfig{Netns: r.genNetns, Iface: r.genIf, CPUs: []int{0}}, r.clock)
+				if err != nil {
+					b.Fatal(err)
+				}
+				s, err := bench.NewSink(bench.SinkConfig{Run: r.runs}, r.sink, r.clock)
+				if err != nil {
+					b.Fatal(err)
+				}
+				s.Prepare(4)
+				ctx, cancel := context.WithCancel(context.Background())
+				sinkDone, genDone := make(chan error, 1), make(chan error, 1)
+				go func() { sinkDone <- s.Run(ctx) }()
+				go func() { genDone <- g.Run(context.Background()) }()
+				time.Sleep(warmup)
+				t0, o0, r0 := r.clock.Now(), g.Stats().Bytes, s.Totals().Bytes
+				time.Sleep(interval)
+				t1, o1, r1 := r.clock.Now(), g.Stats().Bytes, s.Totals().Bytes
+				if err := <-genDone; err != nil {
+					b.Error(err)
+				}
+				time.Sleep(200 * time.Millisecond)
+				cancel()
+				if err := <-sinkDone; err != nil {
+					b.Error(err)
+				}
+				g.Close()
+				secs := float64(t1-t0) / 1e9
+				offered, received := float64(o1-o0)*8/secs, float64(r1-r0)*8/secs
+				rep, st := s.Report(), g.Stats()
+				b.ReportMetric(100*(offered-c.rate)/c.rate, "offered_err_%")
+				b.ReportMetric(100*(received-c.rate)/c.rate, "received_err_%")
+				b.ReportMetric(100*float64(rep.Lost)/float64(max(st.Sent, 1)), "loss_%")
+				b.ReportMetric(0, "ns/op")
+				b.Logf("%g bit/s: offered %.6g, received %.6g bit/s over %v; sent %d, received %d, lost %d, late %v, latency p50 %v p99 %v",
+					c.rate, offered, received, time.Duration(t1-t0), st.Sent, rep.Received, rep.Lost, time.Duration(st.Late),
+					time.Duration(rep.Latency.P50), time.Duration(rep.Latency.P99))
+			}
+		})
+	}
+}

@@ -15,6 +15,9 @@ type Entry struct {
 	Head [HeadLen]byte // the frame's first bytes
 	Len  uint16        // its length without FCS, HeadLen to Config.MaxLen
 	Flow uint16        // its flow: the index of its sequence number
+	// Cost is the frame's time at the thread's rate, in 1/256 ns (see
+	// Program.Pace); 0 in every entry sends as fast as the program runs.
+	Cost uint64
 }
 
 // Config describes a generator's frames.
@@ -60,6 +63,9 @@ func (c *Config) validate() error {
 			return fmt.Errorf("cycles[%d]: empty", t)
 		}
 		for i, e := range cyc {
+			if (e.Cost == 0) != (cyc[0].Cost == 0) {
+				return fmt.Errorf("cycles[%d][%d]: cost %d: want every entry of a cycle paced (cost > 0) or none", t, i, e.Cost)
+			}
 			if int(e.Len) < HeadLen || int(e.Len) > c.MaxLen {
 				return fmt.Errorf("cycles[%d][%d]: length %d: want %d to max_len (%d)", t, i, e.Len, HeadLen, c.MaxLen)
 			}

@@ -15,10 +15,12 @@
 // the thread's own (each thread on its own CPU, its flows its own), so
 // the program needs no atomics.
 //
-// Each BPF_PROG_RUN call makes a page pool for its frames; a long call
-// (repeat in the millions) amortises it, and Runner.Interrupt ends one
-// early. Short calls (paced sending) are cheap only while the program is
-// in the kernel's XDP dispatcher, that is attached to a device
-// (Program.Attach); otherwise every call rewrites the dispatcher and
-// waits for RCU.
+// Each BPF_PROG_RUN call makes a page pool for its frames, and the kernel
+// releases pools whose frames are still in flight late (a kworker, and a
+// 16-bit pool of memory-model IDs that short calls exhaust: ENOSPC). So
+// every thread runs the program in one long call (repeat in the
+// billions) that Runner.Interrupt ends. Paced (Entry.Cost, Program.Schedule),
+// the program itself keeps the schedule: it reads the clock on every run
+// and drops, rather than sends, the runs before the next frame is due, so
+// a paced thread spins on its CPU as a DPDK generator's core does.
 package xdpgen

@@ -22,15 +22,13 @@ const ProgramName = "ecnsw_gen"
 // Program is the generator's XDP program and maps, loaded for one
 // configuration.
 type Program struct {
-	cfg        Config
-	prog       *ebpf.Program
-	state      *ebpf.Map // by thread: stateSize bytes, mmapped
-	table      *ebpf.Map // the threads' cycles, one after the other
-	seqs       *ebpf.Map // by flow: the next sequence number
-	stateMem   []byte
-	magic      uint64
-	attached   int    // ifindex the program is attached to, 0 none
-	attachedID uint32 // the program's ID
+	cfg      Config
+	prog     *ebpf.Program
+	state    *ebpf.Map // by thread: stateSize bytes, mmapped
+	table    *ebpf.Map // the threads' cycles, one after the other
+	seqs     *ebpf.Map // by flow: the next sequence number
+	stateMem []byte
+	magic    uint64
 }
 
 // Load loads the program and fills its maps from cfg.
@@ -73,6 +71,7 @@ func Load(cfg Config) (_ *Program, err error) {
 			vals = append(vals, e.Head[:]...)
 			vals = binary.NativeEndian.AppendUint16(vals, e.Len)
 			vals = binary.NativeEndian.AppendUint16(vals, e.Flow)
+			vals = binary.NativeEndian.AppendUint64(vals, e.Cost)
 		}
 	}
 	if _, err := p.table.BatchUpdate(keys, vals, nil); err != nil {
@@ -103,41 +102,9 @@ func Load(cfg Config) (_ *Program, err error) {
 	return p, nil
 }
 
-// Attach attaches the program to the device in native mode, unless a
-// program is attached there already (then it returns an error and the
-// Program still works). An attached program is in the kernel's XDP
-// dispatcher, so short BPF_PROG_RUN calls (paced sending) do not rewrite
-// it and wait for RCU each; frames from the wire pass to the stack.
-// The calling thread must be in the device's network namespace.
-func (p *Program) Attach(ifindex int) error {
-	l, err := netlink.LinkByIndex(ifindex)
-	if err != nil {
-		return fmt.Errorf("xdpgen: attach: %w", err)
-	}
-	if err := netlink.LinkSetXdpFdWithFlags(l, p.prog.FD(), unix.XDP_FLAGS_UPDATE_IF_NOEXIST|unix.XDP_FLAGS_DRV_MODE); err != nil {
-		return fmt.Errorf("xdpgen: attach to %s: %w", l.Attrs().Name, err)
-	}
-	info, err := p.prog.Info()
-	if err == nil {
-		id, _ := info.ID()
-		p.attachedID = uint32(id)
-	}
-	p.attached = ifindex
-	return nil
-}
-
-// Close detaches the program if Attach attached it (in the calling
-// thread's network namespace) and releases it.
+// Close releases the program.
 func (p *Program) Close() error {
 	var errs []error
-	if p.attached != 0 {
-		if l, err := netlink.LinkByIndex(p.attached); err == nil {
-			if x := l.Attrs().Xdp; x != nil && x.Attached && x.ProgId == p.attachedID {
-				errs = append(errs, netlink.LinkSetXdpFdWithFlags(l, -1, unix.XDP_FLAGS_DRV_MODE))
-			}
-		}
-		p.attached = 0
-	}
 	if p.stateMem != nil {
 		errs = append(errs, unix.Munmap(p.stateMem))
 		p.stateMem = nil
@@ -165,17 +132,34 @@ func isNilPtr(c interface{ Close() error }) bool {
 type Counters struct {
 	Frames uint64 // frames the program returned to be sent
 	Bytes  uint64 // their lengths, FCS not included
-	Pos    uint32 // the next entry of the thread's cycle, from 0
+	Late   uint64 // ns of schedule given up after stalls beyond the burst (paced)
+}
+
+// state64 is the u64 at off of thread t's state.
+func (p *Program) state64(t, off int) *uint64 {
+	return (*uint64)(unsafe.Pointer(&p.stateMem[t*stateSize+off]))
 }
 
 // Counters reads thread t's counters; safe while the thread runs.
 func (p *Program) Counters(t int) Counters {
-	s := p.stateMem[t*stateSize:]
 	return Counters{
-		Frames: atomic.LoadUint64((*uint64)(unsafe.Pointer(&s[stateFrames]))),
-		Bytes:  atomic.LoadUint64((*uint64)(unsafe.Pointer(&s[stateBytes]))),
-		Pos:    atomic.LoadUint32((*uint32)(unsafe.Pointer(&s[statePos]))),
+		Frames: atomic.LoadUint64(p.state64(t, stateFrames)),
+		Bytes:  atomic.LoadUint64(p.state64(t, stateBytes)),
+		Late:   atomic.LoadUint64(p.state64(t, stateLate)),
 	}
+}
+
+// Schedule sets thread t's limits before its runs: with paced entries,
+// the first frame is due at start (CLOCK_MONOTONIC ns), none due at or
+// after end is sent (0: no end), and after a stall at most burst ns of the
+// schedule is caught up at once; paced or not, the thread sends at most
+// limit frames in all (0: no limit). Runs then drop, not send, every frame
+// not yet due or over a limit.
+func (p *Program) Schedule(t int, start, end, burst int64, limit uint64) {
+	atomic.StoreUint64(p.state64(t, stateDue), uint64(start)<<dueShift)
+	atomic.StoreUint64(p.state64(t, stateEnd), uint64(end))
+	atomic.StoreUint64(p.state64(t, stateBurst), uint64(burst))
+	atomic.StoreUint64(p.state64(t, stateLimit), limit)
 }
 
 // Runner runs the program for one thread. Its methods are called from
@@ -208,7 +192,7 @@ func (p *Program) Runner(t, ifindex int) *Runner {
 // any signal) ended it early: the thread's Counters say how far it got.
 func (r *Runner) Run(repeat, batch uint32) error {
 	r.tid.Store(int32(unix.Gettid()))
-	atomic.StoreUint64((*uint64)(unsafe.Pointer(&r.p.stateMem[r.thread*stateSize+stateTime])), 0)
+	atomic.StoreUint64(r.p.state64(r.thread, stateTime), 0)
 	r.attr.repeat, r.attr.batch = repeat, min(batch, MaxBatch)
 	if e := testRun(&r.attr); e != 0 {
 		return e
