@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"runtime"
 	"slices"
 	"strings"
@@ -31,8 +32,12 @@ type SwitchOptions struct {
 	// Sizes are the frame sizes, FCS included. Default 64, 512, 1500.
 	Sizes []int
 	// Devices are compared in this order. Default DeviceSwitch,
-	// DevicePatch, DeviceBridge.
+	// DevicePatch, DeviceTestpmd, DeviceBridge.
 	Devices []Device
+	// Testpmd is the dpdk-testpmd binary of DeviceTestpmd; default found
+	// in PATH. Without it the testpmd row is skipped, and the report says
+	// why.
+	Testpmd string
 	// Trial is how long the generator sends in each trial (RFC 2544 §24
 	// asks for 60 s; here trials are short so that a whole run takes
 	// minutes). Default 1 s.
@@ -82,7 +87,7 @@ func (o *SwitchOptions) setDefaults() error {
 		o.Sizes = []int{64, 512, 1500}
 	}
 	if len(o.Devices) == 0 {
-		o.Devices = []Device{DeviceSwitch, DevicePatch, DeviceBridge}
+		o.Devices = []Device{DeviceSwitch, DevicePatch, DeviceTestpmd, DeviceBridge}
 	}
 	if o.Trial == 0 {
 		o.Trial = time.Second
@@ -129,8 +134,8 @@ func (o *SwitchOptions) setDefaults() error {
 		}
 	}
 	for i, d := range o.Devices {
-		if d != DeviceSwitch && d != DevicePatch && d != DeviceBridge {
-			return fmt.Errorf("devices[%d]: %q: want %s, %s or %s", i, d, DeviceSwitch, DevicePatch, DeviceBridge)
+		if !slices.Contains(Devices(), d) {
+			return fmt.Errorf("devices[%d]: %q: want one of %s", i, d, devicesString())
 		}
 	}
 	for i, f := range o.Sweep {
@@ -198,7 +203,10 @@ func RunSwitch(ctx context.Context, o SwitchOptions) (rep *SwitchReport, err err
 	if err := o.setDefaults(); err != nil {
 		return nil, fmt.Errorf("bench: switch: %w", err)
 	}
-	if o.Start == nil && slices.ContainsFunc(o.Devices, func(d Device) bool { return d != DeviceBridge }) {
+	if o.Testpmd == "" {
+		o.Testpmd, _ = exec.LookPath("dpdk-testpmd")
+	}
+	if o.Start == nil && slices.ContainsFunc(o.Devices, func(d Device) bool { return d == DeviceSwitch || d == DevicePatch }) {
 		return nil, errors.New("bench: switch: SwitchOptions.Start is nil: run the benchmark through node.BenchSwitch, which starts ecnswitch")
 	}
 	r := &rig{o: o, rep: &SwitchReport{Start: time.Now(), CPUs: runtime.NumCPU()}}
@@ -248,6 +256,15 @@ func RunSwitch(ctx context.Context, o SwitchOptions) (rep *SwitchReport, err err
 	defer func() { err = errors.Join(err, r.sink.Close()) }()
 
 	for _, dev := range o.Devices {
+		if dev == DeviceTestpmd && o.Testpmd == "" {
+			why := "dpdk-testpmd not installed (scripts/deps.sh installs it: apt-get install dpdk-dev librte-net-af-xdp23)"
+			if r.rep.Skipped == nil {
+				r.rep.Skipped = map[Device]string{}
+			}
+			r.rep.Skipped[dev] = why
+			fmt.Fprintf(o.Progress, "%s: skipped: %s\n", dev, why)
+			continue
+		}
 		if err := r.device(ctx, dev); err != nil {
 			return r.rep, err
 		}
@@ -324,6 +341,15 @@ func (r *rig) up(dev Device) (down func() error, drops func() map[string]uint64,
 		return func() error { return errors.Join(detach(), down()) }, drops, nil
 	case DevicePatch:
 		return r.upSwitch(PatchConfig(names))
+	case DeviceTestpmd:
+		// Its forwarding lcore on the last CPU, its main lcore (which
+		// sleeps) and the live generator on the first.
+		last := max(runtime.NumCPU()-1, 0)
+		stop, err := startTestpmd(TCPOptions{Testpmd: r.o.Testpmd, WorkerCPUs: []int{last}, HostCPUs: []int{0}}, names)
+		if err != nil {
+			return nil, nil, err
+		}
+		return stop, func() map[string]uint64 { return nil }, nil
 	default:
 		return r.upSwitch(PipelineConfig(names, []net.HardwareAddr{r.hosts[0].MAC, r.hosts[1].MAC}))
 	}

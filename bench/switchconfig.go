@@ -28,6 +28,10 @@ const (
 	// DeviceBridge is a Linux bridge over the same two veth ends, in the
 	// same namespace, with ecnswitch stopped.
 	DeviceBridge Device = "bridge"
+	// DeviceTestpmd is DPDK's testpmd in io forwarding mode over two
+	// net_af_xdp ports on the same veth ends, set up as the peer kit's
+	// bench.sh does; its row is skipped when dpdk-testpmd is missing.
+	DeviceTestpmd Device = "testpmd"
 )
 
 // pipelinePool is the shared buffer of the benchmark configurations.
@@ -79,7 +83,16 @@ func baseConfig(names []string, nq int, kind scheduler.Kind) dataplane.Config {
 }
 
 // Devices lists the names ParseDevices accepts.
-func Devices() []Device { return []Device{DeviceSwitch, DevicePatch, DeviceBridge} }
+func Devices() []Device { return []Device{DeviceSwitch, DevicePatch, DeviceTestpmd, DeviceBridge} }
+
+// devicesString lists Devices for error messages.
+func devicesString() string {
+	var names []string
+	for _, d := range Devices() {
+		names = append(names, string(d))
+	}
+	return strings.Join(names, ", ")
+}
 
 // ParseDevices reads a comma-separated list of devices.
 func ParseDevices(s string) ([]Device, error) {
@@ -87,7 +100,7 @@ func ParseDevices(s string) ([]Device, error) {
 	for _, f := range strings.Split(s, ",") {
 		d := Device(strings.TrimSpace(f))
 		if !slices.Contains(Devices(), d) {
-			return nil, fmt.Errorf("device %q: want %s, %s or %s", f, DeviceSwitch, DevicePatch, DeviceBridge)
+			return nil, fmt.Errorf("device %q: want one of %s", f, devicesString())
 		}
 		out = append(out, d)
 	}

@@ -74,14 +74,12 @@ func (r *SwitchReport) Markdown(command string) string {
 		"Throughput marked ≥ is bound by the generator (it lost nothing at the most the generator offered), and ratios over it are bounds too. "+
 		"Rates count frames with their FCS; Gbit/s = frames/s × size × 8. Latency is one-way, generator to sink, on the shared CLOCK_MONOTONIC, "+
 		"and includes the time frames wait for the sink to read them.\n\n"+
-		"How to read it: with a Linux bridge, the generator's transmit system call itself carries each frame through both veths, "+
-		"the bridge and the sink's XDP hook, so the bridge seldom loses what the generator manages to send and is often generator-bound. "+
-		"With ecnswitch, the generator's call ends at the switch's AF_XDP socket and the switch's worker thread does the rest, so "+
-		"generator, switch worker and sink compete for the CPUs (%d here): loss then shows up as the switch's socket overflowing (xsk_rx in results.json) "+
+		"%s"+
+		"Generator, devices and sink compete for the CPUs (%d here): ecnswitch's loss shows up as its socket overflowing (xsk_rx in results.json) "+
 		"whenever its worker is descheduled. On a shared machine, stalls of tens of ms (other processes, softirq) cost frames "+
 		"and vary from run to run; running the benchmark under nice -n -10 makes them rarer.\n\n",
 		r.Start.UTC().Format(time.RFC3339), r.Kernel, r.CPUs, r.Seconds, gen, o.Flows, o.Mix, o.Trial,
-		100*o.LossTolerance, o.Sweep, max(o.Iterations, 0), 100*o.Resolution, r.CPUs)
+		100*o.LossTolerance, o.Sweep, max(o.Iterations, 0), 100*o.Resolution, howToRead(r.Generator), r.CPUs)
 
 	b.WriteString("| frame | device | max forwarded | | offered at max | loss at max | bound by | throughput | | throughput ÷ bridge | max ÷ bridge | latency p50 / p99 at throughput |\n")
 	b.WriteString("|---:|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|\n")
@@ -121,6 +119,11 @@ func (r *SwitchReport) Markdown(command string) string {
 			fmt.Fprintf(&b, "| %d B | %s | %.4f Mpps | %.3f Gbit/s | %.4f Mpps | %.3f%% | %s | %s | %.3f Gbit/s | %s | %s | %s |\n",
 				size, dev, res.MaxForwardedPPS/1e6, gbps(res.MaxForwardedPPS, size), res.MaxOfferedPPS/1e6, 100*res.MaxLossRatio,
 				res.BoundBy(), tp, gbps(res.ThroughputPPS, size), ratioTP, ratioMax, lat)
+		}
+	}
+	for _, dev := range o.Devices {
+		if why, ok := r.Skipped[dev]; ok {
+			fmt.Fprintf(&b, "\n%s: not measured: %s.\n", dev, why)
 		}
 	}
 	b.WriteString("\n## Plots\n\n")
@@ -254,4 +257,18 @@ func (r *SwitchReport) plotLatency(size int, path string) error {
 	}
 	p.Add(plotter.NewGrid())
 	return p.Save(6*vg.Inch, 4*vg.Inch, path)
+}
+
+// howToRead explains what limits each device with the generator of mode.
+func howToRead(mode string) string {
+	if mode == GeneratorXDP {
+		return "How to read it: the generator runs on the first CPU, and the receiving veth end's NAPI (the bridge's forwarding, " +
+			"the devices' XDP hook) in a kernel thread of its own, so the device works on its own CPU time and one that falls behind " +
+			"loses frames at the veth instead of slowing the generator. Unpaced, the generator offers several Mpps, far more than " +
+			"any device here forwards, so the max is the device's forwarding rate under overload, and the sweep is taken at " +
+			"fractions of what the device forwarded. "
+	}
+	return "How to read it: with a Linux bridge, the generator's transmit system call itself carries each frame through both veths, " +
+		"the bridge and the sink's XDP hook, so the bridge seldom loses what the generator manages to send and is often generator-bound. " +
+		"With ecnswitch, the generator's call ends at the switch's AF_XDP socket and the switch's worker thread does the rest. "
 }

@@ -78,6 +78,8 @@ type SwitchReport struct {
 	// GeneratorNote says why live frames were not used, if they were not.
 	Generator     string `json:"generator"`
 	GeneratorNote string `json:"generator_note,omitempty"`
+	// Skipped are the devices not measured, with the reason.
+	Skipped map[Device]string `json:"skipped,omitempty"`
 	Options       struct {
 		Sizes         []int     `json:"sizes"`
 		Devices       []Device  `json:"devices"`
