@@ -80,7 +80,7 @@ type SwitchReport struct {
 	GeneratorNote string `json:"generator_note,omitempty"`
 	// Skipped are the devices not measured, with the reason.
 	Skipped map[Device]string `json:"skipped,omitempty"`
-	Options       struct {
+	Options struct {
 		Sizes         []int     `json:"sizes"`
 		Devices       []Device  `json:"devices"`
 		Trial         string    `json:"trial"`
