@@ -7,8 +7,8 @@
 #   tshark             the capture tests' cross-check of the files ecnswitch writes
 #   systemd            systemd-analyze, which checks the unit make install installs
 #
-# With --testpmd (make bench-tcp), also DPDK's testpmd and its AF_XDP driver,
-# the peer bench tcp compares ecnswitch with.
+# With --testpmd (make bench-tcp, make bench-switch), also DPDK's testpmd and
+# its AF_XDP driver, the peer bench tcp and bench switch compare ecnswitch with.
 set -euo pipefail
 
 need=()
