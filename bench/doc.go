@@ -77,12 +77,17 @@
 //
 // # The switch benchmark
 //
-// RunSwitch builds a two-host testbed: the generator's AF_XDP port on
-// host 1's interface, the sink's on host 2's, and between their switch
-// ends, in turn, each Device: ecnswitch with the full pipeline
-// (PipelineConfig: classifier, 8 DWRR queues, RED), ecnswitch as a bare
-// patch (PatchConfig), and a Linux bridge over the same two veth ends with
-// ecnswitch stopped. For each device and frame size it runs:
+// RunSwitch builds a two-host testbed: the generator on host 1's
+// interface (XDP live frames, a LiveGenerator on the first CPU, where the
+// kernel runs them; else AF_XDP), the sink's AF_XDP port on host 2's, and
+// between their switch ends, in turn, each Device: ecnswitch with the
+// full pipeline (PipelineConfig: classifier, 8 DWRR queues, RED),
+// ecnswitch as a bare patch (PatchConfig), DPDK testpmd over two
+// net_af_xdp ports (skipped when not installed), and a Linux bridge over
+// the same two veth ends with ecnswitch stopped. With live frames the
+// generator's veth peer runs its NAPI in a thread of its own, so that the
+// device, not the generator, limits each row (Result.BoundBy). For each
+// device and frame size it runs:
 //
 //   - the unpaced trial: the maximum forwarding rate, i.e. what reaches
 //     the sink when the generator sends as fast as it can (a);
