@@ -32,7 +32,7 @@ help:
 	@echo "make bench    hot-path micro-benchmarks (pipeline, scheduler, parser, markers)"
 	@echo "make build    build $(BIN)"
 	@echo "make install  the binary to $(BINDIR), the example config to $(CONFDIR) (kept if present), the systemd unit to $(UNITDIR) (root)"
-	@echo "make bench-switch  forwarding rate and RFC 2544 throughput vs testpmd and a Linux bridge, report in out/bench-switch (root)"
+	@echo "make bench-switch  forwarding rate and RFC 2544 throughput vs testpmd, OVS afxdp and a Linux bridge, report in out/bench-switch (root)"
 	@echo "make bench-tcp  real kernel TCP through ecnswitch, testpmd and a Linux bridge, report in out/bench-tcp.md (root)"
 	@echo "make closed-loop  rerun the papers' static-flow experiment in virtual time; rewrites the table in docs/marking.md"
 
@@ -99,10 +99,10 @@ bench: deps
 
 # nice: the generator, the switch worker and the sink share two CPUs, and
 # stalls of the worker otherwise halve some trials.
-# deps.sh --testpmd installs dpdk-testpmd for its row.
+# deps.sh --peers installs dpdk-testpmd and Open vSwitch for their rows.
 bench-switch: build
 	@if [ "$$(id -u)" != 0 ]; then echo "bench-switch creates network namespaces: run it as root"; exit 1; fi
-	scripts/deps.sh --testpmd
+	scripts/deps.sh --peers
 	nice -n -10 ./$(BIN) bench switch --out out/bench-switch
 
 # Real kernel TCP through ecnswitch, ecnswitch with RED, DPDK testpmd and a

@@ -32,7 +32,7 @@ type SwitchOptions struct {
 	// Sizes are the frame sizes, FCS included. Default 64, 512, 1500.
 	Sizes []int
 	// Devices are compared in this order. Default DeviceSwitch,
-	// DevicePatch, DeviceTestpmd, DeviceBridge.
+	// DevicePatch, DeviceTestpmd, DeviceOVS, DeviceBridge.
 	Devices []Device
 	// Testpmd is the dpdk-testpmd binary of DeviceTestpmd; default found
 	// in PATH. Without it the testpmd row is skipped, and the report says
@@ -87,7 +87,7 @@ func (o *SwitchOptions) setDefaults() error {
 		o.Sizes = []int{64, 512, 1500}
 	}
 	if len(o.Devices) == 0 {
-		o.Devices = []Device{DeviceSwitch, DevicePatch, DeviceTestpmd, DeviceBridge}
+		o.Devices = Devices()
 	}
 	if o.Trial == 0 {
 		o.Trial = time.Second
@@ -255,17 +255,28 @@ func RunSwitch(ctx context.Context, o SwitchOptions) (rep *SwitchReport, err err
 	}
 	defer func() { err = errors.Join(err, r.sink.Close()) }()
 
+	skip := func(dev Device, why string) {
+		if r.rep.Skipped == nil {
+			r.rep.Skipped = map[Device]string{}
+		}
+		r.rep.Skipped[dev] = why
+		fmt.Fprintf(o.Progress, "%s: skipped: %s\n", dev, why)
+	}
 	for _, dev := range o.Devices {
-		if dev == DeviceTestpmd && o.Testpmd == "" {
-			why := "dpdk-testpmd not installed (scripts/deps.sh installs it: apt-get install dpdk-dev librte-net-af-xdp23)"
-			if r.rep.Skipped == nil {
-				r.rep.Skipped = map[Device]string{}
-			}
-			r.rep.Skipped[dev] = why
-			fmt.Fprintf(o.Progress, "%s: skipped: %s\n", dev, why)
+		switch {
+		case dev == DeviceTestpmd && o.Testpmd == "":
+			skip(dev, "dpdk-testpmd not installed (scripts/deps.sh --testpmd installs it: apt-get install dpdk-dev librte-net-af-xdp23)")
+			continue
+		case dev == DeviceOVS && ovsMissing() != "":
+			skip(dev, ovsMissing())
 			continue
 		}
 		if err := r.device(ctx, dev); err != nil {
+			var s errSkip
+			if errors.As(err, &s) {
+				skip(dev, s.why)
+				continue
+			}
 			return r.rep, err
 		}
 	}
@@ -346,6 +357,12 @@ func (r *rig) up(dev Device) (down func() error, drops func() map[string]uint64,
 		// sleeps) and the live generator on the first.
 		last := max(runtime.NumCPU()-1, 0)
 		stop, err := startTestpmd(TCPOptions{Testpmd: r.o.Testpmd, WorkerCPUs: []int{last}, HostCPUs: []int{0}}, names)
+		if err != nil {
+			return nil, nil, err
+		}
+		return stop, func() map[string]uint64 { return nil }, nil
+	case DeviceOVS:
+		stop, err := startOVS("ecnsw"+r.tb.ID()+"ov", names, max(runtime.NumCPU()-1, 0))
 		if err != nil {
 			return nil, nil, err
 		}

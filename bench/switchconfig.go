@@ -32,6 +32,10 @@ const (
 	// net_af_xdp ports on the same veth ends, set up as the peer kit's
 	// bench.sh does; its row is skipped when dpdk-testpmd is missing.
 	DeviceTestpmd Device = "testpmd"
+	// DeviceOVS is Open vSwitch's userspace datapath with the two veth
+	// ends as afxdp ports and one flow between them, set up as the peer
+	// kit's bench.sh does; its row is skipped when OVS is missing.
+	DeviceOVS Device = "ovs-afxdp"
 )
 
 // pipelinePool is the shared buffer of the benchmark configurations.
@@ -83,7 +87,9 @@ func baseConfig(names []string, nq int, kind scheduler.Kind) dataplane.Config {
 }
 
 // Devices lists the names ParseDevices accepts.
-func Devices() []Device { return []Device{DeviceSwitch, DevicePatch, DeviceTestpmd, DeviceBridge} }
+func Devices() []Device {
+	return []Device{DeviceSwitch, DevicePatch, DeviceTestpmd, DeviceOVS, DeviceBridge}
+}
 
 // devicesString lists Devices for error messages.
 func devicesString() string {

@@ -7,14 +7,28 @@
 #   tshark             the capture tests' cross-check of the files ecnswitch writes
 #   systemd            systemd-analyze, which checks the unit make install installs
 #
-# With --testpmd (make bench-tcp, make bench-switch), also DPDK's testpmd and
-# its AF_XDP driver, the peer bench tcp and bench switch compare ecnswitch with.
+# With --testpmd (make bench-tcp), also DPDK's testpmd and its AF_XDP
+# driver, the peer bench tcp compares ecnswitch with; with --peers (make
+# bench-switch), testpmd and Open vSwitch, bench switch's peers. OVS's
+# daemons are not started system-wide: bench switch runs its own.
 set -euo pipefail
 
 need=()
-if [ "${1:-}" = --testpmd ] && ! command -v dpdk-testpmd >/dev/null 2>&1; then
+if { [ "${1:-}" = --testpmd ] || [ "${1:-}" = --peers ]; } && ! command -v dpdk-testpmd >/dev/null 2>&1; then
 	need+=(dpdk-dev librte-net-af-xdp23 librte-mempool-ring23)
 fi
+made_policy=0
+if [ "${1:-}" = --peers ] && ! command -v ovs-vswitchd >/dev/null 2>&1; then
+	need+=(openvswitch-switch)
+	# openvswitch-switch's postinst would start OVS system-wide; a
+	# policy-rc.d (only if there is none) stops that.
+	if [ "$(id -u)" = 0 ] && [ ! -e /usr/sbin/policy-rc.d ]; then
+		printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
+		chmod +x /usr/sbin/policy-rc.d
+		made_policy=1
+	fi
+fi
+trap '[ $made_policy = 1 ] && rm -f /usr/sbin/policy-rc.d' EXIT
 command -v ip >/dev/null 2>&1 || need+=(iproute2)
 command -v ethtool >/dev/null 2>&1 || need+=(ethtool)
 optional=()
