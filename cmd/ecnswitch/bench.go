@@ -25,7 +25,7 @@ import (
 // benchUsage is the help of `ecnswitch bench`.
 const benchUsage = `usage: ecnswitch bench gen    --iface IF [--netns NS] [--mode auto|xdp|afxdp] [--cpus 0,1] [--rate R] [--size S] [--dscp M] [--ecn M] [--flows N] [--duration D | --count N]
        ecnswitch bench sink   --iface IF [--netns NS] [--json FILE] [--duration D]
-       ecnswitch bench switch [--out DIR] [--sizes 64,512,1500] [--devices ecnswitch,patch,testpmd,bridge] [--trial 1s] [--generator auto|xdp|afxdp]
+       ecnswitch bench switch [--out DIR] [--sizes 64,512,1500] [--devices ecnswitch,patch,testpmd,ovs-afxdp,bridge] [--trial 1s] [--generator auto|xdp|afxdp]
 
 gen and sink are a traffic generator (XDP live frames, or AF_XDP) and an AF_XDP
 sink (root): UDP frames with a flow id, sequence number and TX timestamp, counted per flow at the sink (lost,
@@ -433,14 +433,14 @@ func benchSwitch(ctx context.Context, e *env, args []string) error {
 		"measure the maximum forwarding rate (generator unpaced) and the RFC 2544 throughput (the highest\n"+
 		"offered rate with no loss: a sweep of loads, then a bounded binary search). Devices: ecnswitch with\n"+
 		"its full pipeline (classifier, 8 DWRR queues, RED), ecnswitch as a bare port-to-port patch, DPDK\n"+
-		"testpmd (if installed) and a Linux bridge over the same veths with ecnswitch stopped. The generator\n"+
+		"testpmd and OVS afxdp (if installed) and a Linux bridge over the same veths. The generator\n"+
 		"sends XDP live frames where it can (--generator), so that the device, not the generator, is the\n"+
 		"limit; the report says per row which was. Writes DIR/report.md, results.json and\n"+
 		"PNG plots. Trials per device and size: 1 + sweep points + at most --iterations, each --trial long.\n"+
 		"Generator, switch and sink share the CPUs; on a busy machine run it under nice -n -10.\nNeeds root.", stderr)
 	out := fs.String("out", "bench-report", "directory for report.md, results.json and the plots")
 	sizes := fs.String("sizes", "64,512,1500", "frame sizes with FCS")
-	devices := fs.String("devices", "ecnswitch,patch,testpmd,bridge", "devices to compare, in order (testpmd is skipped when dpdk-testpmd is missing)")
+	devices := fs.String("devices", "ecnswitch,patch,testpmd,ovs-afxdp,bridge", "devices to compare, in order (testpmd and ovs-afxdp are skipped when not installed)")
 	trial := fs.Duration("trial", time.Second, "how long each trial sends (RFC 2544 uses 60s)")
 	drain := fs.Duration("drain", 2*time.Second, "longest wait after a trial for frames in flight")
 	sweep := fs.String("sweep", "0.1,0.25,0.5,0.75,0.9", "offered loads tried, as fractions of the generator's unpaced rate")
