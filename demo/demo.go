@@ -432,21 +432,15 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	say := func(format string, args ...any) { fmt.Fprintf(o.Out, format+"\n", args...) }
 
 	say("ecnswitch demo: the MQ-ECN static-flow experiment (001 §2.2.3, §5.1.1) on real kernel TCP")
-	tbo := testbed.Options{Hosts: Hosts, ID: o.ID, Subnet: o.Subnet, StateDir: o.StateDir, Logger: o.Logger, HostCPUs: o.HostCPUs}
-	if slices.Contains(testbed.CongestionControls(), o.CongestionControl) {
-		tbo.CongestionControl = o.CongestionControl // the hosts' default too, not only the demo's sockets'
-	}
-	tb, err := testbed.Up(tbo)
+	bed, err := up(o)
 	if err != nil {
-		return res, fmt.Errorf("demo: %w", err)
+		return res, err
 	}
 	defer func() {
 		say("tearing down the testbed")
-		if derr := tb.Down(); derr != nil {
-			err = errors.Join(err, fmt.Errorf("demo: %w", derr))
-		}
+		err = errors.Join(err, bed.Down())
 	}()
-	hosts := tb.Hosts()
+	tb, hosts := bed.tb, bed.Hosts()
 	say("testbed %s: hosts h1–h5 in %s, switch ports %s…%s", tb.ID(), tb.Subnet(), hosts[0].SwitchIf, hosts[Hosts-1].SwitchIf)
 	say("every port: shaped to %s, %v with %d queues, %d KB buffer, K = %d KB; %s TCP with ECN",
 		strings.TrimSpace(mbit(float64(o.Rate))), o.Scheduler, len(o.Classes), o.Buffer>>10, o.K>>10, o.CongestionControl)
@@ -469,7 +463,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 			return res, err
 		}
 		tag := fmt.Sprintf("[%d/%d] %s", i+1, len(o.Schemes), titles[name])
-		sr, err := runScheme(ctx, o, hosts, name, func(format string, args ...any) { say(tag+": "+format, args...) })
+		sr, err := runScheme(ctx, bed, name, func(format string, args ...any) { say(tag+": "+format, args...) })
 		if err != nil {
 			if ctx.Err() != nil {
 				return res, ctx.Err()
@@ -480,6 +474,81 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	}
 	return res, nil
 }
+
+// Bed is the demo's testbed: Hosts hosts, on whose switch ports the
+// demo's switch runs, one scheme at a time. Run uses one; experiments that
+// bring their own traffic (package experiment's fct) use Up.
+type Bed struct {
+	o  Options
+	tb *testbed.Testbed
+}
+
+// Up validates o, fills its defaults and brings up the testbed. The
+// caller must call Down.
+func Up(o Options) (*Bed, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if o.Start == nil {
+		return nil, errors.New("demo: Options.Start is nil: bring the testbed up through node, which starts its switches")
+	}
+	return up(o)
+}
+
+func up(o Options) (*Bed, error) {
+	tbo := testbed.Options{Hosts: Hosts, ID: o.ID, Subnet: o.Subnet, StateDir: o.StateDir, Logger: o.Logger, HostCPUs: o.HostCPUs}
+	if slices.Contains(testbed.CongestionControls(), o.CongestionControl) {
+		tbo.CongestionControl = o.CongestionControl // the hosts' default too, not only the demo's sockets'
+	}
+	tb, err := testbed.Up(tbo)
+	if err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
+	}
+	return &Bed{o: o, tb: tb}, nil
+}
+
+// Options returns the options the bed runs with, defaults filled in.
+func (b *Bed) Options() Options { return b.o }
+
+// Hosts returns the testbed's hosts; the last receives.
+func (b *Bed) Hosts() []testbed.Host { return b.tb.Hosts() }
+
+// Start starts the switch of scheme name on the hosts' switch ports.
+func (b *Bed) Start(name string) (Switch, error) {
+	if _, ok := titles[name]; !ok {
+		return nil, fmt.Errorf("demo: scheme %q: want one of %s", name, strings.Join(AllSchemes(), ", "))
+	}
+	hosts := b.Hosts()
+	cfg, err := switchConfig(b.o, hosts, name)
+	if err != nil {
+		return nil, err
+	}
+	ifaces := make([]string, len(hosts))
+	for i, h := range hosts {
+		ifaces[i] = h.SwitchIf
+	}
+	return b.o.Start(cfg, ifaces)
+}
+
+// Down tears the testbed down.
+func (b *Bed) Down() error {
+	if err := b.tb.Down(); err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	return nil
+}
+
+// PortBusy returns the fraction of the time a port shaped to rate bit/s
+// was sending between two snapshots of its counters elapsed apart: its
+// frames plus 24 bytes each (FCS, preamble and SFD, gap) over rate·elapsed.
+func PortBusy(p0, p1 dataplane.PortStats, rate int64, elapsed time.Duration) float64 {
+	wire := float64(p1.TxBytes-p0.TxBytes) + 24*float64(p1.TxPackets-p0.TxPackets)
+	return wire * 8 / (float64(rate) * elapsed.Seconds())
+}
+
+// Bottleneck is the index of the receiver's port, h5's.
+const Bottleneck = bottleneck
 
 // bottleneck is the index of the receiver h5's port.
 const bottleneck = Hosts - 1

@@ -16,17 +16,10 @@ import (
 
 // runScheme runs one scheme: switch up, receivers and flows up, warm-up,
 // measurement, flows down, switch down.
-func runScheme(ctx context.Context, o Options, hosts []testbed.Host, name string, say func(string, ...any)) (res SchemeResult, err error) {
+func runScheme(ctx context.Context, bed *Bed, name string, say func(string, ...any)) (res SchemeResult, err error) {
+	o, hosts := bed.o, bed.Hosts()
 	res = SchemeResult{Scheme: name, Title: titles[name], Queues: make([]QueueResult, len(o.Classes))}
-	cfg, err := switchConfig(o, hosts, name)
-	if err != nil {
-		return res, err
-	}
-	ifaces := make([]string, len(hosts))
-	for i, h := range hosts {
-		ifaces[i] = h.SwitchIf
-	}
-	sw, err := o.Start(cfg, ifaces)
+	sw, err := bed.Start(name)
 	if err != nil {
 		return res, err
 	}
@@ -336,8 +329,7 @@ func (p *progress) wait(ctx context.Context, tick <-chan time.Time, d time.Durat
 func (res *SchemeResult) fill(o Options, w window) {
 	res.Elapsed = w.end.Sub(w.start)
 	s0, s1 := w.port0, w.port1
-	wire := float64(s1.TxBytes-s0.TxBytes) + 24*float64(s1.TxPackets-s0.TxPackets)
-	res.Busy = wire * 8 / (float64(o.Rate) * res.Elapsed.Seconds())
+	res.Busy = PortBusy(s0, s1, o.Rate, res.Elapsed)
 	res.Peak = s1.Peak
 	busy, spin, sleep := float64(w.wrk1.Busy-w.wrk0.Busy), float64(w.wrk1.Spin-w.wrk0.Spin), float64(w.wrk1.Sleep-w.wrk0.Sleep)
 	if t := busy + spin + sleep; t > 0 {

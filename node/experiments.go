@@ -20,15 +20,42 @@ import (
 // threads, which run the hosts' TCP, and the hosts' receive processing —
 // the rest, for as long as the demo runs.
 func Demo(ctx context.Context, o demo.Options) (*demo.Result, error) {
-	o.Start = func(cfg dataplane.Config, ifaces []string) (demo.Switch, error) {
-		return Start(cfg, Devices(ifaces, afxdp.Options{Logger: o.Logger}), timestamp.NewMonotonic(), o.Logger)
-	}
+	o.Start = demoStart(o)
 	restore, err := place(1, &o.WorkerCPUs, &o.HostCPUs)
 	if err != nil {
 		return nil, err
 	}
 	defer restore()
 	return demo.Run(ctx, o)
+}
+
+// demoStart starts the demo's switches on AF_XDP ports with the default
+// options, on the monotonic clock.
+func demoStart(o demo.Options) demo.StartFunc {
+	return func(cfg dataplane.Config, ifaces []string) (demo.Switch, error) {
+		return Start(cfg, Devices(ifaces, afxdp.Options{Logger: o.Logger}), timestamp.NewMonotonic(), o.Logger)
+	}
+}
+
+// DemoBed brings up the demo's testbed (demo.Up) with its switches on
+// AF_XDP ports and the CPUs placed as Demo places them, for experiments
+// that bring their own traffic. down tears the testbed down and gives this
+// process's threads their CPUs back.
+func DemoBed(o demo.Options) (bed *demo.Bed, down func() error, err error) {
+	o.Start = demoStart(o)
+	restore, err := place(1, &o.WorkerCPUs, &o.HostCPUs)
+	if err != nil {
+		return nil, nil, err
+	}
+	bed, err = demo.Up(o)
+	if err != nil {
+		restore()
+		return nil, nil, err
+	}
+	return bed, func() error {
+		defer restore()
+		return bed.Down()
+	}, nil
 }
 
 // place splits the CPUs between workers and the rest (dataplane.Place),
