@@ -116,4 +116,3 @@ func TestFCTReport(t *testing.T) {
 		t.Error("2 runs: no error")
 	}
 }
-
