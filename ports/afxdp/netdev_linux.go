@@ -125,3 +125,25 @@ func TakesRedirects(ifindex int) (bool, error) {
 	}
 	return f.xdp&xdpActNdoXmit != 0, nil
 }
+
+// Names of the netdev family's feature bits (Documentation/netlink/specs/netdev.yaml).
+var (
+	rxMetadataNames = []string{"timestamp", "hash", "vlan-tag"}                      // xdp-rx-metadata
+	xskFeatureNames = []string{"tx-timestamp", "tx-checksum", "tx-launch-time-fifo"} // xsk-flags
+)
+
+// featureNames names the set bits of v; bits without a name show as bitN.
+func featureNames(v uint64, names []string) []string {
+	var out []string
+	for i := 0; v != 0; i, v = i+1, v>>1 {
+		if v&1 == 0 {
+			continue
+		}
+		if i < len(names) {
+			out = append(out, names[i])
+		} else {
+			out = append(out, fmt.Sprintf("bit%d", i))
+		}
+	}
+	return out
+}

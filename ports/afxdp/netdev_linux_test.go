@@ -27,3 +27,13 @@ func TestGenlFamily(t *testing.T) {
 		t.Fatalf("loopback claims ndo-xmit: xdp-features %#x", f.xdp)
 	}
 }
+
+func TestFeatureNames(t *testing.T) {
+	got := featureNames(0b1011, rxMetadataNames)
+	if len(got) != 3 || got[0] != "timestamp" || got[1] != "hash" || got[2] != "bit3" {
+		t.Fatalf("featureNames(0b1011) = %v, want timestamp, hash, bit3", got)
+	}
+	if featureNames(0, xskFeatureNames) != nil {
+		t.Fatal("no bits gave names")
+	}
+}

@@ -412,6 +412,12 @@ type Info struct {
 	// RxMetadata is true when the Port's program is device-bound and
 	// hands Receive the driver's hardware stamp of every frame.
 	RxMetadata bool
+	// RxMetadataFeatures and XSKFeatures are what the driver reports it
+	// can hand XDP programs and AF_XDP sockets (netdev netlink
+	// xdp-rx-metadata-features: timestamp, hash, vlan-tag; xsk-features:
+	// tx-timestamp, tx-checksum, tx-launch-time-fifo); nil where the
+	// kernel lacks the netdev family.
+	RxMetadataFeatures, XSKFeatures []string
 	// TxMetadata is true when the Port asks for completion stamps
 	// (Options.TxStamps and a UMEM registered with TX metadata).
 	TxMetadata bool

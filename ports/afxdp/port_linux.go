@@ -210,12 +210,17 @@ func Open(ifname string, opts Options) (*Port, error) {
 		TxMetadata:  p.txStamps != nil,
 		PHC:         plan.phc,
 	}
+	if f, err := deviceFeatures(attrs.Index); err == nil {
+		p.info.RxMetadataFeatures = featureNames(f.rxMetadata, rxMetadataNames)
+		p.info.XSKFeatures = featureNames(f.xsk, xskFeatureNames)
+	}
 	log.Info("AF_XDP port open",
 		zap.Ints("queues", queues), zap.Stringer("attach", mode), zap.Bool("zerocopy", p.info.ZeroCopy),
 		zap.Int("txBudget", p.info.TxBudget), zap.Uint32("program", p.prog.id),
 		zap.Int("frames", o.Frames), zap.Int("frameSize", o.FrameSize), zap.Bool("sharedUMEM", p.info.SharedUMEM),
 		zap.Stringer("transmit", p.info.Transmit), zap.Int("liveMin", p.liveMin),
-		zap.String("rxStamps", p.RxClock()+p.rxStampNote()))
+		zap.String("rxStamps", p.RxClock()+p.rxStampNote()), zap.Bool("txStamps", p.txStamps != nil),
+		zap.Strings("rxMetadataFeatures", p.info.RxMetadataFeatures), zap.Strings("xskFeatures", p.info.XSKFeatures))
 	ok = true
 	return p, nil
 }

@@ -4,6 +4,7 @@ package afxdp
 
 import (
 	"encoding/binary"
+	"slices"
 	"testing"
 	"time"
 
@@ -24,6 +25,9 @@ func TestRxStampsOnVeth(t *testing.T) {
 	info := p.Info()
 	if !info.RxMetadata || info.PHC != -1 || info.Transmit != TxSocket || info.Attach != AttachNative {
 		t.Fatalf("Info = %+v: want the device-bound program, no PHC, transmit forced to the socket, native attach", info)
+	}
+	if !slices.Contains(info.RxMetadataFeatures, "timestamp") {
+		t.Fatalf("veth reports RX metadata %v, want timestamp among them (its kfunc exists)", info.RxMetadataFeatures)
 	}
 	if p.RxClock() != "" {
 		t.Fatalf("RxClock = %q on a veth, want \"\"", p.RxClock())
