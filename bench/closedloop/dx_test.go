@@ -2,6 +2,7 @@ package closedloop
 
 import (
 	"math"
+	"slices"
 	"testing"
 	"time"
 )
@@ -35,6 +36,16 @@ func TestDXAgainstDCTCP(t *testing.T) {
 		truth := dx.PortMean * 8 / float64(DefaultRate) * 1e9 // ns
 		if got := float64(dx.DXQueueMean); math.Abs(got-truth) > 0.15*truth {
 			t.Errorf("%d flows: DX measured %v of queueing on average, the switch held %v", n, dx.DXQueueMean, time.Duration(truth))
+		}
+		// Per packet, against the switch's own sojourn: the error is the
+		// drift since the last base update (tens of ns), or a wait behind
+		// another flow's frame on the shared 10 Gbit/s host link (1.2 µs),
+		// queueing the switch never sees.
+		errs := slices.Clone(dx.DXErrors)
+		slices.Sort(errs)
+		if len(errs) < 1000 || errs[0] < -100 || errs[len(errs)-1] > 1300 || errs[len(errs)/2] > 100 {
+			t.Errorf("%d flows: %d matched packets, error min %d ns, median %d ns, max %d ns; want ≥ 1000 within [−100, 1300], median ≤ 100",
+				n, len(errs), errs[0], errs[len(errs)/2], errs[len(errs)-1])
 		}
 		if dx.Drops != 0 || dx.Losses != 0 || dctcp.DXQueueMean != 0 {
 			t.Errorf("%d flows: dx drops %d losses %d; dctcp DXQueueMean %v", n, dx.Drops, dx.Losses, dctcp.DXQueueMean)

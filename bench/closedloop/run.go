@@ -41,6 +41,10 @@ type Result struct {
 	// DXQueueMean is the mean queueing delay DX flows measured from their
 	// one-way delays (timestamp.Delay) over every ACK; 0 for other CCs.
 	DXQueueMean time.Duration
+	// DXErrors are, per acknowledged packet, the queueing delay its DX
+	// flow measured minus the bottleneck's own sojourn time for it
+	// (matched by flow and sequence through a tap), in ns.
+	DXErrors []int64
 	// RTTMean and RTTP99 are over every ACK: send to ACK arrival.
 	RTTMean, RTTP99 time.Duration
 
@@ -135,6 +139,9 @@ type sim struct {
 	tx   []*packet.Desc
 	rx   []*packet.Desc
 
+	sojourns map[flowSeq]int64 // DX: the bottleneck's sojourn of each packet, by flow and sequence, until its ACK
+	dxErr    []int64           // DX: measured queueing delay − the switch's sojourn, per packet, while measuring
+
 	measuring          bool
 	bytes              []int64 // per queue, delivered during the measurement
 	qsamples           [][]int64
@@ -217,6 +224,12 @@ func newSim(sc Scenario) (*sim, error) {
 		return nil, fmt.Errorf("closedloop: %w", err)
 	}
 	s.sw = sw
+	if sc.CC == DX {
+		s.sojourns = map[flowSeq]int64{}
+		if err := sw.SetTap(nq, sojournTap{s.sojourns}); err != nil {
+			return nil, fmt.Errorf("closedloop: %w", err)
+		}
+	}
 
 	id := 0
 	for q, n := range sc.Flows {
@@ -334,8 +347,14 @@ func (s *sim) deliverAcks(now int64) {
 		r0, l0 := f.reductions, f.lossEvents
 		if f.dx != nil {
 			q := f.onDXAck(a.seq, a.lost, a.sent, a.t2, now)
+			k := flowSeq{a.flow, a.seq}
+			sj, ok := s.sojourns[k]
+			delete(s.sojourns, k)
 			if s.measuring {
 				f.dxQ = append(f.dxQ, q)
+				if ok {
+					s.dxErr = append(s.dxErr, q-sj)
+				}
 			}
 		} else {
 			f.onAck(a.seq, a.ce, a.lost)
@@ -379,6 +398,25 @@ func (s *sim) receive(now int64) {
 		if n < len(s.rx) {
 			return
 		}
+	}
+}
+
+// flowSeq names one data packet.
+type flowSeq struct {
+	flow int
+	seq  uint64
+}
+
+// sojournTap records the bottleneck's sojourn time of every data packet
+// it sends, for DX's accuracy (Result.DXErrors).
+type sojournTap struct{ m map[flowSeq]int64 }
+
+func (t sojournTap) Record(ev *dataplane.Event) {
+	if ev.Kind != dataplane.EventEgress {
+		return
+	}
+	if info, ok := readData(ev.Frame); ok {
+		t.m[flowSeq{info.flow, info.seq}] = ev.Sojourn
 	}
 }
 
@@ -438,6 +476,7 @@ func (s *sim) result(marks0 []uint64, drops0 uint64) Result {
 		m, _ := stats(dxQ)
 		r.DXQueueMean = time.Duration(math.Round(m))
 	}
+	r.DXErrors = s.dxErr
 	mean, p99 := stats(s.rtts)
 	r.RTTMean, r.RTTP99 = time.Duration(math.Round(mean)), time.Duration(p99)
 	for q, m := range s.marks() {
