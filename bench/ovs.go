@@ -56,6 +56,12 @@ func startOVS(br string, ifaces []string, cpu int) (stop func() error, err error
 		}
 		return nil
 	}
+	// The netdev datapath makes a tap named ovs-netdev in this namespace
+	// and leaves it behind; stop removes it only if it is the one this OVS
+	// made (none existed before, and its index is the one found after).
+	_, lookErr := netlink.LinkByName(ovsNetdev)
+	netdevBefore := lookErr == nil
+	netdevIndex := 0
 	var daemons []*exec.Cmd
 	stop = func() error {
 		var errs []error
@@ -73,6 +79,9 @@ func startOVS(br string, ifaces []string, cpu int) (stop func() error, err error
 			}
 		}
 		if l, err := netlink.LinkByName(br); err == nil { // the datapath's own interface
+			errs = append(errs, netlink.LinkDel(l))
+		}
+		if l, err := netlink.LinkByName(ovsNetdev); err == nil && !netdevBefore && l.Attrs().Index == netdevIndex {
 			errs = append(errs, netlink.LinkDel(l))
 		}
 		// OVS may leave its XDP program on the ports (seen with 3.1).
@@ -130,6 +139,9 @@ func startOVS(br string, ifaces []string, cpu int) (stop func() error, err error
 	if err := vsctl("add-br", br, "--", "set", "bridge", br, "datapath_type=netdev"); err != nil {
 		return nil, err
 	}
+	if l, err := netlink.LinkByName(ovsNetdev); err == nil && !netdevBefore {
+		netdevIndex = l.Attrs().Index
+	}
 	for _, ifc := range ifaces {
 		if err := vsctl("add-port", br, ifc, "--", "set", "interface", ifc, "type=afxdp", "options:xdp-mode=native"); err != nil {
 			return nil, err
@@ -151,6 +163,9 @@ func startOVS(br string, ifaces []string, cpu int) (stop func() error, err error
 	}
 	return stop, nil
 }
+
+// ovsNetdev is the tap Open vSwitch's userspace datapath makes.
+const ovsNetdev = "ovs-netdev"
 
 // modeFlag is the netlink flag that detaches a program attached in mode
 // (IFLA_XDP_ATTACHED: 1 native, 2 generic, 3 offloaded).
