@@ -41,9 +41,11 @@ import (
 // the flow is shaper-bound. Three things are checked over 2 s windows after a 1 s
 // warm-up, by the receiver's byte count and the port's TX counters:
 //
-//   - the port never exceeds R on the wire (plus the bucket and one frame
-//     per window, the shaper's bound), so overhead accounting is on: without
-//     it 1514-byte frames would leave at 200·1538/1514 = 203.2 Mbit/s;
+//   - the port never exceeds R on the wire over the whole span measured,
+//     at least three windows (plus the bucket, one frame and the counters'
+//     lag, the shaper's bound: 200.69 Mbit/s over 6 s), so overhead
+//     accounting is on: without it 1514-byte frames would leave at
+//     200·1538/1514 = 203.2 Mbit/s;
 //   - goodput / wire rate = MSS / (MSS + 90) within 0.5%: the header
 //     overhead is exactly the formula's;
 //   - goodput is within 3% of the formula;
@@ -68,11 +70,13 @@ func TestTCPGoodputAtShapedRate(t *testing.T) {
 		t.Skip("a rate measurement: the race detector slows the worker several-fold (79% of the rate in a trial)")
 	}
 	const (
-		rate    = 200_000_000
-		bucket  = 256 << 10
-		k       = 256 << 10
-		window  = 2 * time.Second
-		windows = 6
+		rate            = 200_000_000
+		bucket          = 256 << 10
+		k               = 256 << 10
+		window          = 2 * time.Second
+		windows         = 6
+		minBoundWindows = 3                     // the wire bound is checked over at least 6 s
+		counterLag      = 10 * time.Millisecond // how far the TX counters may trail departures
 	)
 	r := newRig(t, 2, func(hs []testbed.Host) dataplane.Config {
 		cfg := baseConfig(hs, 1)
@@ -125,21 +129,32 @@ func TestTCPGoodputAtShapedRate(t *testing.T) {
 	want := float64(rate) * float64(mss) / float64(mss+opts+tcpIPEth+fcsPreambleIFG)
 	wantRatio := float64(mss) / float64(mss+opts+tcpIPEth+fcsPreambleIFG)
 
+	wireBytes := func(p dataplane.PortStats) uint64 { return p.TxBytes + fcsPreambleIFG*p.TxPackets }
+	start, pStart := time.Now(), r.port(h2)
 	passed := false
-	for w := 1; w <= windows && !passed; w++ {
+	w := 1
+	for ; w <= windows && (!passed || w <= minBoundWindows); w++ {
 		b0, t0, p0 := rcv.Bytes(), time.Now(), r.port(h2)
 		time.Sleep(window)
 		b1, t1, p1 := rcv.Bytes(), time.Now(), r.port(h2)
 		secs := t1.Sub(t0).Seconds()
 		got := float64(b1-b0) * 8 / secs
-		wire := float64(p1.TxBytes-p0.TxBytes+fcsPreambleIFG*(p1.TxPackets-p0.TxPackets)) * 8 / secs
+		wire := float64(wireBytes(p1)-wireBytes(p0)) * 8 / secs
 		t.Logf("window %d: MSS %d, options %d B: goodput %.2f Mbit/s of the expected %.2f (%.2f%%); wire %.2f Mbit/s; goodput/wire %.4f, formula %.4f",
 			w, mss, opts, got/1e6, want/1e6, 100*got/want, wire/1e6, got/wire, wantRatio)
-		if limit := float64(rate) + float64(bucket+1538)*8/secs; wire > limit {
-			t.Errorf("window %d: the port sent %.2f Mbit/s on the wire, above the shaper's bound %.2f Mbit/s", w, wire/1e6, limit/1e6)
-		}
 		ratio := got / wire
-		passed = ratio >= 0.995*wantRatio && ratio <= 1.005*wantRatio && got >= 0.97*want && got <= 1.03*want
+		passed = passed || ratio >= 0.995*wantRatio && ratio <= 1.005*wantRatio && got >= 0.97*want && got <= 1.03*want
+	}
+	// The shaper's bound over the whole measured span: the counters count
+	// a frame when the worker hands it to the device, which trails its
+	// departure from the virtual line by up to the coalescing window plus
+	// however late the worker runs (3.6 ms measured on a quiet machine), so
+	// a count may include departures from before the span began.
+	end, pEnd := time.Now(), r.port(h2)
+	secs := end.Sub(start).Seconds()
+	wire := float64(wireBytes(pEnd)-wireBytes(pStart)) * 8 / secs
+	if limit := float64(rate) + (float64(bucket+1538)*8+rate*counterLag.Seconds())/secs; wire > limit {
+		t.Errorf("over %d windows the port sent %.2f Mbit/s on the wire, above the shaper's bound %.2f Mbit/s", w-1, wire/1e6, limit/1e6)
 	}
 	cancel()
 	if err := <-done; err != nil {
