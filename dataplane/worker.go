@@ -353,9 +353,7 @@ func (w *worker) refuse(p *port, now int64) int {
 	for _, d := range w.spare[:n] {
 		bytes += uint64(d.Len)
 		d.InPort, d.OutPort = uint16(p.idx), noPort16
-		if d.RxTime == 0 || d.RxTime > now {
-			d.RxTime = now
-		}
+		d.RxTime, _ = p.stamps.stamp(d.RxTime, now)
 		if p.tap.Load() != nil {
 			w.tapEvent(p, EventIngress, d, d.RxTime, 0, 0, -1)
 			w.tapEvent(p, EventDrop, d, d.RxTime, DropArenaEmpty, 0, -1)
