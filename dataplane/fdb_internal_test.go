@@ -29,9 +29,11 @@ func (t *fdb) counted() []int64 {
 
 // Routing allocates nothing on any of the table's paths: a new MAC, a
 // known one, one refused at its port's limit (with a sweep), a flood, and
-// a frame storm control drops.
+// a frame storm control drops. The table is large enough that no probe
+// window fills (with 256 slots, 1% of seeds filled one before any port
+// reached its limit, and the limit path went untested).
 func TestRouteAllocatesNothing(t *testing.T) {
-	fw, err := newForwarder(Forwarding{MACLimit: 64, TableSize: 256, AgeTime: 1_000_000, FloodRate: 1000, FloodBurst: 10}, 4)
+	fw, err := newForwarder(Forwarding{MACLimit: 64, TableSize: 4096, AgeTime: 1_000_000, FloodRate: 1000, FloodBurst: 10}, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
