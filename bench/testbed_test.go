@@ -101,12 +101,15 @@ func TestGeneratorThroughTestbed(t *testing.T) {
 	r := newPatchRig(t, false)
 	const count = 20000
 	g, s, stop := r.start(bench.GeneratorConfig{Sizes: bench.IMIX(), Flows: 4, Rate: bench.Rate{Bits: 10e6}, Count: count})
-	// Wait for the last frame (at most 10 s past the ~6 s the schedule takes).
+	// Wait for the last frame (at most 10 s past the ~6 s the schedule
+	// takes), then a second more: Totals counts every frame the sink got,
+	// a host's own (IPv6 neighbour discovery, say) too, so it can reach
+	// count while this run's last frame is still on its way.
 	deadline := time.Now().Add(16 * time.Second)
 	for s.Totals().Packets < count && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	stop(0)
+	stop(time.Second)
 	rep, st := s.Report(), g.Stats()
 	if st.Sent != count || rep.Received != count || rep.Lost != 0 || rep.Reordered != 0 || rep.Duplicated != 0 {
 		t.Errorf("sent %d, received %d, lost %d, reordered %d, duplicated %d; want all %d once, in order",
