@@ -60,8 +60,11 @@
 // loop that re-evaluates the DT and pool-space tests on the value it swaps
 // (see [MMU.Admit] for why not add-then-undo); it is the only counter two
 // workers write, and a packet that stays within its queue's reserve does not
-// touch it at all. Every counter is an atomic, so telemetry and markers may
-// read anything from any goroutine; each counter is exact on its own, but
+// touch it at all. Every counter may be read from any goroutine, so
+// telemetry and markers may read anything: the pool's occupancy is an
+// atomic, and a queue's counters, which have one writer, are
+// internal/counter's, added without a locked instruction and read
+// atomically. Each counter is exact on its own, but
 // two counters read one after the other may straddle an admission. Port and
 // pool totals of bytes and packets are sums of their queues' counters, made
 // when read, so that Admit and Release write only the queue's two counters

@@ -4,6 +4,8 @@ import (
 	"math"
 	"strconv"
 	"sync/atomic"
+
+	"github.com/ecnswitch/ecnswitch/internal/counter"
 )
 
 // cacheLine is the padding unit that keeps counters written by different
@@ -43,19 +45,19 @@ type port struct {
 // queue is one egress queue, written only by its port's owning worker
 // (peak is also reset by ResetPeaks).
 type queue struct {
-	bytes   atomic.Int64 // B_q: private and shared
-	packets atomic.Int64
+	bytes   counter.Int64 // B_q: private and shared
+	packets counter.Int64
 	peak    atomic.Int64
 	reserve int64
 	cap     int64   // > 0: static cap on shared bytes, else DT
 	alpha   float64 // DT α when cap == 0
-	drops   [NumReasons]counter
+	drops   [NumReasons]tally
 }
 
-// counter counts packets and bytes.
-type counter struct {
-	packets atomic.Int64
-	bytes   atomic.Int64
+// tally counts packets and bytes.
+type tally struct {
+	packets counter.Int64
+	bytes   counter.Int64
 }
 
 // New validates cfg and returns an MMU with every counter at zero. Errors

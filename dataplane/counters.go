@@ -1,6 +1,6 @@
 package dataplane
 
-import "sync/atomic"
+import "github.com/ecnswitch/ecnswitch/internal/counter"
 
 // DropReason says why the dataplane dropped a packet. Buffer admission and
 // marker drops are also counted per queue by the buffer (see QueueStats).
@@ -46,15 +46,15 @@ func (r DropReason) String() string {
 // portCounters are written by the port's owning worker (ingress counters by
 // the worker receiving on it, which is the same one) and read by telemetry.
 type portCounters struct {
-	rxPackets, rxBytes atomic.Uint64
-	txPackets, txBytes atomic.Uint64
-	flooded            atomic.Uint64 // extra copies made by flooding
-	rxStampedWorker    atomic.Uint64 // received packets the worker stamped (the device gave no usable stamp)
-	drops              [NumDropReasons]atomic.Uint64
+	rxPackets, rxBytes counter.Uint64
+	txPackets, txBytes counter.Uint64
+	flooded            counter.Uint64 // extra copies made by flooding
+	rxStampedWorker    counter.Uint64 // received packets the worker stamped (the device gave no usable stamp)
+	drops              [NumDropReasons]counter.Uint64
 }
 
 type queueCounters struct {
-	enqueued, dequeued   atomic.Uint64
-	enqBytes, deqBytes   atomic.Uint64
-	markedEnq, markedDeq atomic.Uint64
+	enqueued, dequeued   counter.Uint64
+	enqBytes, deqBytes   counter.Uint64
+	markedEnq, markedDeq counter.Uint64
 }

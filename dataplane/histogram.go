@@ -2,23 +2,35 @@ package dataplane
 
 import (
 	"math/bits"
+	"sync"
 	"sync/atomic"
+
+	"github.com/ecnswitch/ecnswitch/internal/counter"
 )
 
 // histogram counts durations in log-linear buckets: each power of two is
 // split into histSub buckets, so a reported quantile is within 1/histSub
 // (25%) of the true value, from 1 ns up to 2^63 ns. One writer (the port's
-// worker) adds with atomics; readers take quantiles at any time.
+// worker) adds, without locked instructions; readers take quantiles at any
+// time. A reset never writes the writer's counts: it records them as a
+// baseline that readers subtract, so the one-writer rule holds.
 type histogram struct {
-	buckets [64 * histSub]atomic.Uint64
-	count   atomic.Uint64
-	sum     atomic.Uint64 // ns
-	max     atomic.Int64
+	buckets [histBuckets]counter.Uint64
+	count   counter.Uint64
+	sum     counter.Uint64 // ns
+	max     atomic.Int64   // stored only on a new maximum; reset stores 0
+
+	mu   sync.Mutex // readers': guards base
+	base struct {
+		buckets    [histBuckets]uint64
+		count, sum uint64
+	}
 }
 
 const (
 	histSubBits = 2
 	histSub     = 1 << histSubBits
+	histBuckets = 64 * histSub
 )
 
 func histIndex(v int64) int {
@@ -59,16 +71,12 @@ type Summary struct {
 }
 
 // quantile returns the lower bound of the bucket holding quantile q of the
-// values counted.
-func (h *histogram) quantile(q float64) int64 {
-	n := h.count.Load()
-	if n == 0 {
-		return 0
-	}
+// values counted since the last reset. The caller holds h.mu.
+func (h *histogram) quantile(q float64, n uint64) int64 {
 	rank := uint64(q*float64(n-1)) + 1
 	var seen uint64
 	for i := range h.buckets {
-		seen += h.buckets[i].Load()
+		seen += h.buckets[i].Load() - h.base.buckets[i]
 		if seen >= rank {
 			return histLower(i)
 		}
@@ -76,24 +84,32 @@ func (h *histogram) quantile(q float64) int64 {
 	return h.max.Load()
 }
 
+// summary digests the values counted since the last reset. The count is
+// read first, so every value it includes is in the buckets read after it.
 func (h *histogram) summary() Summary {
-	n := h.count.Load()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := h.count.Load() - h.base.count
 	if n == 0 {
 		return Summary{}
 	}
 	return Summary{
-		Count: n, Mean: int64(h.sum.Load() / n),
-		P50: h.quantile(0.50), P99: h.quantile(0.99), Max: h.max.Load(),
+		Count: n, Mean: int64((h.sum.Load() - h.base.sum) / n),
+		P50: h.quantile(0.50, n), P99: h.quantile(0.99, n), Max: h.max.Load(),
 	}
 }
 
-// reset zeroes the histogram. Racing with add it may lose or half-count
-// the few values added meanwhile, which a measurement window can afford.
+// reset starts a new window: later summaries count only values added
+// after it. Racing with add, a value added meanwhile may be counted in
+// some of the baseline's figures and not others, which a measurement
+// window can afford.
 func (h *histogram) reset() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.base.count = h.count.Load()
+	h.base.sum = h.sum.Load()
 	for i := range h.buckets {
-		h.buckets[i].Store(0)
+		h.base.buckets[i] = h.buckets[i].Load()
 	}
-	h.count.Store(0)
-	h.sum.Store(0)
 	h.max.Store(0)
 }
