@@ -184,13 +184,13 @@ func sharpReport(env Env, runs []*demo.Result) (*Report, error) {
 	redQ := 1 - sharp.queue/tail.queue
 	rep.Claims = append(rep.Claims, Claim{
 		Source: "000 Fig. 16", What: "mean queue occupancy, ECN♯ vs DCTCP-RED-Tail",
-		Paper: "8 vs 182 packets (95.6% lower)", Ours: fmt.Sprintf("%.0f vs %.0f packets (%.0f%% lower)", sharp.queue, tail.queue, 100*redQ),
+		Paper: "8 vs 182 packets (95.6% lower)", Ours: fmt.Sprintf("%.0f vs %.0f packets (%s)", sharp.queue, tail.queue, lowerBy(redQ, 0)),
 		Busy: []float64{sharp.s.Busy, tail.s.Busy}, Holds: tail.queue > 0 && redQ >= 0.5, Rule: "ECN♯ lower by at least 50%",
 	})
 	lossAvg := 1 - avg.s.Goodput()/tail.s.Goodput()
 	rep.Claims = append(rep.Claims, Claim{
 		Source: "000 §2.3 Obs. 1", What: "goodput, DCTCP-RED-AVG vs DCTCP-RED-Tail",
-		Paper: "K from the mean RTT loses throughput (8% longer large-flow FCT)", Ours: fmt.Sprintf("%.0f vs %.0f Mbit/s (%.1f%% lower)", avg.s.Goodput()/1e6, tail.s.Goodput()/1e6, 100*lossAvg),
+		Paper: "K from the mean RTT loses throughput (8% longer large-flow FCT)", Ours: fmt.Sprintf("%.0f vs %.0f Mbit/s (%s)", avg.s.Goodput()/1e6, tail.s.Goodput()/1e6, lowerBy(lossAvg, 1)),
 		Busy: []float64{avg.s.Busy, tail.s.Busy}, Holds: lossAvg >= 0.02 && lossAvg <= 0.3, Rule: "AVG lower by 2–30%",
 	})
 	keep := sharp.s.Goodput() / tail.s.Goodput()

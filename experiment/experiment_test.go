@@ -263,3 +263,16 @@ func FuzzParseCDF(f *testing.F) {
 		}
 	})
 }
+
+// TestLowerBy: a negative reduction reads as an increase, never "-49% lower".
+func TestLowerBy(t *testing.T) {
+	for _, c := range []struct {
+		f    float64
+		prec int
+		want string
+	}{{0.49, 0, "49% lower"}, {-0.494, 0, "49% higher"}, {0, 0, "0% lower"}, {0.956, 1, "95.6% lower"}} {
+		if got := lowerBy(c.f, c.prec); got != c.want {
+			t.Errorf("lowerBy(%g, %d) = %q, want %q", c.f, c.prec, got, c.want)
+		}
+	}
+}

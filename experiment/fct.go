@@ -335,10 +335,10 @@ func fctReport(env Env, o demo.Options, duration time.Duration, runs []fctRun) (
 	}
 	rep.Claims = []Claim{
 		{Source: "001 Fig. 7(b)", What: fmt.Sprintf("small flows' mean FCT at %.0f%% load, MQ-ECN vs per-queue standard", 100*high),
-			Paper: "lower, by up to ∼61.3%", Ours: fmt.Sprintf("%s vs %s (%.0f%% lower)", micros(ms.mean), micros(ss.mean), 100*lower(ss.mean, ms.mean)),
+			Paper: "lower, by up to ∼61.3%", Ours: fmt.Sprintf("%s vs %s (%s)", micros(ms.mean), micros(ss.mean), lowerBy(lower(ss.mean, ms.mean), 0)),
 			Holds: lower(ss.mean, ms.mean) >= 0.05 && lower(ss.mean, ms.mean) <= 0.9, Rule: "MQ-ECN lower by 5–90%"},
 		{Source: "001 Fig. 7(c)", What: fmt.Sprintf("small flows' p99 FCT at %.0f%% load, MQ-ECN vs per-queue standard", 100*high),
-			Paper: "lower, by up to ∼72.8%", Ours: fmt.Sprintf("%s vs %s (%.0f%% lower)", micros(ms.p99), micros(ss.p99), 100*lower(ss.p99, ms.p99)),
+			Paper: "lower, by up to ∼72.8%", Ours: fmt.Sprintf("%s vs %s (%s)", micros(ms.p99), micros(ss.p99), lowerBy(lower(ss.p99, ms.p99), 0)),
 			Holds: lower(ss.p99, ms.p99) >= 0.05 && lower(ss.p99, ms.p99) <= 0.95, Rule: "MQ-ECN lower by 5–95%"},
 		{Source: "001 Fig. 7(d)", What: fmt.Sprintf("large flows' mean FCT at %.0f%% load, MQ-ECN vs per-queue standard", 100*high),
 			Paper: "similar (within 2.7%)", Ours: fmt.Sprintf("%s vs %s (%+.1f%%), %d and %d flows", micros(ml.mean), micros(sl.mean), -100*lower(sl.mean, ml.mean), ml.n, sl.n),

@@ -95,7 +95,18 @@ func TestFCTReport(t *testing.T) {
 	if got := verdicts(worse); !slices.Equal(got, []bool{false, false, false}) {
 		t.Errorf("MQ-ECN twice as slow: %v", got)
 	}
-	rep, err := fctReport(Env{Command: "ecnswitch experiment fct"}, o, 10*time.Second, paper)
+	// MQ-ECN slower reads as "higher", never as a negative "lower" (the
+	// committed report once printed "-49% lower" for 49% higher).
+	rep, err := fctReport(Env{Command: "test"}, o, 10*time.Second, worse)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range rep.Claims[:2] {
+		if !strings.Contains(c.Ours, "% higher)") || strings.Contains(c.Ours, "-") {
+			t.Errorf("%s: MQ-ECN slower reads %q", c.Source, c.Ours)
+		}
+	}
+	rep, err = fctReport(Env{Command: "ecnswitch experiment fct"}, o, 10*time.Second, paper)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -176,7 +176,7 @@ func pmsbReport(env Env, cases []pmsbCase, runs []*demo.Result) (*Report, error)
 			red := 1 - x.b/x.a
 			rep.Claims = append(rep.Claims, Claim{
 				Source: "003 Fig. 9", What: "DWRR 1 : 4, queue 2's " + x.what + " RTT, PMSB vs per-queue standard",
-				Paper: x.paper, Ours: fmt.Sprintf("%.0f vs %.0f µs (%.0f%% lower)", x.b/1e3, x.a/1e3, 100*red),
+				Paper: x.paper, Ours: fmt.Sprintf("%.0f vs %.0f µs (%s)", x.b/1e3, x.a/1e3, lowerBy(red, 0)),
 				Busy: []float64{pq.Busy, pm.Busy}, Holds: x.a > 0 && red >= 0.2 && red <= 0.9, Rule: "PMSB lower by 20–90%",
 			})
 		}
@@ -193,7 +193,7 @@ func pmsbReport(env Env, cases []pmsbCase, runs []*demo.Result) (*Report, error)
 		rep.Claims = append(rep.Claims, Claim{
 			Source: "003 Fig. 11", What: "4 flows in one queue: peak port occupancy, PMSB at dequeue vs at enqueue",
 			Paper: "about 20% lower (82 packets at enqueue)",
-			Ours:  fmt.Sprintf("%.0f vs %.0f packets of 1514 B (%.0f%% lower)", float64(deq.Peak)/1514, float64(enq.Peak)/1514, 100*red),
+			Ours:  fmt.Sprintf("%.0f vs %.0f packets of 1514 B (%s)", float64(deq.Peak)/1514, float64(enq.Peak)/1514, lowerBy(red, 0)),
 			Busy:  []float64{enq.Busy, deq.Busy}, Holds: red >= 0.05 && red <= 0.5, Rule: "dequeue lower by 5–50%",
 		})
 	}

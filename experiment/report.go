@@ -34,6 +34,17 @@ func Busy(busy float64) string {
 	return s
 }
 
+// lowerBy formats the fraction f by which a value is lower than the one it
+// is compared with (1 − ours/theirs) as a report prints it: "49% lower",
+// or "49% higher" when f is negative, never "-49% lower".
+func lowerBy(f float64, prec int) string {
+	word := "lower"
+	if f < 0 {
+		f, word = -f, "higher"
+	}
+	return fmt.Sprintf("%.*f%% %s", prec, 100*f, word)
+}
+
 // Report is what an experiment found, as report.md and its plots.
 type Report struct {
 	Name    string    // the experiment's name
