@@ -25,15 +25,7 @@ import (
 // segmentation offloads off itself (veth_fix_features): the warning is
 // for generic mode, where the peer keeps them.
 func warnPeerOffloads(l netlink.Link, usable int, log *zap.Logger) {
-	v, ok := l.(*netlink.Veth)
-	if !ok {
-		return
-	}
-	peerIndex, err := netlink.VethPeerIndex(v)
-	if err != nil {
-		return
-	}
-	ns, where, err := linkNamespace(l.Attrs().NetNsID)
+	ns, where, peerIndex, err := vethPeer(l)
 	if err != nil {
 		return
 	}
@@ -65,6 +57,25 @@ func warnPeerOffloads(l netlink.Link, usable int, log *zap.Logger) {
 	log.Warn(fmt.Sprintf("the veth peer %s has TSO or GSO on: its stack sends segments larger than the %d-byte usable frame, "+
 		"which the XDP program drops (rx_oversize); turn them off: %s", name, usable, cmd),
 		zap.String("interface", l.Attrs().Name), zap.String("peer", name), zap.Bool("tso", tso != 0), zap.Bool("gso", gso != 0))
+}
+
+// vethPeer returns the network namespace of l's veth peer (the caller
+// closes it), the namespace's name under /run/netns if it has one, and the
+// peer's ifindex there.
+func vethPeer(l netlink.Link) (netns.NsHandle, string, int, error) {
+	v, ok := l.(*netlink.Veth)
+	if !ok {
+		return 0, "", 0, fmt.Errorf("%s is a %s, not a veth", l.Attrs().Name, l.Type())
+	}
+	peerIndex, err := netlink.VethPeerIndex(v)
+	if err != nil {
+		return 0, "", 0, err
+	}
+	ns, where, err := linkNamespace(l.Attrs().NetNsID)
+	if err != nil {
+		return 0, "", 0, err
+	}
+	return ns, where, peerIndex, nil
 }
 
 // linkNamespace returns the network namespace a link's IFLA_LINK_NETNSID

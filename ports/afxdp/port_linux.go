@@ -59,6 +59,7 @@ type Port struct {
 	txDrop0 uint64      // the device's tx_dropped at Open
 	liveOK  atomic.Bool // the device takes redirected frames now (ndo_xdp_xmit, link up)
 	liveMin int         // smallest batch sent as live frames
+	peer    *peerNAPI   // TxAuto on veth: the peer whose NAPI threads veto live frames
 	watch   chan struct{}
 	watched sync.WaitGroup
 
@@ -544,6 +545,10 @@ func (p *Port) teardown() error {
 		close(p.watch)
 		p.watched.Wait()
 		p.watch = nil
+	}
+	if p.peer != nil {
+		p.peer.ns.Close()
+		p.peer = nil
 	}
 	if p.live != nil {
 		errs = append(errs, p.live.close())

@@ -171,9 +171,26 @@ func TestTransmitPathFollowsPeer(t *testing.T) {
 	n.setPeerGRO(t, true)
 	waitFor(t, "the switch to live frames", func() bool { return p.txPath() == TxXDP })
 	send(TxXDP)
+	n.setPeerThreadedNAPI(t, true)
+	waitFor(t, "the socket while the peer's NAPI is a thread", func() bool { return p.txPath() == TxSocket })
+	send(TxSocket)
+	n.setPeerThreadedNAPI(t, false)
+	waitFor(t, "live frames again with the peer's NAPI in softirq", func() bool { return p.txPath() == TxXDP })
+	send(TxXDP)
 	n.setPeerGRO(t, false)
 	waitFor(t, "the switch back to the socket", func() bool { return p.txPath() == TxSocket })
 	send(TxSocket)
+}
+
+// setPeerThreadedNAPI has the peer's NAPI polled by kernel threads (on) or
+// in softirq (off), through its sysfs attribute in the peer's namespace.
+func (n *testNet) setPeerThreadedNAPI(tb testing.TB, on bool) {
+	tb.Helper()
+	v := map[bool]string{false: "0", true: "1"}[on]
+	cmd := exec.Command("ip", "netns", "exec", n.nsName, "sh", "-c", "echo "+v+" > /sys/class/net/"+n.peer+"/threaded")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		tb.Fatalf("%v: %v: %s", cmd, err, out)
+	}
 }
 
 // TestSharedUMEMForwards: two Ports on one UMEM forward frames from one
