@@ -8,6 +8,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // Progress is a sink's running tally, passed to SinkConfig.Progress.
@@ -74,6 +76,11 @@ type Latency struct {
 	Max      int64   `json:"max_ns"`
 	Negative uint64  `json:"negative"` // frames stamped after they arrived: the clocks disagree; not recorded
 	Clamped  uint64  `json:"clamped"`  // frames over MaxLatency, recorded as MaxLatency
+	// Sample is the fraction of frames whose latency was sampled (XDP
+	// sink; 0 means every frame's, as the AF_XDP sink records), and
+	// SamplesLost the samples a full ring lost (their frames were counted).
+	Sample      float64 `json:"sample,omitempty"`
+	SamplesLost uint64  `json:"samples_lost,omitempty"`
 }
 
 // FlowReport is one flow's counters.
@@ -88,27 +95,36 @@ type FlowReport struct {
 	CE         uint64 `json:"ce"`
 	Bytes      uint64 `json:"bytes"`
 	Highest    int64  `json:"highest_seq"` // −1 when nothing arrived
+	// CPUs is how many CPUs the flow arrived on (XDP sink): with more
+	// than one, reordering and duplicates are only seen among each CPU's
+	// frames (XDPSink).
+	CPUs int `json:"cpus,omitempty"`
 }
 
 // Report is what a sink counted.
 type Report struct {
-	Run        uint16       `json:"run"`
-	Received   uint64       `json:"received"` // frames of the run, duplicates included
-	Lost       uint64       `json:"lost"`
-	Reordered  uint64       `json:"reordered"`
-	Duplicated uint64       `json:"duplicated"`
-	Late       uint64       `json:"late"`
-	CE         uint64       `json:"ce"`
-	Bytes      uint64       `json:"bytes"`   // frame sizes, FCS included
-	Foreign    uint64       `json:"foreign"` // frames that are not a generator's
-	Stale      uint64       `json:"stale"`   // frames of another run
-	First      int64        `json:"first_ns"`
-	Last       int64        `json:"last_ns"`
-	Seconds    float64      `json:"seconds"` // from the first frame to the last
-	PPS        float64      `json:"pps"`
-	BPS        float64      `json:"bps"` // frame sizes plus Overhead
-	Latency    Latency      `json:"latency"`
-	Flows      []FlowReport `json:"flows"`
+	Run        uint16 `json:"run"`
+	Mode       string `json:"mode"`     // SinkXDP or SinkAFXDP: how the sink received
+	Received   uint64 `json:"received"` // frames of the run, duplicates included
+	Lost       uint64 `json:"lost"`
+	Reordered  uint64 `json:"reordered"`
+	Duplicated uint64 `json:"duplicated"`
+	Late       uint64 `json:"late"`
+	CE         uint64 `json:"ce"`
+	Bytes      uint64 `json:"bytes"`     // frame sizes, FCS included
+	Foreign    uint64 `json:"foreign"`   // frames that are not a generator's
+	Malformed  uint64 `json:"malformed"` // of those, frames whose headers are cut short or invalid
+	Stale      uint64 `json:"stale"`     // frames of another run
+	// Unknown counts frames of the run whose flow id is beyond the XDP
+	// sink's flow table (SinkConfig.Flows).
+	Unknown uint64       `json:"unknown_flows,omitempty"`
+	First   int64        `json:"first_ns"`
+	Last    int64        `json:"last_ns"`
+	Seconds float64      `json:"seconds"` // from the first frame to the last
+	PPS     float64      `json:"pps"`
+	BPS     float64      `json:"bps"` // frame sizes plus Overhead
+	Latency Latency      `json:"latency"`
+	Flows   []FlowReport `json:"flows"`
 }
 
 // Unique is the number of distinct frames received.
@@ -116,7 +132,7 @@ func (r Report) Unique() uint64 { return r.Received - r.Duplicated }
 
 // Report sums the counters. Call it when neither Run nor Poll is running.
 func (s *Sink) Report() Report {
-	r := Report{Run: s.cfg.Run, Foreign: s.foreign, Stale: s.stale}
+	r := Report{Run: s.cfg.Run, Mode: SinkAFXDP, Foreign: s.foreign, Malformed: s.malformed, Stale: s.stale}
 	ids := slices.Clone(s.active)
 	slices.Sort(ids)
 	for _, id := range ids {
@@ -143,18 +159,21 @@ func (s *Sink) Report() Report {
 			r.BPS = float64(r.Bytes+r.Received*uint64(s.cfg.Overhead)) * 8 / r.Seconds
 		}
 	}
-	h := s.hist
-	r.Latency = Latency{
-		Count: h.TotalCount(), Negative: s.negative, Clamped: s.clamped,
-	}
-	if r.Latency.Count > 0 {
-		r.Latency.Min, r.Latency.Mean, r.Latency.Max = h.Min(), h.Mean(), h.Max()
-		r.Latency.P50 = h.ValueAtQuantile(50)
-		r.Latency.P90 = h.ValueAtQuantile(90)
-		r.Latency.P99 = h.ValueAtQuantile(99)
-		r.Latency.P999 = h.ValueAtQuantile(99.9)
-	}
+	r.Latency = latency(s.hist, s.negative, s.clamped)
 	return r
+}
+
+// latency summarizes h.
+func latency(h *hdrhistogram.Histogram, negative, clamped uint64) Latency {
+	l := Latency{Count: h.TotalCount(), Negative: negative, Clamped: clamped}
+	if l.Count > 0 {
+		l.Min, l.Mean, l.Max = h.Min(), h.Mean(), h.Max()
+		l.P50 = h.ValueAtQuantile(50)
+		l.P90 = h.ValueAtQuantile(90)
+		l.P99 = h.ValueAtQuantile(99)
+		l.P999 = h.ValueAtQuantile(99.9)
+	}
+	return l
 }
 
 // WriteJSON writes r as indented JSON.
@@ -167,13 +186,24 @@ func (r Report) WriteJSON(w io.Writer) error {
 // WriteText writes r as a summary and a table of flows.
 func (r Report) WriteText(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "run %d: %d frames (%d bytes) in %.3f s: %s, %s\n",
-		r.Run, r.Received, r.Bytes, r.Seconds, siString(r.PPS, "pps"), siString(r.BPS, "bit/s"))
-	fmt.Fprintf(&b, "lost %d  reordered %d  duplicated %d  late %d  CE %d  foreign %d  stale %d\n",
-		r.Lost, r.Reordered, r.Duplicated, r.Late, r.CE, r.Foreign, r.Stale)
+	fmt.Fprintf(&b, "run %d (%s sink): %d frames (%d bytes) in %.3f s: %s, %s\n",
+		r.Run, r.Mode, r.Received, r.Bytes, r.Seconds, siString(r.PPS, "pps"), siString(r.BPS, "bit/s"))
+	fmt.Fprintf(&b, "lost %d  reordered %d  duplicated %d  late %d  CE %d  foreign %d (malformed %d)  stale %d",
+		r.Lost, r.Reordered, r.Duplicated, r.Late, r.CE, r.Foreign, r.Malformed, r.Stale)
+	if r.Unknown > 0 {
+		fmt.Fprintf(&b, "  beyond the flow table %d", r.Unknown)
+	}
+	b.WriteString("\n")
 	l := r.Latency
-	fmt.Fprintf(&b, "one-way latency (%d frames): min %v  mean %v  p50 %v  p90 %v  p99 %v  p99.9 %v  max %v",
-		l.Count, time.Duration(l.Min), time.Duration(l.Mean), time.Duration(l.P50), time.Duration(l.P90),
+	sampled := "frames"
+	if l.Sample > 0 {
+		sampled = fmt.Sprintf("frames sampled, %.3g of all", l.Sample)
+		if l.SamplesLost > 0 {
+			sampled += fmt.Sprintf(", %d samples lost", l.SamplesLost)
+		}
+	}
+	fmt.Fprintf(&b, "one-way latency (%d %s): min %v  mean %v  p50 %v  p90 %v  p99 %v  p99.9 %v  max %v",
+		l.Count, sampled, time.Duration(l.Min), time.Duration(l.Mean), time.Duration(l.P50), time.Duration(l.P90),
 		time.Duration(l.P99), time.Duration(l.P999), time.Duration(l.Max))
 	if l.Negative > 0 || l.Clamped > 0 {
 		fmt.Fprintf(&b, "  (%d negative: clocks disagree; %d clamped)", l.Negative, l.Clamped)
@@ -181,11 +211,19 @@ func (r Report) WriteText(w io.Writer) error {
 	b.WriteString("\n\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "flow\tdscp\treceived\tlost\treordered\tduplicated\tlate\tCE\t")
+	split := 0
 	for _, f := range r.Flows {
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", f.Flow, f.DSCP, f.Received, f.Lost, f.Reordered, f.Duplicated, f.Late, f.CE)
+		mark := ""
+		if f.CPUs > 1 {
+			mark, split = "*", split+1
+		}
+		fmt.Fprintf(tw, "%d%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", f.Flow, mark, f.DSCP, f.Received, f.Lost, f.Reordered, f.Duplicated, f.Late, f.CE)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if split > 0 {
+		fmt.Fprintf(&b, "* %d flows arrived on more than one CPU: their reordered and duplicated counts miss what crossed CPUs\n", split)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

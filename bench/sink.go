@@ -9,6 +9,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/ecnswitch/ecnswitch/bench/xdpsink"
 	"github.com/ecnswitch/ecnswitch/packet"
 	"github.com/ecnswitch/ecnswitch/ports"
 	"github.com/ecnswitch/ecnswitch/timestamp"
@@ -44,6 +45,14 @@ type SinkConfig struct {
 	// Spin is the number of empty polls before Run waits on the port.
 	// Default DefaultSinkSpin.
 	Spin int
+	// Flows is how many flow ids an XDPSink counts, 0..Flows−1 (frames of
+	// higher ones are Report.Unknown), 1 to MaxFlows; a Sink counts them
+	// all. Default xdpsink.DefaultFlows.
+	Flows int
+	// Sample is the fraction of frames whose one-way latency an XDPSink
+	// records, above 0 to 1 (a Sink records every frame's). Default
+	// DefaultSample.
+	Sample float64
 	// Progress, when set, is called from Run's goroutine every
 	// ProgressEvery (default 1 s) with the counters so far.
 	Progress      func(Progress)
@@ -66,6 +75,12 @@ func (c *SinkConfig) setDefaults() error {
 	if c.ProgressEvery == 0 {
 		c.ProgressEvery = time.Second
 	}
+	if c.Flows == 0 {
+		c.Flows = xdpsink.DefaultFlows
+	}
+	if c.Sample == 0 {
+		c.Sample = DefaultSample
+	}
 	switch {
 	case c.Window < 64 || c.Window > 1<<20 || c.Window&(c.Window-1) != 0:
 		return fmt.Errorf("window: %d: want a power of two from 64 to %d", c.Window, 1<<20)
@@ -75,6 +90,10 @@ func (c *SinkConfig) setDefaults() error {
 		return fmt.Errorf("batch: %d: want 1 to 4096", c.Batch)
 	case c.FrameBuf < MinSize || c.FrameBuf > 65536:
 		return fmt.Errorf("frame_buf: %d: want %d to 65536", c.FrameBuf, MinSize)
+	case c.Flows < 1 || c.Flows > MaxFlows:
+		return fmt.Errorf("flows: %d: want 1 to %d", c.Flows, MaxFlows)
+	case !(c.Sample > 0 && c.Sample <= 1):
+		return fmt.Errorf("sample: %v: want a fraction above 0, at most 1", c.Sample)
 	case c.ProgressEvery < 0:
 		return fmt.Errorf("progress_every: %v: want > 0", c.ProgressEvery)
 	}
@@ -124,8 +143,8 @@ type Sink struct {
 	active []uint16     // ids of the flows seen, in order of first sight
 	hist   *hdrhistogram.Histogram
 
-	foreign, stale, negative, clamped uint64
-	first, last                       int64 // receive times of the first and last counted frame
+	foreign, malformed, stale, negative, clamped uint64
+	first, last                                  int64 // receive times of the first and last counted frame
 
 	totals struct{ packets, bytes atomic.Uint64 }
 
@@ -208,6 +227,7 @@ func (s *Sink) account(n int, now int64) {
 func (s *Sink) count(d *packet.Desc, rx int64) {
 	if packet.Parse(d) != nil {
 		s.foreign++
+		s.malformed++
 		return
 	}
 	h, ok := ReadHeader(d)

@@ -91,41 +91,53 @@ func seqs(flow uint16, ss ...uint32) []sent {
 	return out
 }
 
+// faultWant is what a sink must count of a faultCase.
+type faultWant struct{ received, lost, reordered, duplicated, late, ce uint64 }
+
+// faultCases are frame sequences with injected loss, reordering,
+// duplicates and CE marks, and the counts they must give, in a window of
+// the given size (0: the default).
+var faultCases = []struct {
+	name   string
+	window int
+	frames []sent
+	want   faultWant
+}{
+	{"in order", 0, seqs(0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9), faultWant{received: 10}},
+	{"loss: 2, 5 and 6 missing", 0, seqs(0, 0, 1, 3, 4, 7), faultWant{received: 5, lost: 3}},
+	{"loss at the head", 0, seqs(0, 3, 4), faultWant{received: 2, lost: 3}},
+	{"one swap", 0, seqs(0, 0, 2, 1, 3), faultWant{received: 4, reordered: 1}},
+	{"reversed", 0, seqs(0, 4, 3, 2, 1, 0), faultWant{received: 5, reordered: 4}},
+	{"duplicate in order", 0, seqs(0, 0, 1, 1, 2), faultWant{received: 4, duplicated: 1}},
+	{"duplicate of the highest", 0, seqs(0, 0, 1, 2, 2, 2), faultWant{received: 5, duplicated: 2}},
+	{"duplicate of a reordered frame", 0, seqs(0, 0, 2, 1, 1), faultWant{received: 4, reordered: 1, duplicated: 1}},
+	{"reordering fills a gap, loss stays", 0, seqs(0, 0, 3, 1, 5), faultWant{received: 4, lost: 2, reordered: 1}},
+	{"duplicate across a gap", 64, seqs(0, 0, 70, 70, 0), faultWant{received: 4, lost: 68, duplicated: 1, reordered: 1, late: 1}},
+	// Window 64: sequence numbers down to top−63 are remembered.
+	{"oldest remembered is a duplicate", 64, seqs(0, 0, 1, 64, 1), faultWant{received: 4, lost: 62, duplicated: 1}},
+	{"one older is late, not a duplicate", 64, seqs(0, 0, 1, 65, 1), faultWant{received: 4, lost: 62, reordered: 1, late: 1}},
+	{"late frame that was never seen", 64, seqs(0, 0, 100, 5), faultWant{received: 3, lost: 98, reordered: 1, late: 1}},
+	{"a slot passes to the next sequence number", 64, seqs(0, 0, 63, 64, 0, 64), faultWant{received: 5, lost: 61, reordered: 1, late: 1, duplicated: 1}},
+	{"bits reused after the window slides", 64, seqs(0, 0, 64, 128, 192, 129), faultWant{received: 5, lost: 188, reordered: 1}},
+	{"wrap of the 32-bit sequence number", 0, seqs(0, 0xfffffffe, 0, 0xffffffff, 0),
+		faultWant{received: 4, lost: 1<<32 + 1 - 3, reordered: 1, duplicated: 1}},
+	// The XDP sink's window is a ring of 64-bit blocks (xdpsink): the
+	// same counts across block boundaries, blocks last used a ring ago,
+	// and jumps of many blocks.
+	{"within the window across a block", 64, seqs(0, 0, 128, 65, 65), faultWant{received: 4, lost: 126, reordered: 1, duplicated: 1}},
+	{"a block of an older tag", 64, seqs(0, 5, 69, 133, 70, 69), faultWant{received: 5, lost: 129, reordered: 2, late: 1}},
+	{"a jump of many blocks", 64, seqs(0, 0, 1, 2, 1000, 999, 1), faultWant{received: 6, lost: 995, reordered: 2, late: 1}},
+	{"CE marks", 0, []sent{{0, 0, false}, {0, 1, true}, {0, 2, true}, {0, 3, false}}, faultWant{received: 4, ce: 2}},
+	{"CE on a duplicate counts", 0, []sent{{0, 0, false}, {0, 0, true}}, faultWant{received: 2, duplicated: 1, ce: 1}},
+}
+
 func TestSinkCountsInjectedFaults(t *testing.T) {
-	type want struct{ received, lost, reordered, duplicated, late, ce uint64 }
-	cases := []struct {
-		name   string
-		window int
-		frames []sent
-		want   want
-	}{
-		{"in order", 0, seqs(0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9), want{received: 10}},
-		{"loss: 2, 5 and 6 missing", 0, seqs(0, 0, 1, 3, 4, 7), want{received: 5, lost: 3}},
-		{"loss at the head", 0, seqs(0, 3, 4), want{received: 2, lost: 3}},
-		{"one swap", 0, seqs(0, 0, 2, 1, 3), want{received: 4, reordered: 1}},
-		{"reversed", 0, seqs(0, 4, 3, 2, 1, 0), want{received: 5, reordered: 4}},
-		{"duplicate in order", 0, seqs(0, 0, 1, 1, 2), want{received: 4, duplicated: 1}},
-		{"duplicate of the highest", 0, seqs(0, 0, 1, 2, 2, 2), want{received: 5, duplicated: 2}},
-		{"duplicate of a reordered frame", 0, seqs(0, 0, 2, 1, 1), want{received: 4, reordered: 1, duplicated: 1}},
-		{"reordering fills a gap, loss stays", 0, seqs(0, 0, 3, 1, 5), want{received: 4, lost: 2, reordered: 1}},
-		{"duplicate across a gap", 64, seqs(0, 0, 70, 70, 0), want{received: 4, lost: 68, duplicated: 1, reordered: 1, late: 1}},
-		// Window 64: sequence numbers down to top−63 are remembered.
-		{"oldest remembered is a duplicate", 64, seqs(0, 0, 1, 64, 1), want{received: 4, lost: 62, duplicated: 1}},
-		{"one older is late, not a duplicate", 64, seqs(0, 0, 1, 65, 1), want{received: 4, lost: 62, reordered: 1, late: 1}},
-		{"late frame that was never seen", 64, seqs(0, 0, 100, 5), want{received: 3, lost: 98, reordered: 1, late: 1}},
-		{"a slot passes to the next sequence number", 64, seqs(0, 0, 63, 64, 0, 64), want{received: 5, lost: 61, reordered: 1, late: 1, duplicated: 1}},
-		{"bits reused after the window slides", 64, seqs(0, 0, 64, 128, 192, 129), want{received: 5, lost: 188, reordered: 1}},
-		{"wrap of the 32-bit sequence number", 0, seqs(0, 0xfffffffe, 0, 0xffffffff, 0),
-			want{received: 4, lost: 1<<32 + 1 - 3, reordered: 1, duplicated: 1}},
-		{"CE marks", 0, []sent{{0, 0, false}, {0, 1, true}, {0, 2, true}, {0, 3, false}}, want{received: 4, ce: 2}},
-		{"CE on a duplicate counts", 0, []sent{{0, 0, false}, {0, 0, true}}, want{received: 2, duplicated: 1, ce: 1}},
-	}
-	for _, c := range cases {
+	for _, c := range faultCases {
 		t.Run(c.name, func(t *testing.T) {
 			in := newInjector(t, SinkConfig{Window: c.window}, 0)
 			in.send(0, 64, c.frames)
 			r := in.sink.Report()
-			got := want{r.Received, r.Lost, r.Reordered, r.Duplicated, r.Late, r.CE}
+			got := faultWant{r.Received, r.Lost, r.Reordered, r.Duplicated, r.Late, r.CE}
 			if got != c.want {
 				t.Errorf("got %+v\nwant %+v", got, c.want)
 			}

@@ -24,11 +24,11 @@ import (
 
 // benchUsage is the help of `ecnswitch bench`.
 const benchUsage = `usage: ecnswitch bench gen    --iface IF [--netns NS] [--mode auto|xdp|afxdp] [--cpus 0,1] [--rate R] [--size S] [--dscp M] [--ecn M] [--flows N] [--duration D | --count N]
-       ecnswitch bench sink   --iface IF [--netns NS] [--json FILE] [--duration D]
+       ecnswitch bench sink   --iface IF [--netns NS] [--mode auto|xdp|afxdp] [--json FILE] [--duration D]
        ecnswitch bench switch [--out DIR] [--sizes 64,512,1500] [--devices ecnswitch,patch,testpmd,ovs-afxdp,bridge] [--trial 1s] [--generator auto|xdp|afxdp]
 
-gen and sink are a traffic generator (XDP live frames, or AF_XDP) and an AF_XDP
-sink (root): UDP frames with a flow id, sequence number and TX timestamp, counted per flow at the sink (lost,
+gen and sink are a traffic generator (XDP live frames, or AF_XDP) and a sink
+(counting in XDP, or AF_XDP; root): UDP frames with a flow id, sequence number and TX timestamp, counted per flow at the sink (lost,
 reordered, duplicated, CE) with one-way latency. Run both on one machine (in
 testbed hosts with --netns): they share CLOCK_MONOTONIC. switch runs the RFC 2544
 benchmark of ecnswitch against a Linux bridge on a testbed of its own. tcp
@@ -374,14 +374,20 @@ func writeJSON(path string, v any) error {
 
 func benchSink(ctx context.Context, e *env, args []string) error {
 	stdout, stderr := e.stdout, e.stderr
-	fs := benchFlags("sink", "Receive `ecnswitch bench gen` frames over AF_XDP and count them per flow: received, lost,\n"+
-		"reordered, duplicated, CE-marked, and one-way latency (an HDR histogram). Start it before the generator.\n"+
+	fs := benchFlags("sink", "Count `ecnswitch bench gen` frames per flow: received, lost, reordered, duplicated, CE-marked,\n"+
+		"and one-way latency (an HDR histogram). Start it before the generator.\n"+
+		"--mode xdp counts in an XDP program attached to the interface (per CPU, frames dropped after counting,\n"+
+		"other frames passed to the kernel, a --sample fraction's latency to user space): it keeps up with the device.\n"+
+		"--mode afxdp receives every frame over an AF_XDP socket. --mode auto uses XDP where the program attaches.\n"+
 		"Prints a progress line every second and a report at the end (SIGINT, or --duration).\nNeeds root.", stderr)
 	pf := addPortFlags(fs)
+	mode := fs.String("mode", "auto", "auto, xdp (count in XDP) or afxdp (a socket)")
 	jsonOut := fs.String("json", "", "also write the report as JSON to FILE")
 	duration := fs.Duration("duration", 0, "stop after this long (0: at SIGINT)")
 	run := fs.Uint("run", 0, "the generator's --run to count; other runs' frames are counted as stale")
-	window := fs.Int("window", bench.DefaultWindow, "sequence numbers per flow remembered for duplicate detection (a power of two)")
+	window := fs.Int("window", bench.DefaultWindow, "sequence numbers per flow remembered for duplicate detection (a power of two; xdp: at most 65536)")
+	flows := fs.Int("flows", 0, "xdp: flow ids counted, 0 to N−1 (default 1024; higher ones are counted as beyond the flow table)")
+	sample := fs.Float64("sample", bench.DefaultSample, "xdp: fraction of frames whose one-way latency is recorded")
 	l1 := fs.Bool("l1", false, "count preamble and inter-frame gap (20 bytes per frame) in bit rates")
 	quiet := fs.Bool("quiet", false, "no progress lines")
 	if err := parseBench(fs, args); err != nil {
@@ -390,30 +396,63 @@ func benchSink(ctx context.Context, e *env, args []string) error {
 	if *run > 65535 {
 		return usageErr(fs, "--run %d: want 0 to 65535", *run)
 	}
-	cfg := bench.SinkConfig{Run: uint16(*run), Window: *window}
+	if *mode != bench.SinkAuto && *mode != bench.SinkXDP && *mode != bench.SinkAFXDP {
+		return usageErr(fs, "--mode %q: want auto, xdp or afxdp", *mode)
+	}
+	cfg := bench.SinkConfig{Run: uint16(*run), Window: *window, Flows: *flows, Sample: *sample}
 	if *l1 {
 		cfg.Overhead = bench.L1Overhead
 	}
 	if !*quiet {
 		cfg.Progress = func(p bench.Progress) { fmt.Fprintln(stderr, p) }
 	}
-	port, err := pf.open(fs, stderr)
-	if err != nil {
-		return err
+	if *pf.iface == "" {
+		fs.Usage()
+		return usageErr(fs, "--iface is required")
 	}
-	defer port.Close()
-	s, err := bench.NewSink(cfg, port, nil)
-	if err != nil {
-		return usageErr(fs, "%v", err)
+	var (
+		runSink func(context.Context) error
+		report  func() (bench.Report, error)
+		how     string
+	)
+	if *mode != bench.SinkAFXDP {
+		s, err := openXDPSink(cfg, pf)
+		switch {
+		case err == nil:
+			defer s.Close()
+			runSink, report, how = s.Run, s.Report, "counting in XDP"
+		case *mode == bench.SinkXDP:
+			return err
+		default:
+			how = fmt.Sprintf("AF_XDP (XDP sink unusable: %v)", err)
+		}
+	}
+	if runSink == nil {
+		port, err := pf.open(fs, stderr)
+		if err != nil {
+			return err
+		}
+		defer port.Close()
+		s, err := bench.NewSink(cfg, port, nil)
+		if err != nil {
+			return usageErr(fs, "%v", err)
+		}
+		runSink, report = s.Run, func() (bench.Report, error) { return s.Report(), nil }
+		if how == "" {
+			how = "AF_XDP"
+		}
 	}
 	if *duration > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, *duration)
 		defer cancel()
 	}
-	fmt.Fprintf(stderr, "receiving on %s; SIGINT ends and reports\n", *pf.iface)
-	err = s.Run(ctx)
-	rep := s.Report()
+	fmt.Fprintf(stderr, "receiving on %s: %s; SIGINT ends and reports\n", *pf.iface, how)
+	err := runSink(ctx)
+	rep, rerr := report()
+	if rerr != nil {
+		return errors.Join(err, rerr)
+	}
 	if werr := rep.WriteText(stdout); werr != nil {
 		err = errors.Join(err, werr)
 	}
@@ -425,6 +464,22 @@ func benchSink(ctx context.Context, e *env, args []string) error {
 		err = errors.Join(err, ferr)
 	}
 	return err
+}
+
+// openXDPSink attaches the XDP sink to the interface the flags name, in
+// the flags' attach mode (auto: native, else generic).
+func openXDPSink(cfg bench.SinkConfig, pf portFlags) (*bench.XDPSink, error) {
+	switch *pf.attach {
+	case "native", "auto":
+		s, err := bench.NewXDPSink(cfg, *pf.netns, *pf.iface, false, nil)
+		if err == nil || *pf.attach == "native" {
+			return s, err
+		}
+		return bench.NewXDPSink(cfg, *pf.netns, *pf.iface, true, nil)
+	case "generic":
+		return bench.NewXDPSink(cfg, *pf.netns, *pf.iface, true, nil)
+	}
+	return nil, fmt.Errorf("--attach %q: want native, generic or auto", *pf.attach)
 }
 
 func benchSwitch(ctx context.Context, e *env, args []string) error {

@@ -24,7 +24,7 @@ const module = "github.com/ecnswitch/ecnswitch/"
 var floors = [][]string{
 	{"packet"},
 	{"timestamp", "buffer", "scheduler", "marking", "ports", "testbed", "packet/packettest"},
-	{"ports/memport", "ports/afxdp", "bench/xdpgen", "transport"},
+	{"ports/memport", "ports/afxdp", "bench/xdpgen", "bench/xdpsink", "transport"},
 	{"dataplane"},
 	{"config", "telemetry", "capture", "bench", "demo"},
 	{"node"},
@@ -51,6 +51,7 @@ var leaves = map[string][]string{
 	"ports/afxdp":   {"packet", "ports", "timestamp"}, // a NIC's hardware clock (PHC)
 	"transport":     {"timestamp"},                    // DX's queueing delay
 	"bench/xdpgen":  {},
+	"bench/xdpsink": {},
 	"testbed":       {"packet"},
 	"dataplane":     {"packet", "timestamp", "buffer", "scheduler", "marking", "ports"},
 }
