@@ -5,6 +5,7 @@ package afxdp
 import (
 	"encoding/binary"
 	"fmt"
+	"syscall"
 
 	"github.com/vishvananda/netlink/nl"
 	"golang.org/x/sys/unix"
@@ -46,27 +47,11 @@ type devFeatures struct {
 // calling thread's network namespace.
 func deviceFeatures(ifindex int) (devFeatures, error) {
 	var f devFeatures
-	fam, err := genlFamily("netdev")
+	replies, err := netdevQuery(netdevCmdDevGet, "dev-get", 0, netdevADevIfindex, ifindex)
 	if err != nil {
-		return f, fmt.Errorf("afxdp: netdev netlink family (Linux 6.3+): %w", err)
+		return f, err
 	}
-	req := nl.NewNetlinkRequest(int(fam), unix.NLM_F_REQUEST)
-	req.AddData(genlHeader{netdevCmdDevGet, 1})
-	idx := make([]byte, 4)
-	binary.NativeEndian.PutUint32(idx, uint32(ifindex))
-	req.AddData(nl.NewRtAttr(netdevADevIfindex, idx))
-	msgs, err := req.Execute(unix.NETLINK_GENERIC, 0)
-	if err != nil {
-		return f, fmt.Errorf("afxdp: netdev dev-get ifindex %d: %w", ifindex, err)
-	}
-	for _, m := range msgs {
-		if len(m) < nl.SizeofGenlmsg {
-			continue
-		}
-		attrs, err := nl.ParseRouteAttr(m[nl.SizeofGenlmsg:])
-		if err != nil {
-			return f, fmt.Errorf("afxdp: netdev dev-get ifindex %d: %w", ifindex, err)
-		}
+	for _, attrs := range replies {
 		for _, a := range attrs {
 			if len(a.Value) != 8 {
 				continue
@@ -83,6 +68,38 @@ func deviceFeatures(ifindex int) (devFeatures, error) {
 		}
 	}
 	return f, nil
+}
+
+// netdevQuery sends the netdev family command cmd (named op, for errors)
+// about the device ifindex, given as attribute attr, in the calling
+// thread's network namespace, and returns the attributes of each reply.
+// flags may add unix.NLM_F_DUMP.
+func netdevQuery(cmd uint8, op string, flags int, attr uint16, ifindex int) ([][]syscall.NetlinkRouteAttr, error) {
+	fam, err := genlFamily("netdev")
+	if err != nil {
+		return nil, fmt.Errorf("afxdp: netdev netlink family (Linux 6.3+): %w", err)
+	}
+	req := nl.NewNetlinkRequest(int(fam), unix.NLM_F_REQUEST|flags)
+	req.AddData(genlHeader{cmd, 1})
+	idx := make([]byte, 4)
+	binary.NativeEndian.PutUint32(idx, uint32(ifindex))
+	req.AddData(nl.NewRtAttr(int(attr), idx))
+	msgs, err := req.Execute(unix.NETLINK_GENERIC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("afxdp: netdev %s ifindex %d: %w", op, ifindex, err)
+	}
+	var replies [][]syscall.NetlinkRouteAttr
+	for _, m := range msgs {
+		if len(m) < nl.SizeofGenlmsg {
+			continue
+		}
+		attrs, err := nl.ParseRouteAttr(m[nl.SizeofGenlmsg:])
+		if err != nil {
+			return nil, fmt.Errorf("afxdp: netdev %s ifindex %d: %w", op, ifindex, err)
+		}
+		replies = append(replies, attrs)
+	}
+	return replies, nil
 }
 
 // genlFamily resolves a generic netlink family's ID by name. It does not
