@@ -23,7 +23,7 @@ fuzzflags = -fuzztime $(or $(FUZZTIME),$(1)) -fuzzminimizetime $(FUZZMINIMIZE)
 # make soak's duration (not part of make test).
 SOAK     ?= 10m
 # Packages with concurrent code, run again under the race detector.
-RACE_PKGS := ./internal/... ./buffer/... ./ports/... ./dataplane/... ./testbed/... ./capture/... ./telemetry/... ./node/...
+RACE_PKGS := ./internal/... ./buffer/... ./ports/... ./dataplane/... ./testbed/... ./capture/... ./telemetry/... ./node/... ./transport/...
 
 .PHONY: all build install uninstall test check unit race fuzz demo experiments bench bench-switch bench-tcp closed-loop deps help clean
 
@@ -89,6 +89,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeQueues$$' $(call fuzzflags,50000x) ./telemetry
 	$(GO) test -run '^$$' -fuzz '^FuzzFindOption$$' $(call fuzzflags,400000x) ./timestamp
 	$(GO) test -run '^$$' -fuzz '^FuzzParseCDF$$' $(call fuzzflags,50000x) ./experiment
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' $(call fuzzflags,50000x) ./transport/udp
+	$(GO) test -run '^$$' -fuzz '^FuzzParseControl$$' $(call fuzzflags,50000x) ./transport/udp
 
 test: deps check unit race fuzz
 

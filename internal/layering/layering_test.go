@@ -50,6 +50,7 @@ var leaves = map[string][]string{
 	"ports/memport": {"packet", "ports"},
 	"ports/afxdp":   {"packet", "ports", "timestamp"}, // a NIC's hardware clock (PHC)
 	"transport":     {"timestamp"},                    // DX's queueing delay
+	"transport/udp": {"timestamp", "transport"},       // the endpoints: DX's stamps, the window laws
 	"bench/xdpgen":  {},
 	"bench/xdpsink": {},
 	"testbed":       {"packet"},

@@ -1,0 +1,71 @@
+package udp
+
+import (
+	"fmt"
+	"net"
+	"time"
+
+	"golang.org/x/net/ipv4"
+	"golang.org/x/sys/unix"
+)
+
+// Conn is the datagram I/O an endpoint needs; *ipv4.PacketConn has it.
+type Conn interface {
+	ReadBatch(ms []ipv4.Message, flags int) (int, error)
+	WriteBatch(ms []ipv4.Message, flags int) (int, error)
+	SetReadDeadline(t time.Time) error
+}
+
+// Codepoints of the IP header's ECN field (RFC 3168).
+const (
+	NotECT = 0
+	ECT0   = 2
+	CE     = 3
+)
+
+// socketBuffer is each endpoint socket's send and receive buffer, in
+// bytes: a few hundred datagrams, more than a window at 1 Gbit/s and a
+// few hundred µs of RTT.
+const socketBuffer = 4 << 20
+
+// Prepare readies a UDP socket for an endpoint and wraps it for batch
+// I/O: what it sends carries tos (a sender's data ECT0, a receiver's ACKs
+// NotECT), and every read reports the datagram's TOS byte (IP_RECVTOS)
+// and the kernel's receive stamp (SO_TIMESTAMPNS).
+func Prepare(c *net.UDPConn, tos uint8) (*ipv4.PacketConn, error) {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return nil, fmt.Errorf("udp transport: %w", err)
+	}
+	var serr error
+	set := func(fd, level, opt, v int, name string) {
+		if serr == nil {
+			if err := unix.SetsockoptInt(fd, level, opt, v); err != nil {
+				serr = fmt.Errorf("udp transport: set %s to %d: %w", name, v, err)
+			}
+		}
+	}
+	err = rc.Control(func(fd uintptr) {
+		set(int(fd), unix.IPPROTO_IP, unix.IP_TOS, int(tos), "IP_TOS")
+		set(int(fd), unix.IPPROTO_IP, unix.IP_RECVTOS, 1, "IP_RECVTOS")
+		set(int(fd), unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1, "SO_TIMESTAMPNS")
+		// Big buffers where allowed (CAP_NET_ADMIN), else what rmem_max allows.
+		if unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, socketBuffer) != nil {
+			_ = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUF, socketBuffer)
+		}
+		if unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, socketBuffer) != nil {
+			_ = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_SNDBUF, socketBuffer)
+		}
+	})
+	if err == nil {
+		err = serr
+	}
+	if err != nil {
+		return nil, err
+	}
+	return ipv4.NewPacketConn(c), nil
+}
+
+// now is the endpoints' clock: CLOCK_REALTIME, the clock of the kernel's
+// SO_TIMESTAMPNS stamps, in ns.
+func now() int64 { return time.Now().UnixNano() }

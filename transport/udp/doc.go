@@ -1,0 +1,37 @@
+// Package udp is a window-based reliable transport over UDP sockets for
+// testbed hosts: the endpoints that carry DX's and DCTCP's congestion
+// controls (package transport) through a real switch.
+//
+// A Sender sends numbered, fixed-size datagrams of one flow; a Receiver
+// serves any number of flows on one socket and acknowledges every data
+// packet it reads:
+//
+//   - Sequence numbers count packets. An ACK is cumulative (the next
+//     sequence the receiver expects) and names the packet that caused it.
+//     The receiver keeps only in-order data (go-back-N): the sender
+//     resends from the oldest unacknowledged packet after three duplicate
+//     ACKs, which it reports to the congestion control as a loss, or on a
+//     retransmission timeout, which it does not (a timeout is not
+//     congestion, 004 §IV-B).
+//   - Data leave with ECT(0) (IP_TOS). The receiver reads each packet's
+//     ECN field (IP_RECVTOS) and echoes CE in that packet's ACK: DCTCP's
+//     receiver rule with one ACK per packet (Alizadeh et al. §3.1).
+//   - DX's stamps (004 §III, §V) ride in the UDP payload in
+//     timestamp.Option's 14 bytes. A data packet carries t1, its send
+//     time: the sender's clock just before the sendmmsg that sends it
+//     (there is no TX stamp earlier than that in software). t2 is the
+//     kernel's receive stamp (SO_TIMESTAMPNS, taken when the receiving
+//     host's stack first sees the packet), or the time of the read when
+//     the kernel gives none. The ACK carries t2 − t1 and t3 − t2, t3 its
+//     send time; the sender takes t4 from the kernel's receive stamp of
+//     the ACK the same way, so RTT = (t4 − t1) − (t3 − t2) and the
+//     queueing delay is OWD − OWD_base through timestamp.Delay. The hosts
+//     of a testbed share one clock (CLOCK_REALTIME, the clock of
+//     SO_TIMESTAMPNS), so the OWD carries no offset; the estimator runs as
+//     the paper's does anyway.
+//   - A sender paces at most at its link rate with a token bucket of at
+//     most 10 packets (004 §III, "Burst"), when Config.Rate is set.
+//
+// Sockets are read and written in batches (recvmmsg and sendmmsg through
+// x/net/ipv4), so that one sender can keep a 1 Gbit/s port busy.
+package udp

@@ -1,0 +1,203 @@
+package udp
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/net/ipv4"
+
+	"github.com/ecnswitch/ecnswitch/timestamp"
+	"github.com/ecnswitch/ecnswitch/transport"
+)
+
+// run sends cfg's flow through a pipe whose data direction passes through
+// filter, and returns the sender and the receiver's view of the flow.
+func run(t *testing.T, cfg Config, filter func(k int, d *datagram) bool) (*Sender, FlowStats, *Receiver) {
+	t.Helper()
+	a, b := newPipe(ECT0, NotECT)
+	k := 0
+	a.filter = func(d *datagram) bool { k++; return filter(k, d) }
+	s, err := NewSender(a, nil, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := NewReceiver(b)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	var rerr error
+	rctx, stop := context.WithCancel(ctx)
+	wg.Go(func() { rerr = r.Run(rctx) })
+	serr := s.Run(ctx)
+	stop()
+	wg.Wait()
+	if serr != nil || rerr != nil {
+		t.Fatalf("sender: %v, receiver: %v", serr, rerr)
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("the flow did not finish: %+v", s.Stats())
+	}
+	fs := r.Flows()
+	if len(fs) != 1 || fs[0].Flow != cfg.Flow {
+		t.Fatalf("receiver saw flows %+v, want one, %d", fs, cfg.Flow)
+	}
+	return s, fs[0], r
+}
+
+// account checks that every data datagram the sender sent is accounted
+// for at the receiver or in dropped.
+func account(t *testing.T, s *Sender, f FlowStats, dropped uint64, cfg Config) {
+	t.Helper()
+	st := s.Stats()
+	if f.Packets != cfg.Packets || f.Bytes != cfg.Packets*uint64(DefaultSize) {
+		t.Errorf("delivered %d packets, %d bytes; want %d, %d", f.Packets, f.Bytes, cfg.Packets, cfg.Packets*DefaultSize)
+	}
+	if got := f.Packets + f.Duplicates + f.OutOfOrder + dropped; got != st.Sent {
+		t.Errorf("sent %d = delivered %d + duplicates %d + out of order %d + dropped %d = %d", st.Sent, f.Packets, f.Duplicates, f.OutOfOrder, dropped, got)
+	}
+	if st.Acked != cfg.Packets || st.Retrans != st.Sent-cfg.Packets {
+		t.Errorf("acked %d, resent %d of %d sent; want %d acked, %d resent", st.Acked, st.Retrans, st.Sent, cfg.Packets, st.Sent-cfg.Packets)
+	}
+}
+
+func TestLossIsRetransmitted(t *testing.T) {
+	// A timeout far away: only duplicate ACKs can recover the loss.
+	cfg := Config{Flow: 3, CC: transport.KindECNStar, Packets: 400, MinRTO: time.Minute, LogEvery: -1}
+	dropped := uint64(0)
+	s, f, _ := run(t, cfg, func(k int, d *datagram) bool {
+		h, _ := Parse(d.b)
+		if h.Seq == 50 && dropped == 0 { // the first send of packet 50
+			dropped++
+			return false
+		}
+		return true
+	})
+	account(t, s, f, dropped, cfg)
+	st := s.Stats()
+	if dropped != 1 || st.FastRetx != 1 || st.Retrans == 0 {
+		t.Errorf("dropped %d; fast retransmits %d, resent %d; want 1, 1, > 0", dropped, st.FastRetx, st.Retrans)
+	}
+	// Three duplicate ACKs are a loss to ECN*: it halves once.
+	if _, loss := s.Controller().Reductions(); loss != 1 {
+		t.Errorf("ECN* counted %d loss reductions, want 1", loss)
+	}
+}
+
+func TestTimeoutIsNotCongestion(t *testing.T) {
+	cfg := Config{Flow: 4, CC: transport.KindECNStar, Packets: 30, MinRTO: time.Millisecond, LogEvery: -1}
+	dropped := uint64(0)
+	s, f, _ := run(t, cfg, func(k int, d *datagram) bool {
+		h, _ := Parse(d.b)
+		if h.Seq == cfg.Packets-1 && dropped == 0 { // the last packet: no duplicate ACKs follow
+			dropped++
+			return false
+		}
+		return true
+	})
+	account(t, s, f, dropped, cfg)
+	st := s.Stats()
+	if st.Timeouts == 0 || st.FastRetx != 0 {
+		t.Errorf("timeouts %d, fast retransmits %d; want > 0, 0", st.Timeouts, st.FastRetx)
+	}
+	if c, loss := s.Controller().Reductions(); c != 0 || loss != 0 {
+		t.Errorf("a timeout reduced the window: %d congestion, %d loss reductions", c, loss)
+	}
+}
+
+func TestCEIsEchoedPerPacket(t *testing.T) {
+	cfg := Config{Flow: 5, CC: transport.KindDCTCP, Packets: 300, LogEvery: -1}
+	marked := map[uint64]bool{}
+	s, f, _ := run(t, cfg, func(k int, d *datagram) bool {
+		if d.rx.ECN() != ECT0 {
+			t.Errorf("data datagram %d left with ECN %d, want ECT(0)", k, d.rx.ECN())
+		}
+		if k%7 == 0 {
+			d.rx.TOS |= CE
+			h, _ := Parse(d.b)
+			marked[h.Seq] = true
+		}
+		return true
+	})
+	account(t, s, f, 0, cfg)
+	st := s.Stats()
+	want := uint64(len(marked))
+	if f.CE != want || st.Marks != want {
+		t.Errorf("marked %d; receiver counted %d CE, sender %d echoes", want, f.CE, st.Marks)
+	}
+	if c, _ := s.Controller().Reductions(); c == 0 {
+		t.Error("DCTCP never reduced its window for the echoed marks")
+	}
+}
+
+func TestMalformedCounted(t *testing.T) {
+	a, b := newPipe(ECT0, NotECT)
+	r := NewReceiver(b)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- r.Run(ctx) }()
+	ack := make([]byte, HeaderLen)
+	(&Header{Type: TypeAck}).Put(ack)
+	for _, d := range [][]byte{{1, 2, 3}, make([]byte, HeaderLen), ack} {
+		a.WriteBatch(msgs(d), 0)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for r.Malformed() < 3 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Malformed(); got != 3 || len(r.Flows()) != 0 {
+		t.Errorf("malformed %d, flows %v; want 3 and none", got, r.Flows())
+	}
+	if len(a.in) != 0 {
+		t.Errorf("the receiver answered %d malformed datagrams", len(a.in))
+	}
+}
+
+func msgs(bs ...[]byte) []ipv4.Message {
+	ms := make([]ipv4.Message, len(bs))
+	for i, b := range bs {
+		ms[i].Buffers = [][]byte{b}
+	}
+	return ms
+}
+
+// The sender's DX path on a hand-worked trace: the receiver's clock is
+// 3 s ahead (the OWD wraps 32 bits), the path takes 5 µs each way, the
+// receiver holds each ACK 300 ns, and packet 1 waits 20 µs in a queue.
+func TestDelaySamples(t *testing.T) {
+	a, _ := newPipe(ECT0, NotECT)
+	s, err := NewSender(a, nil, Config{Flow: 1, CC: transport.KindDX, LogEvery: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const offset, prop, hold = int64(3e9), int64(5000), int64(300)
+	t1 := []int64{1_000_000, 1_012_000, 1_024_000}
+	queue := []int64{0, 20_000, 0}
+	for _, t1 := range t1 {
+		s.sent(1, t1)
+	}
+	for i := range t1 {
+		t2 := t1[i] + prop + queue[i] + offset // on the receiver's clock
+		t4 := t2 - offset + hold + prop
+		h := Header{Type: TypeAck, Flow: 1, Seq: uint64(i), Cum: uint64(i + 1), DX: timestamp.Option{
+			Stamp: uint32(t2) - uint32(t1[i]), Hold: uint32(hold), Count: 1, Flags: timestamp.FlagACK,
+		}}
+		b := make([]byte, HeaderLen)
+		h.Put(b)
+		s.ack(b, appendControl(nil, RX{Stamp: t4, HasStamp: true}), t4+1000)
+		if wantRTT := 2*prop + queue[i]; s.lastRTT != wantRTT || s.lastQ != queue[i] {
+			t.Errorf("packet %d: RTT %d, queue %d; want %d, %d", i, s.lastRTT, s.lastQ, wantRTT, queue[i])
+		}
+	}
+	if base, _ := s.delay.MinRTT(); base != 2*prop {
+		t.Errorf("base RTT %d, want %d", base, 2*prop)
+	}
+	if st := s.Stats(); st.Acked != 3 || st.Samples != 3 {
+		t.Errorf("acked %d, samples %d; want 3, 3", st.Acked, st.Samples)
+	}
+}

@@ -1,0 +1,445 @@
+package udp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"time"
+
+	"golang.org/x/net/ipv4"
+
+	"github.com/ecnswitch/ecnswitch/timestamp"
+	"github.com/ecnswitch/ecnswitch/transport"
+)
+
+// Defaults and limits of Config.
+const (
+	DefaultSize      = 1472 // a 1514-byte Ethernet frame
+	DefaultMinRTO    = 10 * time.Millisecond
+	DefaultMaxWindow = 4096
+	DefaultBurst     = 10 // 004 §III: at most 10 packets per poll
+	DefaultLogEvery  = time.Millisecond
+	maxSize          = 65507
+)
+
+// wireOverhead is what a datagram of n payload bytes adds on an Ethernet
+// link: UDP, IPv4 and Ethernet headers, FCS, preamble and gap.
+const wireOverhead = 8 + 20 + 14 + 4 + 8 + 12
+
+// Config is one sender's flow.
+type Config struct {
+	Flow uint32         // the flow's number at the receiver
+	CC   transport.Kind // congestion control
+	// Headroom is DX's (004 §V-B): queueing delays below it count as none.
+	Headroom time.Duration
+	// Tolerance is how far above the minimum RTT a sample re-takes
+	// OWD_base (timestamp.Delay.Tolerance).
+	Tolerance time.Duration
+	// Size is the UDP payload of every data datagram, HeaderLen..65507
+	// bytes; default DefaultSize.
+	Size int
+	// Rate paces the sender at this many bit/s on the wire, in bursts of
+	// at most Burst packets (004 §III); 0 sends as the window allows.
+	Rate  int64
+	Burst int // default DefaultBurst
+	// Packets ends the flow when this many are acknowledged; 0 sends
+	// until the context ends.
+	Packets uint64
+	// MinRTO is the least retransmission timeout; default DefaultMinRTO.
+	MinRTO time.Duration
+	// MaxWindow caps the packets in flight; default DefaultMaxWindow.
+	MaxWindow int
+	// LogEvery is the period of the per-flow log; default
+	// DefaultLogEvery, negative for none.
+	LogEvery time.Duration
+}
+
+func (c Config) withDefaults() (Config, error) {
+	if c.Size == 0 {
+		c.Size = DefaultSize
+	}
+	if c.Size < HeaderLen || c.Size > maxSize {
+		return c, fmt.Errorf("udp transport: size %d: want %d..%d bytes", c.Size, HeaderLen, maxSize)
+	}
+	if c.Rate < 0 {
+		return c, fmt.Errorf("udp transport: rate %d: want ≥ 0 bit/s", c.Rate)
+	}
+	if c.Burst == 0 {
+		c.Burst = DefaultBurst
+	}
+	if c.Burst < 1 || c.Burst > batch {
+		return c, fmt.Errorf("udp transport: burst %d: want 1..%d packets", c.Burst, batch)
+	}
+	if c.MinRTO == 0 {
+		c.MinRTO = DefaultMinRTO
+	}
+	if c.MinRTO < 0 {
+		return c, fmt.Errorf("udp transport: min rto %v: want > 0", c.MinRTO)
+	}
+	if c.MaxWindow == 0 {
+		c.MaxWindow = DefaultMaxWindow
+	}
+	if c.MaxWindow < 2 || c.MaxWindow > 1<<20 {
+		return c, fmt.Errorf("udp transport: max window %d: want 2..%d packets", c.MaxWindow, 1<<20)
+	}
+	if c.LogEvery == 0 {
+		c.LogEvery = DefaultLogEvery
+	}
+	if c.Headroom < 0 || c.Tolerance < 0 {
+		return c, fmt.Errorf("udp transport: headroom %v, tolerance %v: want ≥ 0", c.Headroom, c.Tolerance)
+	}
+	return c, nil
+}
+
+// Sample is one line of a flow's log.
+type Sample struct {
+	T       int64   // ns since the flow started
+	Cwnd    float64 // packets
+	Queue   int64   // the last queueing delay measured, ns
+	RTT     int64   // the last RTT measured, (t4 − t1) − (t3 − t2), ns
+	Marks   uint64  // ACKs that echoed CE so far
+	Acked   uint64  // packets acknowledged so far (cumulative)
+	Retrans uint64  // packets sent again so far
+}
+
+// SenderStats are a sender's counts.
+type SenderStats struct {
+	Sent       uint64 // data datagrams sent, retransmissions included
+	Retrans    uint64 // of them, sent again
+	Acked      uint64 // packets acknowledged (cumulative)
+	Acks       uint64 // ACKs read
+	Marks      uint64 // ACKs that echoed CE
+	Timeouts   uint64 // retransmission timeouts
+	FastRetx   uint64 // go-back-N after three duplicate ACKs
+	Samples    uint64 // ACKs that gave a delay sample (not of a resent packet)
+	Malformed  uint64 // datagrams read that were not ACKs of this flow
+	Unstamped  uint64 // ACKs the kernel gave no receive stamp (t4 is the read's time)
+	Congestion uint64 // window reductions for congestion (transport.Controller)
+}
+
+// Sender sends one flow. Its methods are not safe for concurrent use;
+// read Stats and Log after Run returns.
+type Sender struct {
+	cfg   Config
+	conn  Conn
+	dst   net.Addr
+	cc    transport.Controller
+	delay timestamp.Delay
+
+	// Per sequence number modulo the ring: the last send time and
+	// whether the packet was sent more than once (Karn: no sample).
+	ringSeq []uint64
+	ringT1  []int64
+	ringRe  []bool
+
+	una, next, high uint64 // oldest unacknowledged, next to send, highest sent + 1
+	recover         uint64 // after going back, duplicate ACKs count again once una reaches it
+	dups            int
+	srtt, rttvar    int64
+	backoff         int64
+	paceAt          int64 // token bucket as a schedule: the next packet may leave at paceAt − burst
+	lastOWD         int64
+	lastQ, lastRTT  int64
+
+	start, logAt int64
+	stats        SenderStats
+	log          []Sample
+}
+
+// NewSender returns a sender of cfg's flow over conn, which should come
+// from Prepare with tos ECT0; dst is the receiver's address, or nil when
+// conn is connected.
+func NewSender(conn Conn, dst net.Addr, cfg Config) (*Sender, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	cc, err := transport.New(cfg.CC, int64(cfg.Headroom))
+	if err != nil {
+		return nil, err
+	}
+	s := &Sender{
+		cfg:     cfg,
+		conn:    conn,
+		dst:     dst,
+		cc:      cc,
+		ringSeq: make([]uint64, cfg.MaxWindow),
+		ringT1:  make([]int64, cfg.MaxWindow),
+		ringRe:  make([]bool, cfg.MaxWindow),
+		backoff: 1,
+	}
+	s.delay.Tolerance = int64(cfg.Tolerance)
+	for i := range s.ringSeq {
+		s.ringSeq[i] = ^uint64(0)
+	}
+	return s, nil
+}
+
+// Stats returns the sender's counts.
+func (s *Sender) Stats() SenderStats {
+	st := s.stats
+	st.Acked = s.una
+	st.Congestion, _ = s.cc.Reductions()
+	return st
+}
+
+// Log returns the flow's log, one Sample per Config.LogEvery.
+func (s *Sender) Log() []Sample { return s.log }
+
+// Controller returns the flow's congestion control.
+func (s *Sender) Controller() transport.Controller { return s.cc }
+
+// Run sends until Config.Packets are acknowledged or ctx ends (both
+// return nil), or the socket fails.
+func (s *Sender) Run(ctx context.Context) error {
+	size := s.cfg.Size
+	wms := make([]ipv4.Message, batch)
+	wbuf := make([]byte, batch*size)
+	for i := range wms {
+		wms[i].Buffers = [][]byte{wbuf[i*size : (i+1)*size]}
+		wms[i].Addr = s.dst
+	}
+	rms := make([]ipv4.Message, batch)
+	for i := range rms {
+		rms[i].Buffers = [][]byte{make([]byte, 2*HeaderLen)}
+		rms[i].OOB = make([]byte, controlLen+64)
+	}
+	s.start = now()
+	s.logAt = s.start
+	for ctx.Err() == nil && (s.cfg.Packets == 0 || s.una < s.cfg.Packets) {
+		t := now()
+		s.timeout(t)
+		if n := s.ready(t); n > 0 {
+			t1 := now()
+			for i := range n {
+				s.stamp(wms[i].Buffers[0], s.next+uint64(i), t1)
+			}
+			k, err := s.conn.WriteBatch(wms[:n], 0)
+			if err != nil {
+				return fmt.Errorf("udp transport: flow %d: send: %w", s.cfg.Flow, err)
+			}
+			s.sent(k, t1)
+		}
+		wake := s.wake(now())
+		if err := s.conn.SetReadDeadline(time.Unix(0, wake)); err != nil {
+			return err
+		}
+		n, err := s.conn.ReadBatch(rms, 0)
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("udp transport: flow %d: receive: %w", s.cfg.Flow, err)
+		}
+		read := now()
+		for i := range rms[:n] {
+			m := &rms[i]
+			s.ack(m.Buffers[0][:m.N], m.OOB[:m.NN], read)
+		}
+		s.record(read)
+	}
+	s.record(now())
+	return nil
+}
+
+// inFlight returns the packets sent and not yet acknowledged.
+func (s *Sender) inFlight() uint64 { return s.next - s.una }
+
+// room returns how many packets the window, the ring and Packets allow
+// now.
+func (s *Sender) room() int {
+	w := min(uint64(s.cc.Window()), uint64(s.cfg.MaxWindow))
+	if s.inFlight() >= w {
+		return 0
+	}
+	n := w - s.inFlight()
+	if s.cfg.Packets > 0 {
+		n = min(n, s.cfg.Packets-s.next)
+	}
+	return int(min(n, batch))
+}
+
+// txTime returns one datagram's time on the paced link, ns.
+func (s *Sender) txTime() int64 {
+	return timestamp.TransmissionTime(s.cfg.Size+wireOverhead, s.cfg.Rate)
+}
+
+// ready returns how many packets may leave at t: what the window allows,
+// and with pacing what the token bucket holds.
+func (s *Sender) ready(t int64) int {
+	n := s.room()
+	if n == 0 || s.cfg.Rate == 0 {
+		return n
+	}
+	tx := s.txTime()
+	// The bucket holds Burst packets; it fills one per tx.
+	s.paceAt = max(s.paceAt, t-int64(s.cfg.Burst)*tx)
+	tokens := int((t - s.paceAt) / tx)
+	return min(n, tokens)
+}
+
+// stamp writes the header of packet seq, with t1, into b.
+func (s *Sender) stamp(b []byte, seq uint64, t1 int64) {
+	h := Header{Type: TypeData, Flow: s.cfg.Flow, Seq: seq, DX: timestamp.Option{Stamp: uint32(t1)}}
+	h.Put(b)
+}
+
+// sent books the k packets from next on as sent at t1.
+func (s *Sender) sent(k int, t1 int64) {
+	tx := int64(0)
+	if s.cfg.Rate > 0 {
+		tx = s.txTime()
+	}
+	for range k {
+		i := s.next % uint64(len(s.ringSeq))
+		again := s.next < s.high
+		s.ringSeq[i], s.ringT1[i], s.ringRe[i] = s.next, t1, again
+		if again {
+			s.stats.Retrans++
+		}
+		s.stats.Sent++
+		s.next++
+		s.paceAt += tx
+	}
+	s.high = max(s.high, s.next)
+}
+
+// rto returns the retransmission timeout: srtt + 4·rttvar (RFC 6298), at
+// least MinRTO, doubled for every timeout in a row.
+func (s *Sender) rto() int64 {
+	return max(s.srtt+4*s.rttvar, int64(s.cfg.MinRTO)) * s.backoff
+}
+
+// timeout goes back to the oldest unacknowledged packet when it has
+// waited a retransmission timeout. The congestion control is not told: a
+// timeout is not congestion (004 §IV-B).
+func (s *Sender) timeout(t int64) {
+	if s.una >= s.next {
+		return
+	}
+	i := s.una % uint64(len(s.ringSeq))
+	if s.ringSeq[i] != s.una || t-s.ringT1[i] < s.rto() {
+		return
+	}
+	s.goBack()
+	s.stats.Timeouts++
+	s.backoff = min(s.backoff*2, 64)
+}
+
+// goBack sends again from the oldest unacknowledged packet (go-back-N).
+// The copies still in flight will draw duplicate ACKs; they do not count
+// until una passes what was sent (RFC 6582 §3.2's "recover").
+func (s *Sender) goBack() {
+	s.next = s.una
+	s.dups = 0
+	s.recover = s.high
+}
+
+// wake returns when Run must look again without an ACK: at the
+// retransmission timeout, or when the token bucket lets the next packet
+// go while the window has room; never later than 10 ms from t, so that
+// Run sees its context end.
+func (s *Sender) wake(t int64) int64 {
+	w := t + int64(10*time.Millisecond)
+	if s.una < s.next {
+		i := s.una % uint64(len(s.ringSeq))
+		if s.ringSeq[i] == s.una {
+			w = min(w, s.ringT1[i]+s.rto())
+		}
+	}
+	if s.room() > 0 {
+		at := t
+		if s.cfg.Rate > 0 {
+			at = s.paceAt + s.txTime()
+		}
+		w = min(w, at)
+	}
+	return max(w, t+int64(time.Microsecond))
+}
+
+// ack takes one datagram read at read.
+func (s *Sender) ack(b, oob []byte, read int64) {
+	h, err := Parse(b)
+	if err != nil || h.Type != TypeAck || h.Flow != s.cfg.Flow {
+		s.stats.Malformed++
+		return
+	}
+	rx, err := ParseControl(oob)
+	if err != nil {
+		s.stats.Malformed++
+		return
+	}
+	t4 := read
+	if rx.HasStamp {
+		t4 = rx.Stamp
+	} else {
+		s.stats.Unstamped++
+	}
+	s.stats.Acks++
+	lost := uint64(0)
+	switch {
+	case h.Cum > s.una && h.Cum <= s.high:
+		s.una = h.Cum
+		s.next = max(s.next, s.una)
+		s.dups, s.backoff = 0, 1
+	case h.Cum == s.una && h.Seq > h.Cum && s.una < s.next && s.una >= s.recover:
+		// A packet beyond the hole arrived; a duplicate of one below it
+		// (h.Seq < h.Cum, a copy sent again) says nothing of loss.
+		s.dups++
+		if s.dups == 3 {
+			s.goBack()
+			s.stats.FastRetx++
+			lost = 1
+		}
+	}
+	ce := h.Flags&FlagCE != 0
+	if ce {
+		s.stats.Marks++
+	}
+	i := h.Seq % uint64(len(s.ringSeq))
+	if s.ringSeq[i] == h.Seq && !s.ringRe[i] {
+		t1 := s.ringT1[i]
+		rtt := (t4 - t1) - int64(h.DX.Hold)
+		owd := timestamp.Unwrap(s.lastOWD, h.DX.Stamp)
+		s.lastOWD = owd
+		s.lastQ = s.delay.Observe(owd, rtt)
+		s.lastRTT = rtt
+		s.rttSample(rtt)
+		s.stats.Samples++
+	}
+	base, _ := s.delay.MinRTT()
+	s.cc.OnAck(transport.Ack{Seq: h.Seq, Next: s.next, CE: ce, Lost: lost, Queue: s.lastQ, BaseRTT: base})
+}
+
+// rttSample updates srtt and rttvar (RFC 6298 §2).
+func (s *Sender) rttSample(r int64) {
+	if s.srtt == 0 {
+		s.srtt, s.rttvar = r, r/2
+		return
+	}
+	d := s.srtt - r
+	if d < 0 {
+		d = -d
+	}
+	s.rttvar += (d - s.rttvar) / 4
+	s.srtt += (r - s.srtt) / 8
+}
+
+// record appends a log line when one is due at t.
+func (s *Sender) record(t int64) {
+	if s.cfg.LogEvery < 0 || t < s.logAt {
+		return
+	}
+	s.log = append(s.log, Sample{
+		T:       t - s.start,
+		Cwnd:    s.cc.Window(),
+		Queue:   s.lastQ,
+		RTT:     s.lastRTT,
+		Marks:   s.stats.Marks,
+		Acked:   s.una,
+		Retrans: s.stats.Retrans,
+	})
+	s.logAt = t + int64(s.cfg.LogEvery)
+}
