@@ -2,10 +2,21 @@ package bench_test
 
 import (
 	"context"
+	"fmt"
+	"net"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/link"
+
 	"github.com/ecnswitch/ecnswitch/bench"
+	"github.com/ecnswitch/ecnswitch/testbed"
 	"github.com/ecnswitch/ecnswitch/testbed/testbedtest"
 )
 
@@ -83,4 +94,169 @@ func TestXDPSinkThroughVeth(t *testing.T) {
 	if l := r.Latency; l.Negative != 0 || l.Min <= 0 || l.Count < 5000-500 || l.Count > 5000+500 || l.SamplesLost != 0 {
 		t.Errorf("latency %+v: want about a quarter of the frames sampled, all positive", l)
 	}
+}
+
+// BenchmarkXDPSinkRate: the live-frames generator, one thread per CPU,
+// sends b.N frames unpaced from a testbed host into its veth (one queue
+// per CPU), and the XDP sink attached to the other end counts them. The
+// veth delivers each CPU's frames to its own queue, whose receive (and so
+// the sink's program) runs inside that CPU's generator call: one pipeline
+// per CPU, generator and sink together. "drop" attaches a program that
+// only drops, on the same path: the ratio of the rates is the sink's cost.
+// With the sink it fails unless its counts are exact: every frame the
+// generator's veth end put in the sink end's ring (ethtool's
+// tx_queue_N_xdp_xmit) was received once. It reports the sink's rate (frames over the first to the
+// last sampled receive time, as the program saw them), the generator's,
+// the frames the veth dropped (its peer's ring full: xdp_xmit_errors) and
+// those the generator's kernel path dropped before the veth (sent −
+// xdp_xmit − xdp_xmit_errors).
+//
+//	flock -x /tmp/ecnswitch-quiet.lock go test -run '^$' -bench XDPSinkRate -benchtime 20000000x ./bench
+func BenchmarkXDPSinkRate(b *testing.B) {
+	for _, size := range []int{64, 1518} {
+		for _, cpus := range [][]int{{0}, {0, 1}} {
+			if len(cpus) > runtime.NumCPU() {
+				continue
+			}
+			for _, sink := range []bool{true, false} {
+				what := "sink"
+				if !sink {
+					what = "drop"
+				}
+				b.Run(fmt.Sprintf("%dB/%dcpu/%s", size, len(cpus), what), func(b *testing.B) { benchSinkRate(b, size, cpus, sink) })
+			}
+		}
+	}
+}
+
+func benchSinkRate(b *testing.B, size int, cpus []int, sink bool) {
+	tb := testbedtest.New(b, 1, func(o *testbed.Options) { o.Queues = len(cpus) })
+	h := tb.Hosts()[0]
+	clock, err := bench.NewSystemClock()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var s *bench.XDPSink
+	if sink {
+		if s, err = bench.NewXDPSink(bench.SinkConfig{Run: 1, Flows: 16}, "", h.SwitchIf, false, clock); err != nil {
+			b.Fatal(err)
+		}
+		defer s.Close()
+	} else {
+		detach, err := attachDrop(h.SwitchIf)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer detach()
+	}
+	cfg := bench.GeneratorConfig{
+		Addresses: bench.Addresses{SrcMAC: h.MAC, DstMAC: h.SwitchMAC, SrcIP: h.IPv4, DstIP: h.IPv4.Next()},
+		Run:       1, Sizes: []bench.Share[int]{{Value: size, Weight: 1}}, Flows: 16, Count: uint64(b.N),
+	}
+	g, err := bench.NewLiveGenerator(cfg, bench.LiveConfig{Netns: h.Netns, Iface: h.HostIf, CPUs: cpus}, clock)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer g.Close()
+	// xmit and dropped: the live frames the generator's veth end put in
+	// the sink end's ring, and those it refused (ring full).
+	counters := func() (xmit, dropped uint64) {
+		for k, v := range ethtoolStats(b, h.Netns, h.HostIf) {
+			switch {
+			case strings.HasPrefix(k, "tx_queue_") && strings.HasSuffix(k, "_xdp_xmit"):
+				xmit += v
+			case strings.HasPrefix(k, "tx_queue_") && strings.HasSuffix(k, "_xdp_xmit_errors"):
+				dropped += v
+			}
+		}
+		return xmit, dropped
+	}
+	xmit0, dropped0 := counters()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sinkDone := make(chan error, 1)
+	if sink {
+		go func() { sinkDone <- s.Run(ctx) }()
+	}
+	b.ResetTimer()
+	if err := g.Run(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	st := g.Stats()
+	time.Sleep(100 * time.Millisecond) // the frames in flight
+	xmit, dropped := counters()
+	xmit, dropped = xmit-xmit0, dropped-dropped0
+	b.ReportMetric(float64(st.Sent)/st.Elapsed().Seconds()/1e6, "gen-Mpps")
+	b.ReportMetric(float64(dropped), "veth-drops")
+	b.ReportMetric(float64(st.Sent-xmit-dropped), "gen-path-drops")
+	b.ReportMetric(0, "ns/op")
+	if !sink {
+		return
+	}
+	cancel()
+	if err := <-sinkDone; err != nil {
+		b.Fatal(err)
+	}
+	rep, err := s.Report()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if rep.Received != xmit || rep.Duplicated != 0 || rep.Stale != 0 || rep.Unknown != 0 {
+		b.Fatalf("the generator's veth end put %d frames in the sink end's ring (of %d sent, %d refused, ring full); "+
+			"the sink received %d (%d duplicated, %d stale, %d unknown)",
+			xmit, st.Sent, dropped, rep.Received, rep.Duplicated, rep.Stale, rep.Unknown)
+	}
+	split := 0
+	for _, f := range rep.Flows {
+		if f.CPUs > 1 {
+			split++
+		}
+	}
+	b.ReportMetric(float64(rep.Received)/rep.Seconds/1e6, "sink-Mpps")
+	b.ReportMetric(float64(rep.Received), "received")
+	b.ReportMetric(float64(rep.Lost), "lost")
+	b.ReportMetric(float64(rep.Reordered), "reordered")
+	b.ReportMetric(float64(split), "split-flows")
+}
+
+// ethtoolStats reads ifname's `ethtool -S` counters in the named netns
+// ("" the caller's).
+func ethtoolStats(tb testing.TB, netns, ifname string) map[string]uint64 {
+	tb.Helper()
+	cmd := exec.Command("ethtool", "-S", ifname)
+	if netns != "" {
+		cmd = exec.Command("ip", "netns", "exec", netns, "ethtool", "-S", ifname)
+	}
+	out, err := cmd.Output()
+	if err != nil {
+		tb.Fatalf("ethtool -S %s: %v", ifname, err)
+	}
+	m := map[string]uint64{}
+	for _, line := range strings.Split(string(out), "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), ": ")
+		if n, err := strconv.ParseUint(v, 10, 64); ok && err == nil {
+			m[k] = n
+		}
+	}
+	return m
+}
+
+// attachDrop attaches a program that drops every frame to ifname.
+func attachDrop(ifname string) (func() error, error) {
+	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{Type: ebpf.XDP, License: "Dual BSD/GPL",
+		Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, 1), asm.Return()}})
+	if err != nil {
+		return nil, err
+	}
+	defer prog.Close()
+	ifi, err := net.InterfaceByName(ifname)
+	if err != nil {
+		return nil, err
+	}
+	l, err := link.AttachXDP(link.XDPOptions{Program: prog, Interface: ifi.Index, Flags: link.XDPDriverMode})
+	if err != nil {
+		return nil, err
+	}
+	return l.Close, nil
 }

@@ -72,5 +72,6 @@ func (c *Config) setDefaults(cpus int) error {
 func (c *Config) blocks() int { return 2 * c.Window / 64 }
 
 // threshold is the sample fraction as a bound on a 32-bit random number:
-// a frame is sampled when bpf_get_prandom_u32() < threshold.
+// a frame is sampled when the high 32 bits of the CPU's xorshift64 state
+// are below it.
 func (c *Config) threshold() uint64 { return uint64(c.Sample * (1 << 32)) }

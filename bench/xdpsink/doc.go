@@ -73,8 +73,9 @@
 //
 // # Latency
 //
-// A Config.Sample fraction of the counted frames (chosen with
-// bpf_get_prandom_u32, so no flow or pattern of the generator is favoured)
+// A Config.Sample fraction of the counted frames (chosen at random, by a
+// xorshift64 generator per CPU, so no flow or pattern of the generator is
+// favoured)
 // goes to user space as a 24-byte Sample (flow, sequence number, TX time
 // and the receive time read in XDP, CLOCK_MONOTONIC) through a BPF ring
 // buffer: the frame itself is dropped as any other. When the ring is full

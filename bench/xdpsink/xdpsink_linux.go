@@ -3,6 +3,7 @@
 package xdpsink
 
 import (
+	"crypto/rand"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -46,7 +47,7 @@ type Program struct {
 // globalValue and flowValue are a CPU's element of the global and flows
 // maps, in their layouts.
 type globalValue struct {
-	Packets, Bytes, Foreign, Malformed, Stale, Unknown, Sampled, SamplesLost, First, Last uint64
+	Packets, Bytes, Foreign, Malformed, Stale, Unknown, Sampled, SamplesLost, First, Last, Rand uint64
 }
 
 type flowValue struct {
@@ -101,6 +102,9 @@ func Load(cfg Config) (_ *Program, err error) {
 	}
 	p.zero.flows = make([]flowValue, cpus)
 	p.zero.global = make([]globalValue, cpus)
+	if err := p.resetGlobal(); err != nil {
+		return nil, err
+	}
 	p.zero.windows = make([][]byte, cpus)
 	for i := range p.zero.windows {
 		p.zero.windows[i] = make([]byte, cfg.blocks()*blockSize)
@@ -170,8 +174,8 @@ func (p *Program) Reset() error {
 			return fmt.Errorf("xdpsink: reset flow %d's window: %w", k, err)
 		}
 	}
-	if err := p.m.global.Update(uint32(0), p.zero.global, ebpf.UpdateExist); err != nil {
-		return fmt.Errorf("xdpsink: reset counters: %w", err)
+	if err := p.resetGlobal(); err != nil {
+		return err
 	}
 	for {
 		if _, err := p.ReadSamples(time.Time{}, nil); err != nil {
@@ -181,6 +185,22 @@ func (p *Program) Reset() error {
 			return nil
 		}
 	}
+}
+
+// resetGlobal zeroes the global counters and seeds each CPU's sampling
+// state.
+func (p *Program) resetGlobal() error {
+	var seed [8]byte
+	for i := range p.zero.global {
+		if _, err := rand.Read(seed[:]); err != nil {
+			return fmt.Errorf("xdpsink: seed: %w", err)
+		}
+		p.zero.global[i] = globalValue{Rand: binary.NativeEndian.Uint64(seed[:]) | 1}
+	}
+	if err := p.m.global.Update(uint32(0), p.zero.global, ebpf.UpdateExist); err != nil {
+		return fmt.Errorf("xdpsink: reset counters: %w", err)
+	}
+	return nil
 }
 
 // Global are the program's frame counts, summed over CPUs.
@@ -193,8 +213,10 @@ type Global struct {
 	Unknown     uint64 // frames of the run of a flow ≥ Config.Flows, dropped
 	Sampled     uint64 // latency samples written to the ring
 	SamplesLost uint64 // samples the full ring refused (their frames were counted)
-	// First and Last are the receive times of the first and the last
-	// counted frame (CLOCK_MONOTONIC ns); 0 when none.
+	// First is the receive time of the first counted frame
+	// (CLOCK_MONOTONIC ns; 0 none), and Last that of the last sampled
+	// one (First if none was): reading the clock for every frame would
+	// cost more than all the rest of the program.
 	First, Last int64
 }
 
@@ -218,6 +240,9 @@ func (p *Program) Global() (Global, error) {
 			g.First = f
 		}
 		g.Last = max(g.Last, int64(v.Last))
+	}
+	if g.First != 0 {
+		g.Last = max(g.Last, g.First)
 	}
 	return g, nil
 }
@@ -290,13 +315,15 @@ type Sample struct {
 }
 
 // ReadSamples calls fn (if not nil) for each sample in the ring, waiting
-// until deadline for the first (the zero time: not at all), and returns
-// how many it read. It is for one goroutine at a time.
+// until deadline (the zero time: not at all) and then reading what is
+// there (the program wakes no reader: a wake-up per sample would cost the
+// receiving CPU an interrupt), and returns how many it read. It is for
+// one goroutine at a time.
 func (p *Program) ReadSamples(deadline time.Time, fn func(Sample)) (int, error) {
-	if deadline.IsZero() {
-		deadline = time.Unix(0, 1) // in the past: read what is there
+	if !deadline.IsZero() {
+		time.Sleep(time.Until(deadline))
 	}
-	p.ring.SetDeadline(deadline)
+	p.ring.SetDeadline(time.Unix(0, 1)) // in the past: read what is there
 	n := 0
 	for {
 		err := p.ring.ReadInto(&p.rec)
@@ -319,8 +346,6 @@ func (p *Program) ReadSamples(deadline time.Time, fn func(Sample)) (int, error) 
 				RxTime: int64(binary.NativeEndian.Uint64(b[16:])),
 			})
 		}
-		// After the first, only what is there already.
-		p.ring.SetDeadline(time.Unix(0, 1))
 	}
 }
 
