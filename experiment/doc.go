@@ -14,7 +14,10 @@
 // Rates default to 995 Mbit/s, 99.5% of 1 Gbit/s (001 §4.2). Experiments
 // from papers measured at 10 Gbit/s scale their time constants with
 // Scaling, keeping every threshold's bytes C·T (000 §3.2 Eq. 2); each
-// report says how.
+// report says how. bcc-shared, from a 100 Gbit/s testbed with megabytes
+// of buffer, instead keeps every buffer size's ratio to the per-port
+// threshold K, and runs at 200 Mbit/s, where one CPU can carry its hosts'
+// TCP and UDP blast.
 //
 // The flow-size distributions of the web-search and data-mining workloads
 // ship as data files in workloads/ (Workload), each citing its source.
