@@ -36,6 +36,7 @@ const (
 	CoDel        = "codel"         // CoDel marking at dequeue, Options.CoDel (RFC 8289; 000 §5.2's baseline)
 	TCN          = "tcn"           // sojourn time > K/C, at dequeue (000 §2.1 Eq. 1)
 	ECNSharp     = "ecn-sharp"     // ECN♯ by its rule of thumb with every target K/C, at dequeue (000 §3.4)
+	NoMarking    = "none"          // no marker: a port for delay-based senders (DX, 004), outside AllSchemes
 )
 
 // Schemes returns the names of the schemes Run runs by default, in order:
@@ -59,6 +60,7 @@ var titles = map[string]string{
 	CoDel:        "CoDel",
 	TCN:          "TCN",
 	ECNSharp:     "ECN♯",
+	NoMarking:    "no marking",
 }
 
 // Title returns scheme name as the table prints it, or "" for an unknown

@@ -15,6 +15,10 @@ type RX struct {
 	HasTOS   bool
 	Stamp    int64 // kernel receive stamp, CLOCK_REALTIME ns (SO_TIMESTAMPNS)
 	HasStamp bool
+	// Segment is the size of each datagram when GRO merged several
+	// (UDP_GRO): the buffer holds them back to back, the last maybe
+	// shorter. 0 when the buffer is one datagram.
+	Segment int
 }
 
 // ECN returns the datagram's ECN codepoint.
@@ -50,6 +54,8 @@ func ParseControl(oob []byte) (RX, error) {
 		switch {
 		case level == unix.IPPROTO_IP && typ == unix.IP_TOS && len(data) >= 1:
 			rx.TOS, rx.HasTOS = data[0], true
+		case level == unix.SOL_UDP && typ == unix.UDP_GRO && len(data) >= 4:
+			rx.Segment = int(int32(binary.NativeEndian.Uint32(data)))
 		case level == unix.SOL_SOCKET && typ == unix.SCM_TIMESTAMPNS && len(data) >= 16:
 			sec := int64(binary.NativeEndian.Uint64(data))
 			nsec := int64(binary.NativeEndian.Uint64(data[8:]))
@@ -64,8 +70,8 @@ func ParseControl(oob []byte) (RX, error) {
 	return rx, nil
 }
 
-// controlLen is the control buffer a read needs for both messages.
-var controlLen = unix.CmsgSpace(4) + unix.CmsgSpace(16)
+// controlLen is the control buffer a read needs for its three messages.
+var controlLen = 2*unix.CmsgSpace(4) + unix.CmsgSpace(16)
 
 // appendControl appends the control messages ParseControl reads, as the
 // kernel lays them out; tests and the memory pipe use it.
@@ -86,6 +92,11 @@ func appendControl(b []byte, rx RX) []byte {
 	if rx.HasTOS {
 		put(unix.IPPROTO_IP, unix.IP_TOS, []byte{rx.TOS})
 	}
+	if rx.Segment != 0 {
+		var seg [4]byte
+		binary.NativeEndian.PutUint32(seg[:], uint32(rx.Segment))
+		put(unix.SOL_UDP, unix.UDP_GRO, seg[:])
+	}
 	if rx.HasStamp {
 		var ts [16]byte
 		binary.NativeEndian.PutUint64(ts[:], uint64(rx.Stamp/1e9))
@@ -93,4 +104,32 @@ func appendControl(b []byte, rx RX) []byte {
 		put(unix.SOL_SOCKET, unix.SCM_TIMESTAMPNS, ts[:])
 	}
 	return b
+}
+
+// segmentControl returns the control message that has the kernel cut a
+// datagram into datagrams of size bytes (UDP GSO, UDP_SEGMENT).
+func segmentControl(size int) []byte {
+	b := make([]byte, unix.CmsgSpace(2))
+	if cmsgLenSize == 8 {
+		binary.NativeEndian.PutUint64(b, uint64(unix.CmsgLen(2)))
+	} else {
+		binary.NativeEndian.PutUint32(b, uint32(unix.CmsgLen(2)))
+	}
+	binary.NativeEndian.PutUint32(b[cmsgLenSize:], uint32(unix.SOL_UDP))
+	binary.NativeEndian.PutUint32(b[cmsgLenSize+4:], uint32(unix.UDP_SEGMENT))
+	binary.NativeEndian.PutUint16(b[unix.SizeofCmsghdr:], uint16(size))
+	return b
+}
+
+// segments calls f with each datagram of a buffer read with rx.
+func segments(b []byte, rx RX, f func(d []byte)) {
+	if rx.Segment <= 0 {
+		f(b)
+		return
+	}
+	for len(b) > 0 {
+		n := min(rx.Segment, len(b))
+		f(b[:n])
+		b = b[n:]
+	}
 }

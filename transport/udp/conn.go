@@ -31,7 +31,9 @@ const socketBuffer = 4 << 20
 // Prepare readies a UDP socket for an endpoint and wraps it for batch
 // I/O: what it sends carries tos (a sender's data ECT0, a receiver's ACKs
 // NotECT), and every read reports the datagram's TOS byte (IP_RECVTOS)
-// and the kernel's receive stamp (SO_TIMESTAMPNS).
+// and the kernel's receive stamp (SO_TIMESTAMPNS). Reads may return
+// datagrams GRO merged (UDP_GRO): they share the TOS byte, which GRO
+// never merges across, and the first's stamp.
 func Prepare(c *net.UDPConn, tos uint8) (*ipv4.PacketConn, error) {
 	rc, err := c.SyscallConn()
 	if err != nil {
@@ -49,6 +51,7 @@ func Prepare(c *net.UDPConn, tos uint8) (*ipv4.PacketConn, error) {
 		set(int(fd), unix.IPPROTO_IP, unix.IP_TOS, int(tos), "IP_TOS")
 		set(int(fd), unix.IPPROTO_IP, unix.IP_RECVTOS, 1, "IP_RECVTOS")
 		set(int(fd), unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1, "SO_TIMESTAMPNS")
+		set(int(fd), unix.SOL_UDP, unix.UDP_GRO, 1, "UDP_GRO")
 		// Big buffers where allowed (CAP_NET_ADMIN), else what rmem_max allows.
 		if unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, socketBuffer) != nil {
 			_ = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUF, socketBuffer)

@@ -1,12 +1,14 @@
 package udp
 
 import (
+	"encoding/binary"
 	"net"
 	"os"
 	"sync"
 	"time"
 
 	"golang.org/x/net/ipv4"
+	"golang.org/x/sys/unix"
 )
 
 // datagram is one datagram in a pipe.
@@ -76,17 +78,26 @@ func (p *pipeEnd) ReadBatch(ms []ipv4.Message, _ int) (int, error) {
 	}
 }
 
+// WriteBatch cuts datagrams as UDP GSO would when a message carries
+// UDP_SEGMENT.
 func (p *pipeEnd) WriteBatch(ms []ipv4.Message, _ int) (int, error) {
 	for _, m := range ms {
-		d := datagram{
-			b:    append([]byte(nil), m.Buffers[0]...),
-			rx:   RX{TOS: p.tos, HasTOS: true, Stamp: now(), HasStamp: true},
-			from: p.addr,
+		b := m.Buffers[0]
+		seg := len(b)
+		if len(m.OOB) > 0 {
+			seg = int(binary.NativeEndian.Uint16(m.OOB[unix.SizeofCmsghdr:]))
 		}
-		if p.filter != nil && !p.filter(&d) {
-			continue
+		for ; len(b) > 0; b = b[min(seg, len(b)):] {
+			d := datagram{
+				b:    append([]byte(nil), b[:min(seg, len(b))]...),
+				rx:   RX{TOS: p.tos, HasTOS: true, Stamp: now(), HasStamp: true},
+				from: p.addr,
+			}
+			if p.filter != nil && !p.filter(&d) {
+				continue
+			}
+			p.peer.in <- d
 		}
-		p.peer.in <- d
 	}
 	return len(ms), nil
 }

@@ -102,42 +102,62 @@ func (r *Receiver) Run(ctx context.Context) error {
 		r.mu.Lock()
 		for i := range rms[:n] {
 			m := &rms[i]
-			if a, ok := r.data(m.Buffers[0][:m.N], m.OOB[:m.NN], read); ok {
-				wms[len(acks)].Addr = m.Addr
-				acks = append(acks, a)
+			rx, err := ParseControl(m.OOB[:m.NN])
+			if err != nil {
+				r.malformed++
+				continue
+			}
+			segments(m.Buffers[0][:m.N], rx, func(d []byte) {
+				if len(acks) == batch {
+					r.mu.Unlock()
+					err = r.send(wms, acks)
+					acks = acks[:0]
+					r.mu.Lock()
+				}
+				if a, ok := r.data(d, rx, read); ok {
+					wms[len(acks)].Addr = m.Addr
+					acks = append(acks, a)
+				}
+			})
+			if err != nil {
+				r.mu.Unlock()
+				return err
 			}
 		}
 		r.mu.Unlock()
-		if len(acks) == 0 {
-			continue
+		if err := r.send(wms, acks); err != nil {
+			return err
 		}
-		t3 := now() // the ACKs' send time: just before sendmmsg
-		for i := range acks {
-			a := &acks[i]
-			a.h.DX.Hold = uint32(t3 - a.t2)
-			a.h.Put(wms[i].Buffers[0])
+	}
+	return nil
+}
+
+// send sends the ACKs, stamped with their send time t3.
+func (r *Receiver) send(wms []ipv4.Message, acks []ack) error {
+	if len(acks) == 0 {
+		return nil
+	}
+	t3 := now() // just before sendmmsg
+	for i := range acks {
+		a := &acks[i]
+		a.h.DX.Hold = uint32(t3 - a.t2)
+		a.h.Put(wms[i].Buffers[0])
+	}
+	for sent := 0; sent < len(acks); {
+		k, err := r.conn.WriteBatch(wms[sent:len(acks)], 0)
+		if err != nil {
+			return err
 		}
-		for sent := 0; sent < len(acks); {
-			k, err := r.conn.WriteBatch(wms[sent:len(acks)], 0)
-			if err != nil {
-				return err
-			}
-			sent += k
-		}
+		sent += k
 	}
 	return nil
 }
 
 // data takes one received datagram and returns its ACK (without Hold),
 // or false if it is not data. The caller holds r.mu.
-func (r *Receiver) data(b, oob []byte, read int64) (ack, bool) {
+func (r *Receiver) data(b []byte, rx RX, read int64) (ack, bool) {
 	h, err := Parse(b)
 	if err != nil || h.Type != TypeData {
-		r.malformed++
-		return ack{}, false
-	}
-	rx, err := ParseControl(oob)
-	if err != nil {
 		r.malformed++
 		return ack{}, false
 	}

@@ -51,6 +51,9 @@ type Config struct {
 	MinRTO time.Duration
 	// MaxWindow caps the packets in flight; default DefaultMaxWindow.
 	MaxWindow int
+	// OnSample, if set, sees every delay sample: the packet's sequence
+	// number, its queueing delay and the RTT, in ns.
+	OnSample func(seq uint64, queue, rtt int64)
 	// LogEvery is the period of the per-flow log; default
 	// DefaultLogEvery, negative for none.
 	LogEvery time.Duration
@@ -194,13 +197,12 @@ func (s *Sender) Controller() transport.Controller { return s.cc }
 // Run sends until Config.Packets are acknowledged or ctx ends (both
 // return nil), or the socket fails.
 func (s *Sender) Run(ctx context.Context) error {
+	// Data leave in one datagram per burst, which the kernel cuts into
+	// Size-byte datagrams (UDP GSO): one pass through the stack a burst.
 	size := s.cfg.Size
-	wms := make([]ipv4.Message, batch)
-	wbuf := make([]byte, batch*size)
-	for i := range wms {
-		wms[i].Buffers = [][]byte{wbuf[i*size : (i+1)*size]}
-		wms[i].Addr = s.dst
-	}
+	wbuf := make([]byte, s.maxBurst()*size)
+	wms := []ipv4.Message{{Addr: s.dst}}
+	gso := segmentControl(size)
 	rms := make([]ipv4.Message, batch)
 	for i := range rms {
 		rms[i].Buffers = [][]byte{make([]byte, 2*HeaderLen)}
@@ -214,13 +216,17 @@ func (s *Sender) Run(ctx context.Context) error {
 		if n := s.ready(t); n > 0 {
 			t1 := now()
 			for i := range n {
-				s.stamp(wms[i].Buffers[0], s.next+uint64(i), t1)
+				s.stamp(wbuf[i*size:(i+1)*size], s.next+uint64(i), t1)
 			}
-			k, err := s.conn.WriteBatch(wms[:n], 0)
-			if err != nil {
+			wms[0].Buffers = [][]byte{wbuf[:n*size]}
+			wms[0].OOB = nil
+			if n > 1 {
+				wms[0].OOB = gso
+			}
+			if _, err := s.conn.WriteBatch(wms, 0); err != nil {
 				return fmt.Errorf("udp transport: flow %d: send: %w", s.cfg.Flow, err)
 			}
-			s.sent(k, t1)
+			s.sent(n, t1)
 		}
 		wake := s.wake(now())
 		if err := s.conn.SetReadDeadline(time.Unix(0, wake)); err != nil {
@@ -236,7 +242,12 @@ func (s *Sender) Run(ctx context.Context) error {
 		read := now()
 		for i := range rms[:n] {
 			m := &rms[i]
-			s.ack(m.Buffers[0][:m.N], m.OOB[:m.NN], read)
+			rx, err := ParseControl(m.OOB[:m.NN])
+			if err != nil {
+				s.stats.Malformed++
+				continue
+			}
+			segments(m.Buffers[0][:m.N], rx, func(b []byte) { s.ack(b, rx, read) })
 		}
 		s.record(read)
 	}
@@ -258,8 +269,11 @@ func (s *Sender) room() int {
 	if s.cfg.Packets > 0 {
 		n = min(n, s.cfg.Packets-s.next)
 	}
-	return int(min(n, batch))
+	return int(min(n, uint64(s.maxBurst())))
 }
+
+// maxBurst is the most packets one GSO send carries: 64 KB.
+func (s *Sender) maxBurst() int { return min(batch, 65000/s.cfg.Size) }
 
 // txTime returns one datagram's time on the paced link, ns.
 func (s *Sender) txTime() int64 {
@@ -360,14 +374,9 @@ func (s *Sender) wake(t int64) int64 {
 }
 
 // ack takes one datagram read at read.
-func (s *Sender) ack(b, oob []byte, read int64) {
+func (s *Sender) ack(b []byte, rx RX, read int64) {
 	h, err := Parse(b)
 	if err != nil || h.Type != TypeAck || h.Flow != s.cfg.Flow {
-		s.stats.Malformed++
-		return
-	}
-	rx, err := ParseControl(oob)
-	if err != nil {
 		s.stats.Malformed++
 		return
 	}
@@ -408,6 +417,9 @@ func (s *Sender) ack(b, oob []byte, read int64) {
 		s.lastRTT = rtt
 		s.rttSample(rtt)
 		s.stats.Samples++
+		if s.cfg.OnSample != nil {
+			s.cfg.OnSample(h.Seq, s.lastQ, rtt)
+		}
 	}
 	base, _ := s.delay.MinRTT()
 	s.cc.OnAck(transport.Ack{Seq: h.Seq, Next: s.next, CE: ce, Lost: lost, Queue: s.lastQ, BaseRTT: base})

@@ -52,6 +52,7 @@ func TestControlRoundTrip(t *testing.T) {
 		{TOS: 0xb9, HasTOS: true},
 		{Stamp: 1_700_000_000_123_456_789, HasStamp: true},
 		{TOS: CE, HasTOS: true, Stamp: 42, HasStamp: true},
+		{TOS: ECT0, HasTOS: true, Stamp: 43, HasStamp: true, Segment: 1472},
 	} {
 		got, err := ParseControl(appendControl(nil, rx))
 		if err != nil || got != rx {

@@ -1,0 +1,132 @@
+package experiment
+
+import (
+	"bytes"
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ecnswitch/ecnswitch/demo"
+	"github.com/ecnswitch/ecnswitch/node"
+	"github.com/ecnswitch/ecnswitch/packet/packettest"
+	"github.com/ecnswitch/ecnswitch/testbed"
+	"github.com/ecnswitch/ecnswitch/testbed/testbedtest"
+	"github.com/ecnswitch/ecnswitch/transport"
+	"github.com/ecnswitch/ecnswitch/transport/udp"
+)
+
+// A short run of each congestion control through ecnswitch on the demo's
+// testbed: every packet the receiver took is one its sender sent, the
+// sender's cumulative ACK never passes what was delivered, the tap saw the
+// flows' packets, and the port's marks reached the receiver (none on
+// DX's). Rates are not asserted.
+func TestDXFlowsThroughSwitch(t *testing.T) {
+	testbedtest.SkipIfNotRoot(t)
+	id, err := testbed.RandomID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	bed, down, err := node.DemoBed(dxOptions(Env{Subnet: testbedtest.Subnet(t, ""), ID: id, Out: &out}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := down(); err != nil {
+			t.Error(err)
+		}
+	}()
+	for _, cc := range []transport.Kind{transport.KindDX, transport.KindDCTCP} {
+		r, err := runDXFlows(context.Background(), bed, cc, 2, 300*time.Millisecond, 300*time.Millisecond)
+		if err != nil {
+			t.Fatalf("%s: %v", cc, err)
+		}
+		if len(r.senders) != 2 || len(r.received) != 2 {
+			t.Fatalf("%s: %d senders, receiver saw %d flows; want 2, 2", cc, len(r.senders), len(r.received))
+		}
+		var marks, ce uint64
+		for i, s := range r.senders {
+			f := r.received[i]
+			got := f.Packets + f.Duplicates + f.OutOfOrder
+			if f.Flow != uint32(i+1) || f.Packets == 0 || got > s.Sent || s.Acked > f.Packets {
+				t.Errorf("%s flow %d: sent %d, acked %d; receiver (flow %d) delivered %d, %d duplicates, %d out of order",
+					cc, i+1, s.Sent, s.Acked, f.Flow, f.Packets, f.Duplicates, f.OutOfOrder)
+			}
+			if f.NotECT != 0 || f.Unstamped != 0 || s.Unstamped != 0 || s.Malformed != 0 {
+				t.Errorf("%s flow %d: %d not ECT, %d unstamped at the receiver; %d unstamped, %d malformed ACKs",
+					cc, i+1, f.NotECT, f.Unstamped, s.Unstamped, s.Malformed)
+			}
+			marks += s.Marks
+			ce += f.CE
+		}
+		if marks > ce {
+			t.Errorf("%s: senders saw %d CE echoes of %d CE packets", cc, marks, ce)
+		}
+		if len(r.sojourn) == 0 || slices.Min(r.sojourn) < 0 {
+			t.Errorf("%s: the tap kept %d packets (min sojourn %d)", cc, len(r.sojourn), slices.Min(append(r.sojourn, 0)))
+		}
+		// Every mark the port set in the window reached the receiver; DX's
+		// port has no marker.
+		if r.marks > ce || cc == transport.KindDX && ce != 0 {
+			t.Errorf("%s: the port marked %d packets in the window, the receiver saw %d CE", cc, r.marks, ce)
+		}
+		if cc == transport.KindDX && len(r.errs) == 0 {
+			t.Errorf("dx: no sample matched a switch sojourn")
+		}
+	}
+}
+
+func TestUDPData(t *testing.T) {
+	frame := func(typ udp.Type) []byte {
+		f := packettest.UDP4(t, packettest.Options{Size: 14 + 20 + 8 + udp.DefaultSize})
+		(&udp.Header{Type: typ, Flow: 7, Seq: 1234}).Put(f[14+20+8:])
+		return f
+	}
+	f := frame(udp.TypeData)
+	if flow, seq, ok := udpData(f); !ok || flow != 7 || seq != 1234 {
+		t.Errorf("udpData = %d, %d, %v; want 7, 1234, true", flow, seq, ok)
+	}
+	if _, _, ok := udpData(frame(udp.TypeAck)); ok {
+		t.Error("udpData took an ACK for data")
+	}
+	if _, _, ok := udpData(f[:50]); ok {
+		t.Error("udpData took a truncated frame")
+	}
+}
+
+// The claims follow the runs: a DX queue a tenth of DCTCP's holds every
+// delay claim; DX at 80% of DCTCP's busy fails the utilisation claim.
+func TestDXClaims(t *testing.T) {
+	var runs []*dxRun
+	for _, n := range dxFlows {
+		for _, cc := range []transport.Kind{transport.KindDX, transport.KindDCTCP} {
+			r := &dxRun{cc: cc, flows: n, busy: 0.99}
+			d := int64(10_000)
+			if cc == transport.KindDCTCP {
+				d = 100_000
+			} else if n == 10 {
+				r.busy = 0.8
+			}
+			for i := range 100 {
+				r.sojourn = append(r.sojourn, d+int64(i))
+				r.at = append(r.at, int64(i)*1000)
+			}
+			runs = append(runs, r)
+		}
+	}
+	rep, err := dxReport(Env{Command: "test"}, demo.Options{Rate: demo.DefaultRate, Buffer: demo.DefaultBuffer}, time.Second, time.Second, runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range rep.Claims {
+		want := !strings.Contains(c.What, "utilisation, DX vs DCTCP, 10 flows")
+		if c.Holds != want {
+			t.Errorf("%s: holds %v, want %v (ours %s)", c.What, c.Holds, want, c.Ours)
+		}
+	}
+	if err := rep.Write(t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+}
