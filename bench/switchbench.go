@@ -71,6 +71,11 @@ type SwitchOptions struct {
 	// GeneratorAuto (the default): live frames where the kernel runs
 	// them, AF_XDP otherwise. The report says which.
 	Generator string
+	// Sink is how the sink counts: SinkXDP (XDPSink on the sink host's
+	// veth end: it keeps up with any device here), SinkAFXDP (Sink on an
+	// AF_XDP port), or SinkAuto (the default): XDP where the program
+	// attaches, AF_XDP otherwise. The report says which.
+	Sink string
 	// Testbed are the options of the two-host testbed; Hosts is set to 2.
 	Testbed testbed.Options
 	// Start starts ecnswitch for DeviceSwitch and DevicePatch. Required
@@ -126,6 +131,13 @@ func (o *SwitchOptions) setDefaults() error {
 	case GeneratorAuto, GeneratorXDP, GeneratorAFXDP:
 	default:
 		return fmt.Errorf("generator: %q: want %s, %s or %s", o.Generator, GeneratorAuto, GeneratorXDP, GeneratorAFXDP)
+	}
+	switch o.Sink {
+	case "":
+		o.Sink = SinkAuto
+	case SinkAuto, SinkXDP, SinkAFXDP:
+	default:
+		return fmt.Errorf("sink: %q: want %s, %s or %s", o.Sink, SinkAuto, SinkXDP, SinkAFXDP)
 	}
 	for i, s := range o.Sizes {
 		if s < MinSize || s > afxdp.UsableFrame(afxdp.DefaultFrameSize)+FCS {
@@ -185,7 +197,8 @@ type rig struct {
 	clock *SystemClock
 	gen   *NetnsPort // the AF_XDP generator's port; nil when live
 	live  bool       // the generator sends XDP live frames
-	sink  *NetnsPort
+	sink  *NetnsPort // the AF_XDP sink's port; nil with xsink
+	xsink *XDPSink   // the XDP sink, if used
 	run   uint16
 	rep   *SwitchReport
 	drops func() map[string]uint64 // the device's drop counters by reason, while it is up
@@ -250,10 +263,26 @@ func RunSwitch(ctx context.Context, o SwitchOptions) (rep *SwitchReport, err err
 		defer func() { err = errors.Join(err, r.gen.Close()) }()
 	}
 	fmt.Fprintf(o.Progress, "generator: %s %s\n", r.rep.Generator, r.rep.GeneratorNote)
-	if r.sink, err = OpenPort(r.hosts[1].Netns, r.hosts[1].HostIf, r.sinkPortOptions()); err != nil {
-		return nil, fmt.Errorf("bench: switch: sink port: %w", err)
+	r.rep.Sink = SinkAFXDP
+	if o.Sink != SinkAFXDP {
+		xs, serr := NewXDPSink(SinkConfig{Flows: o.Flows}, r.hosts[1].Netns, r.hosts[1].HostIf, false, r.clock)
+		switch {
+		case serr == nil:
+			r.xsink, r.rep.Sink = xs, SinkXDP
+			defer func() { err = errors.Join(err, r.xsink.Close()) }()
+		case o.Sink == SinkXDP:
+			return nil, fmt.Errorf("bench: switch: %w", serr)
+		default:
+			r.rep.SinkNote = serr.Error()
+		}
 	}
-	defer func() { err = errors.Join(err, r.sink.Close()) }()
+	if r.xsink == nil {
+		if r.sink, err = OpenPort(r.hosts[1].Netns, r.hosts[1].HostIf, r.sinkPortOptions()); err != nil {
+			return nil, fmt.Errorf("bench: switch: sink port: %w", err)
+		}
+		defer func() { err = errors.Join(err, r.sink.Close()) }()
+	}
+	fmt.Fprintf(o.Progress, "sink: %s %s\n", r.rep.Sink, r.rep.SinkNote)
 
 	skip := func(dev Device, why string) {
 		if r.rep.Skipped == nil {

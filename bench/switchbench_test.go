@@ -154,7 +154,7 @@ func TestSearchNeverReportsAboveAFailure(t *testing.T) {
 }
 
 func TestSwitchReportWrite(t *testing.T) {
-	rep := &SwitchReport{Start: time.Unix(1e9, 0), Kernel: "6.18", CPUs: 2, Seconds: 100, Generator: GeneratorXDP}
+	rep := &SwitchReport{Start: time.Unix(1e9, 0), Kernel: "6.18", CPUs: 2, Seconds: 100, Generator: GeneratorXDP, Sink: SinkXDP}
 	rep.Options.Sizes = []int{64, 1500}
 	rep.Options.Devices = []Device{DeviceSwitch, DeviceBridge}
 	rep.Options.Sweep = []float64{0.5}
@@ -197,13 +197,25 @@ func TestSwitchReportWrite(t *testing.T) {
 	// ecnswitch forwards 0.3 Mpps at most, the bridge 0.6: ratio 0.50.
 	// The generator offered 1 Mpps to both: each row is device-bound.
 	for _, want := range []string{"ecnswitch bench switch --out x", "| 64 B | ecnswitch | 0.3000 Mpps | 0.154 Gbit/s",
-		"| 70.000% | device |", "| 40.000% | device |", "| 0.50 |", "rate-1500.png", "as XDP live frames"} {
+		"| 70.000% | device |", "| 40.000% | device |", "| 0.50 |", "rate-1500.png", "as XDP live frames",
+		"to a sink counting in an XDP program", "for a random 0.0156 of the frames"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report.md lacks %q:\n%s", want, md)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(dir, "results.json")); err != nil {
 		t.Error(err)
+	}
+}
+
+func TestSwitchOptionsSink(t *testing.T) {
+	o := SwitchOptions{}
+	if err := o.setDefaults(); err != nil || o.Sink != SinkAuto {
+		t.Errorf("default sink %q (%v), want auto", o.Sink, err)
+	}
+	o = SwitchOptions{Sink: "socket"}
+	if err := o.setDefaults(); err == nil || !strings.Contains(err.Error(), `sink: "socket"`) {
+		t.Errorf("sink socket: error %v, want one naming it", err)
 	}
 }
 

@@ -63,8 +63,15 @@ func (r *SwitchReport) Markdown(command string) string {
 	} else if r.GeneratorNote != "" {
 		gen += " (live frames unusable: " + r.GeneratorNote + ")"
 	}
+	sink, wait := "over AF_XDP", "and includes the time frames wait for the sink to read them"
+	if r.Sink == SinkXDP {
+		sink = "counting in an XDP program (ecnswitch's, per CPU: it keeps up with any device here)"
+		wait = fmt.Sprintf("taken when the sink's program sees the frame, for a random %.3g of the frames", DefaultSample)
+	} else if r.SinkNote != "" {
+		sink += " (XDP sink unusable: " + r.SinkNote + ")"
+	}
 	fmt.Fprintf(&b, "Measured %s on Linux %s with %d CPUs in %.0f s. A generator in one testbed namespace sends UDP frames "+
-		"%s through the device to a sink (AF_XDP) in another namespace; the devices take turns over the same veth ends. "+
+		"%s through the device to a sink %s in another namespace; the devices take turns over the same veth ends. "+
 		"%d flows, %s. Each trial sends for %s. "+
 		"**Max** is the unpaced trial: what the generator offered and what reached the sink. "+
 		"**Throughput** is the RFC 2544 throughput: the highest offered rate whose trial lost at most %.4g%% of its frames, "+
@@ -73,13 +80,13 @@ func (r *SwitchReport) Markdown(command string) string {
 		"the generator when everything it offered arrived. "+
 		"Throughput marked ≥ is bound by the generator (it lost nothing at the most the generator offered), and ratios over it are bounds too. "+
 		"Rates count frames with their FCS; Gbit/s = frames/s × size × 8. Latency is one-way, generator to sink, on the shared CLOCK_MONOTONIC, "+
-		"and includes the time frames wait for the sink to read them.\n\n"+
+		"%s.\n\n"+
 		"%s"+
 		"Generator, devices and sink compete for the CPUs (%d here): ecnswitch's loss shows up as its socket overflowing (xsk_rx in results.json) "+
 		"whenever its worker is descheduled. On a shared machine, stalls of tens of ms (other processes, softirq) cost frames "+
 		"and vary from run to run; running the benchmark under nice -n -10 makes them rarer.\n\n",
-		r.Start.UTC().Format(time.RFC3339), r.Kernel, r.CPUs, r.Seconds, gen, o.Flows, o.Mix, o.Trial,
-		100*o.LossTolerance, o.Sweep, max(o.Iterations, 0), 100*o.Resolution, howToRead(r.Generator), r.CPUs)
+		r.Start.UTC().Format(time.RFC3339), r.Kernel, r.CPUs, r.Seconds, gen, sink, o.Flows, o.Mix, o.Trial,
+		100*o.LossTolerance, o.Sweep, max(o.Iterations, 0), 100*o.Resolution, wait, howToRead(r.Generator), r.CPUs)
 
 	b.WriteString("| frame | device | max forwarded | | offered at max | loss at max | bound by | throughput | | throughput ÷ bridge | max ÷ bridge | latency p50 / p99 at throughput |\n")
 	b.WriteString("|---:|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|\n")
@@ -132,7 +139,7 @@ func (r *SwitchReport) Markdown(command string) string {
 	}
 	b.WriteString("## Trials\n\nOffered rates marked * fell short of the target: the generator could not keep up. " +
 		"Loss is split where counters show it: dropped by the device (ecnswitch's drop counters and its sockets' kernel drops; " +
-		"the bridge's port counters) and dropped by the sink's socket (the measurement, not the device).\n\n")
+		"the bridge's port counters) and dropped on the sink's side (its AF_XDP socket, or the XDP sink's veth ring: the measurement, not the device).\n\n")
 	b.WriteString("| device | frame | kind | target | offered | forwarded | loss | device drops | sink drops | CE | reordered | p50 | p99 | max latency |\n")
 	b.WriteString("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, t := range r.Trials {

@@ -30,7 +30,9 @@ type Trial struct {
 	// the trial, DeviceDrops the same by reason (ecnswitch: its drop
 	// reasons, and xsk_rx for its sockets' kernel drops; the bridge: the
 	// dropped counters of the bridge and its ports). SinkDropped counts
-	// those the sink's socket dropped (RX ring full, no fill frame): loss
+	// those the sink's socket dropped (RX ring full, no fill frame), or
+	// with the XDP sink those its veth end dropped (its ring full: the
+	// device sent faster than the sink host's receive took them): loss
 	// the measurement caused, not the device.
 	DeviceDropped uint64            `json:"device_dropped"`
 	DeviceDrops   map[string]uint64 `json:"device_drops,omitempty"`
@@ -78,6 +80,10 @@ type SwitchReport struct {
 	// GeneratorNote says why live frames were not used, if they were not.
 	Generator     string `json:"generator"`
 	GeneratorNote string `json:"generator_note,omitempty"`
+	// Sink is the sink's mode, SinkXDP or SinkAFXDP; SinkNote says why
+	// the XDP sink was not used, if it was not.
+	Sink     string `json:"sink"`
+	SinkNote string `json:"sink_note,omitempty"`
 	// Skipped are the devices not measured, with the reason.
 	Skipped map[Device]string `json:"skipped,omitempty"`
 	Options struct {

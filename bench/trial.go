@@ -6,17 +6,18 @@ import (
 	"fmt"
 	"runtime"
 	"time"
+
+	"github.com/vishvananda/netlink"
 )
 
 // trial sends at pps (0: unpaced) for Trial, waits for the stragglers, and
 // compares what the sink counted with what the generator sent.
 func (r *rig) trial(ctx context.Context, dev Device, size int, kind string, pps float64) (Trial, error) {
 	r.run++
-	sink, err := NewSink(SinkConfig{Run: r.run}, r.sink, r.clock)
+	sink, err := r.newSink()
 	if err != nil {
 		return Trial{}, err
 	}
-	sink.Prepare(r.o.Flows)
 	gen, err := r.generator(GeneratorConfig{
 		Addresses: Addresses{
 			SrcMAC: r.hosts[0].MAC, DstMAC: r.hosts[1].MAC,
@@ -29,7 +30,7 @@ func (r *rig) trial(ctx context.Context, dev Device, size int, kind string, pps 
 		return Trial{}, err
 	}
 	defer gen.Close()
-	dev0, sink0 := r.drops(), r.sink.Stats().RxDropped
+	dev0, sink0 := r.drops(), r.sinkDrops()
 	sctx, stop := context.WithCancel(ctx)
 	defer stop()
 	sinkDone := make(chan error, 1)
@@ -54,13 +55,17 @@ func (r *rig) trial(ctx context.Context, dev Device, size int, kind string, pps 
 		return Trial{}, fmt.Errorf("bench: switch: %s %d B trial: %w", dev, size, err)
 	}
 
-	rep, st := sink.Report(), gen.Stats()
+	rep, err := sink.Report()
+	if err != nil {
+		return Trial{}, err
+	}
+	st := gen.Stats()
 	t := Trial{
 		Device: dev, Size: size, Kind: kind, TargetPPS: pps,
 		Sent: st.Sent, Received: rep.Unique(),
 		Reordered: rep.Reordered, Duplicated: rep.Duplicated, CE: rep.CE,
 		Latency: rep.Latency, GeneratorLag: st.Late,
-		SinkDropped: r.sink.Stats().RxDropped - sink0,
+		SinkDropped: r.sinkDrops() - sink0,
 	}
 	for k, v := range r.drops() {
 		if d := v - dev0[k]; d > 0 {
@@ -82,6 +87,52 @@ func (r *rig) trial(ctx context.Context, dev Device, size int, kind string, pps 
 	t.Short = pps > 0 && t.OfferedPPS < pps*(1-r.o.Resolution)
 	t.Pass = t.Sent > 0 && t.LossRatio <= r.o.LossTolerance
 	return t, nil
+}
+
+// trialSink is a trial's sink: an XDPSink, or a Sink on the rig's
+// AF_XDP port.
+type trialSink interface {
+	Run(context.Context) error
+	Totals() Totals
+	Report() (Report, error)
+}
+
+// afxdpSink is a Sink as a trialSink.
+type afxdpSink struct{ *Sink }
+
+func (s afxdpSink) Report() (Report, error) { return s.Sink.Report(), nil }
+
+// newSink makes the sink of the rig's next trial, counting run r.run.
+func (r *rig) newSink() (trialSink, error) {
+	if r.xsink != nil {
+		return r.xsink, r.xsink.Reset(r.run)
+	}
+	s, err := NewSink(SinkConfig{Run: r.run}, r.sink, r.clock)
+	if err != nil {
+		return nil, err
+	}
+	s.Prepare(r.o.Flows)
+	return afxdpSink{s}, nil
+}
+
+// sinkDrops is what the sink's side dropped so far: the AF_XDP sink's
+// socket drops, or the XDP sink's veth end's receive drops.
+func (r *rig) sinkDrops() uint64 {
+	if r.xsink == nil {
+		return r.sink.Stats().RxDropped
+	}
+	var n uint64
+	_ = r.hosts[1].Do(func() error {
+		l, err := netlink.LinkByName(r.hosts[1].HostIf)
+		if err != nil {
+			return err
+		}
+		if st := l.Attrs().Statistics; st != nil {
+			n = st.RxDropped
+		}
+		return nil
+	})
+	return n
 }
 
 // trialGenerator is a trial's generator: a LiveGenerator, or a Generator

@@ -25,7 +25,7 @@ import (
 // benchUsage is the help of `ecnswitch bench`.
 const benchUsage = `usage: ecnswitch bench gen    --iface IF [--netns NS] [--mode auto|xdp|afxdp] [--cpus 0,1] [--rate R] [--size S] [--dscp M] [--ecn M] [--flows N] [--duration D | --count N]
        ecnswitch bench sink   --iface IF [--netns NS] [--mode auto|xdp|afxdp] [--json FILE] [--duration D]
-       ecnswitch bench switch [--out DIR] [--sizes 64,512,1500] [--devices ecnswitch,patch,testpmd,ovs-afxdp,bridge] [--trial 1s] [--generator auto|xdp|afxdp]
+       ecnswitch bench switch [--out DIR] [--sizes 64,512,1500] [--devices ecnswitch,patch,testpmd,ovs-afxdp,bridge] [--trial 1s] [--generator auto|xdp|afxdp] [--sink auto|xdp|afxdp]
 
 gen and sink are a traffic generator (XDP live frames, or AF_XDP) and a sink
 (counting in XDP, or AF_XDP; root): UDP frames with a flow id, sequence number and TX timestamp, counted per flow at the sink (lost,
@@ -489,8 +489,8 @@ func benchSwitch(ctx context.Context, e *env, args []string) error {
 		"offered rate with no loss: a sweep of loads, then a bounded binary search). Devices: ecnswitch with\n"+
 		"its full pipeline (classifier, 8 DWRR queues, RED), ecnswitch as a bare port-to-port patch, DPDK\n"+
 		"testpmd and OVS afxdp (if installed) and a Linux bridge over the same veths. The generator\n"+
-		"sends XDP live frames where it can (--generator), so that the device, not the generator, is the\n"+
-		"limit; the report says per row which was. Writes DIR/report.md, results.json and\n"+
+		"sends XDP live frames where it can (--generator), and the sink counts in XDP where it can (--sink),\n"+
+		"so that the device, not the generator, is the limit; the report says per row which was. Writes DIR/report.md, results.json and\n"+
 		"PNG plots. Trials per device and size: 1 + sweep points + at most --iterations, each --trial long.\n"+
 		"Generator, switch and sink share the CPUs; on a busy machine run it under nice -n -10.\nNeeds root.", stderr)
 	out := fs.String("out", "bench-report", "directory for report.md, results.json and the plots")
@@ -508,11 +508,12 @@ func benchSwitch(ctx context.Context, e *env, args []string) error {
 	subnet := fs.String("subnet", testbed.DefaultSubnet, "the testbed hosts' IPv4 subnet, inside 198.18.0.0/15")
 	level := fs.String("log-level", "warn", "log level: debug, info, warn, error")
 	generator := fs.String("generator", bench.GeneratorAuto, "how the generator sends: auto (XDP live frames where the kernel runs them), xdp or afxdp")
+	sink := fs.String("sink", bench.SinkAuto, "how the sink counts: auto (in XDP where the program attaches), xdp or afxdp")
 	if err := parseBench(fs, args); err != nil {
 		return err
 	}
 	o := bench.SwitchOptions{Trial: *trial, Drain: *drain, Iterations: *iterations, Resolution: *resolution,
-		LossTolerance: *tolerance, Flows: *flows, Progress: stderr, Generator: *generator}
+		LossTolerance: *tolerance, Flows: *flows, Progress: stderr, Generator: *generator, Sink: *sink}
 	for _, s := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil {
