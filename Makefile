@@ -91,6 +91,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseCDF$$' $(call fuzzflags,50000x) ./experiment
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' $(call fuzzflags,50000x) ./transport/udp
 	$(GO) test -run '^$$' -fuzz '^FuzzParseControl$$' $(call fuzzflags,50000x) ./transport/udp
+	$(GO) test -run '^$$' -fuzz '^FuzzProgram$$' $(call fuzzflags,20000x) ./bench/xdpsink
 
 test: deps check unit race fuzz
 
