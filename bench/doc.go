@@ -75,11 +75,19 @@
 // progress line every second through SinkConfig.Progress; Report gives
 // the totals and per-flow counters, as text or JSON.
 //
+// A Sink receives every frame in user space over a ports.Port; an
+// XDPSink counts the same way in an XDP program attached to the device
+// (package xdpsink: per CPU, frames dropped after counting, a random
+// SinkConfig.Sample fraction's latency sent to user space), so it keeps
+// up with whatever the device delivers. `bench sink --mode auto` uses it
+// where the program attaches. Report.Mode says which counted.
+//
 // # The switch benchmark
 //
 // RunSwitch builds a two-host testbed: the generator on host 1's
 // interface (XDP live frames, a LiveGenerator on the first CPU, where the
-// kernel runs them; else AF_XDP), the sink's AF_XDP port on host 2's, and
+// kernel runs them; else AF_XDP), the sink on host 2's (an XDPSink, reset
+// per trial, where its program attaches; else a Sink on an AF_XDP port), and
 // between their switch ends, in turn, each Device: ecnswitch with the
 // full pipeline (PipelineConfig: classifier, 8 DWRR queues, RED),
 // ecnswitch as a bare patch (PatchConfig), DPDK testpmd over two
