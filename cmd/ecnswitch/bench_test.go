@@ -1,0 +1,25 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestBenchSinkFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bench", "sink", "--mode", "socket", "--iface", "x"}, `--mode "socket": want auto, xdp or afxdp`},
+		{[]string{"bench", "sink", "--mode", "xdp"}, "--iface is required"},
+		{[]string{"bench", "sink", "--run", "70000", "--iface", "x"}, "--run 70000"},
+	} {
+		code, _, errs := cli(t, c.args...)
+		if code != exitUsage || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, want %d and %q:\n%s", c.args, code, exitUsage, c.want, errs)
+		}
+	}
+	if code, _, errs := cli(t, "bench", "sink", "-h"); code != exitOK || !strings.Contains(errs, "-sample") || !strings.Contains(errs, "counts in an XDP program") {
+		t.Errorf("bench sink -h: exit %d\n%s", code, errs)
+	}
+}
