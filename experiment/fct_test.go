@@ -74,7 +74,7 @@ func fctRuns(small, large map[string]time.Duration) []fctRun {
 func TestFCTReport(t *testing.T) {
 	o := demo.Options{Rate: demo.DefaultRate, Bucket: 2500, Buffer: 96 << 10, K: 32 << 10}
 	verdicts := func(runs []fctRun) []bool {
-		rep, err := fctReport(Env{Command: "test"}, o, 10*time.Second, runs)
+		rep, err := fctReport(Env{Command: "test"}, o, fctWorkload, 10*time.Second, runs)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,7 +97,7 @@ func TestFCTReport(t *testing.T) {
 	}
 	// MQ-ECN slower reads as "higher", never as a negative "lower" (the
 	// committed report once printed "-49% lower" for 49% higher).
-	rep, err := fctReport(Env{Command: "test"}, o, 10*time.Second, worse)
+	rep, err := fctReport(Env{Command: "test"}, o, fctWorkload, 10*time.Second, worse)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestFCTReport(t *testing.T) {
 			t.Errorf("%s: MQ-ECN slower reads %q", c.Source, c.Ours)
 		}
 	}
-	rep, err = fctReport(Env{Command: "ecnswitch experiment fct"}, o, 10*time.Second, paper)
+	rep, err = fctReport(Env{Command: "ecnswitch experiment fct"}, o, fctWorkload, 10*time.Second, paper)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,20 @@ func TestFCTReport(t *testing.T) {
 	if s, u := carried(paper[0].flows); math.Abs(s-(50*10_000+20e6)/(50*10_000+25e6)) > 1e-9 || u != 1 {
 		t.Errorf("carried = %g, %d", s, u)
 	}
-	if _, err := fctReport(Env{}, o, time.Second, paper[:2]); err == nil {
+	// The data-mining report names its workload and says the paper's
+	// numbers beside it are web search's.
+	dm, err := fctReport(Env{Command: "test"}, o, fctDataMining, 10*time.Second, paper)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dm.Name != "fct-data-mining" || !strings.Contains(dm.Title, "data-mining workload") || !strings.Contains(dm.Setup[0], "workloads/data-mining.cdf") ||
+		!strings.HasSuffix(dm.Claims[0].Paper, "(web search)") || !strings.Contains(strings.Join(dm.Limits, " "), "web-search workload only") {
+		t.Errorf("data-mining report: %q, %q, %q", dm.Title, dm.Claims[0].Paper, dm.Limits)
+	}
+	if strings.Contains(rep.Claims[0].Paper, "(web search)") {
+		t.Errorf("web-search report: %q", rep.Claims[0].Paper)
+	}
+	if _, err := fctReport(Env{}, o, fctWorkload, time.Second, paper[:2]); err == nil {
 		t.Error("2 runs: no error")
 	}
 }
