@@ -59,8 +59,14 @@ const (
 
 var dxFlows = []int{2, 10}
 
+// dxRates are the bottleneck's rates: the demo's 995 Mbit/s, the paper's
+// 1 Gbit/s class, and 250 Mbit/s, which the endpoints keep busy on this
+// machine's one vCPU for them (they carry 360–450 Mbit/s of it).
+var dxRates = []int64{demo.DefaultRate, 250_000_000}
+
 // dxRun is one congestion control with one number of flows.
 type dxRun struct {
+	rate    int64 // the bottleneck's, bit/s
 	cc      transport.Kind
 	flows   int
 	elapsed time.Duration
@@ -83,26 +89,32 @@ type dxRun struct {
 
 func runDX(ctx context.Context, env Env) (*Report, error) {
 	warmup, duration := env.times(dxDefault)
-	bed, down, err := node.DemoBed(dxOptions(env))
-	if err != nil {
-		return nil, fmt.Errorf("dx: %w", err)
-	}
 	var runs []*dxRun
-	for _, n := range dxFlows {
-		for _, cc := range []transport.Kind{transport.KindDX, transport.KindDCTCP} {
-			fmt.Fprintf(orDiscard(env.Out), "dx: %d %s flows\n", n, cc)
-			r, rerr := runDXFlows(ctx, bed, cc, n, warmup, duration)
-			if rerr != nil {
-				return nil, errors.Join(fmt.Errorf("dx: %d %s flows: %w", n, cc, rerr), down())
+	var o demo.Options
+	for _, rate := range dxRates {
+		o = dxOptions(env)
+		o.Rate = rate
+		bed, down, err := node.DemoBed(o)
+		if err != nil {
+			return nil, fmt.Errorf("dx: %w", err)
+		}
+		o = bed.Options()
+		for _, n := range dxFlows {
+			for _, cc := range []transport.Kind{transport.KindDX, transport.KindDCTCP} {
+				fmt.Fprintf(orDiscard(env.Out), "dx: %.0f Mbit/s, %d %s flows\n", float64(rate)/1e6, n, cc)
+				r, rerr := runDXFlows(ctx, bed, cc, n, warmup, duration)
+				if rerr != nil {
+					return nil, errors.Join(fmt.Errorf("dx: %d %s flows: %w", n, cc, rerr), down())
+				}
+				fmt.Fprintf(orDiscard(env.Out), "dx: %s: busy %s, mean queueing delay %.1f µs\n", r.title(), Busy(r.busy), mean(r.sojourn)/1e3)
+				runs = append(runs, r)
 			}
-			fmt.Fprintf(orDiscard(env.Out), "dx: %d %s flows: busy %s, mean queueing delay %.1f µs\n", n, cc, Busy(r.busy), mean(r.sojourn)/1e3)
-			runs = append(runs, r)
+		}
+		if err := down(); err != nil {
+			return nil, fmt.Errorf("dx: %w", err)
 		}
 	}
-	if err := down(); err != nil {
-		return nil, fmt.Errorf("dx: %w", err)
-	}
-	return dxReport(env, bed.Options(), warmup, duration, runs)
+	return dxReport(env, o, warmup, duration, runs)
 }
 
 // dxOptions is the demo's testbed and switch for the experiment: one
@@ -128,7 +140,7 @@ type tapper interface {
 // window.
 func runDXFlows(ctx context.Context, bed *demo.Bed, cc transport.Kind, n int, warmup, duration time.Duration) (r *dxRun, err error) {
 	o := bed.Options()
-	r = &dxRun{cc: cc, flows: n}
+	r = &dxRun{rate: o.Rate, cc: cc, flows: n}
 	scheme := demo.NoMarking
 	if cc == transport.KindDCTCP {
 		scheme = demo.PerPort
@@ -390,12 +402,14 @@ func stddev(xs []int64) float64 {
 // packets turns a queueing delay at rate C into the full frames ahead.
 func packets(ns float64, rate int64) float64 { return ns * float64(rate) / 1e9 / 8 / dxWire }
 
-func (r *dxRun) title() string { return fmt.Sprintf("%s, %d flows", r.cc, r.flows) }
+func (r *dxRun) title() string {
+	return fmt.Sprintf("%s, %d flows, %.0f Mbit/s", r.cc, r.flows, float64(r.rate)/1e6)
+}
 
 // dxReport renders the runs, in the order runDX makes them.
 func dxReport(env Env, o demo.Options, warmup, duration time.Duration, runs []*dxRun) (*Report, error) {
-	if len(runs) != 2*len(dxFlows) {
-		return nil, fmt.Errorf("dx: %d runs, want %d", len(runs), 2*len(dxFlows))
+	if len(runs) != 2*len(dxFlows)*len(dxRates) {
+		return nil, fmt.Errorf("dx: %d runs, want %d", len(runs), 2*len(dxFlows)*len(dxRates))
 	}
 	rep := &Report{
 		Name:    "dx",
@@ -404,12 +418,13 @@ func dxReport(env Env, o demo.Options, warmup, duration time.Duration, runs []*d
 		Command: env.Command,
 		Date:    env.now(),
 		Setup: []string{
-			fmt.Sprintf("The demo's five-host testbed; ecnswitch on AF_XDP ports, every port shaped to %.0f Mbit/s "+
-				"with one queue and a %d KB buffer. h1–h4 send, h5 receives: its port is the bottleneck. "+
+			fmt.Sprintf("The demo's five-host testbed; ecnswitch on AF_XDP ports, every port shaped to 995 Mbit/s (the demo's "+
+				"1 Gbit/s class), then on a fresh testbed to 250 Mbit/s, with one queue and a %d KB buffer. "+
+				"h1–h4 send, h5 receives: its port is the bottleneck. "+
 				"The flows are transport/udp's endpoints (UDP sockets, 1472-byte datagrams, one ACK per packet, "+
 				"paced at %.0f Gbit/s in bursts of ≤ 10 packets, 004 §III), dealt out to h1–h4 in turn. "+
 				"Each count of flows runs DX, then DCTCP, %v of warm-up then %v measured.",
-				float64(o.Rate)/1e6, o.Buffer>>10, dxHostRate/1e9, warmup, duration),
+				o.Buffer>>10, dxHostRate/1e9, warmup, duration),
 			fmt.Sprintf("DCTCP (g = 1/16, per-packet CE echo) runs against RED cut-off marking of the port at "+
 				"K = %d bytes (20.3 frames), the closed loop's K = C·RTT at 1 Gbit/s and 250 µs. DX (004 §IV-B, "+
 				"headroom %v) runs against the same port with no marker; its queueing delay is OWD − OWD_base "+
@@ -421,63 +436,88 @@ func dxReport(env Env, o demo.Options, warmup, duration time.Duration, runs []*d
 				"are that delay times C, in full 1538-byte wire frames. \"Busy\" is the port's wire rate over C in the " +
 				"window; below 95% a run is not comparable (issue 10).",
 		},
-		Scaling: "None: the testbed runs at the paper's 1 Gbit/s (99.5% of it, the demo's shaper).",
+		Scaling: "At 995 Mbit/s none: the paper's testbed is 1 Gbit/s. At 250 Mbit/s, K stays 31,250 bytes and the " +
+			"senders' pacing 1 Gbit/s; every delay is 4× longer for the same queue in packets, so the claims compare " +
+			"DX with DCTCP at the same rate (ratios and packets), not microseconds across rates.",
 	}
-	get := func(cc transport.Kind, n int) *dxRun {
+	get := func(rate int64, cc transport.Kind, n int) *dxRun {
 		for _, r := range runs {
-			if r.cc == cc && r.flows == n {
+			if r.rate == rate && r.cc == cc && r.flows == n {
 				return r
 			}
 		}
 		return nil
 	}
-	dx2, dc2 := get(transport.KindDX, 2), get(transport.KindDCTCP, 2)
-	rate := o.Rate
+	for _, rate := range dxRates {
+		rep.Claims = append(rep.Claims, dxClaims(get, rate)...)
+	}
+	rep.Tables, rep.Plots = dxTables(runs), dxPlots(get, runs)
+	rep.Limits = []string{
+		"The stamps are the kernel's software stamps, not the NIC's: this VM has no PHC, and a veth gives no hardware stamps. " +
+			"t1 and t3 are send times read just before sendmmsg, not TX stamps.",
+		"The endpoints, the four senders' and the receiver's, share one vCPU; the switch worker has the other. " +
+			"At 995 Mbit/s they cannot keep the port busy: those runs are not comparable, whatever their verdict.",
+		"The receiver keeps only in-order data (go-back-N), so a loss costs a window of resent packets.",
+	}
+	return rep, nil
+}
+
+// dxClaims sets the paper's numbers beside the runs at rate.
+func dxClaims(get func(int64, transport.Kind, int) *dxRun, rate int64) []Claim {
+	var cs []Claim
+	at := fmt.Sprintf(", %.0f Mbit/s", float64(rate)/1e6)
+	dx2, dc2 := get(rate, transport.KindDX, 2), get(rate, transport.KindDCTCP, 2)
 	for _, n := range dxFlows {
-		dx, dc := get(transport.KindDX, n), get(transport.KindDCTCP, n)
+		dx, dc := get(rate, transport.KindDX, n), get(rate, transport.KindDCTCP, n)
 		dm, cm := mean(dx.sojourn)/1e3, mean(dc.sojourn)/1e3
 		paper, src := "—", "004 §VI"
 		if n == 2 {
 			paper, src = fmt.Sprintf("%.1f vs %.1f µs (%.2f×)", paperDXMean, paperDCTCPMean, paperDCTCPMean/paperDXMean), "004 Fig. 13, Table III"
 		}
-		rep.Claims = append(rep.Claims, Claim{
-			Source: src, What: fmt.Sprintf("mean queueing delay, DX vs DCTCP, %d flows", n),
+		cs = append(cs, Claim{
+			Source: src, What: fmt.Sprintf("mean queueing delay, DX vs DCTCP, %d flows%s", n, at),
 			Paper: paper, Ours: fmt.Sprintf("%.1f vs %.1f µs (%.2f×)", dm, cm, cm/max(dm, 1e-3)),
 			Busy: []float64{dx.busy, dc.busy}, Holds: cm >= 2*dm, Rule: "DCTCP's mean ≥ 2× DX's",
 		})
 	}
 	dmed, cmed := packets(float64(quantile(dx2.sojourn, 0.5)), rate), packets(float64(quantile(dc2.sojourn, 0.5)), rate)
-	rep.Claims = append(rep.Claims, Claim{
-		Source: "004 Table III", What: "median queue, DX vs DCTCP, 2 flows",
+	cs = append(cs, Claim{
+		Source: "004 Table III", What: "median queue, DX vs DCTCP, 2 flows" + at,
 		Paper: fmt.Sprintf("%d vs %d pkt", paperDXMedian, paperDCTCPMedian),
 		Ours:  fmt.Sprintf("%.1f vs %.1f pkt", dmed, cmed),
 		Busy:  []float64{dx2.busy, dc2.busy}, Holds: cmed >= 2*dmed, Rule: "DCTCP's median ≥ 2× DX's",
 	})
 	dmax, cmax := packets(float64(slices.Max(append(dx2.sojourn, 0))), rate), packets(float64(slices.Max(append(dc2.sojourn, 0))), rate)
-	rep.Claims = append(rep.Claims, Claim{
-		Source: "004 Table III", What: "max queue, DX vs DCTCP, 2 flows",
+	cs = append(cs, Claim{
+		Source: "004 Table III", What: "max queue, DX vs DCTCP, 2 flows" + at,
 		Paper: fmt.Sprintf("%d vs %d pkt", paperDXMax, paperDCTCPMax),
 		Ours:  fmt.Sprintf("%.1f vs %.1f pkt", dmax, cmax),
 		Busy:  []float64{dx2.busy, dc2.busy}, Holds: dmax < cmax, Rule: "DX's max below DCTCP's",
 	})
 	for _, n := range dxFlows {
-		dx, dc := get(transport.KindDX, n), get(transport.KindDCTCP, n)
-		rep.Claims = append(rep.Claims, Claim{
-			Source: "004 §VI", What: fmt.Sprintf("utilisation, DX vs DCTCP, %d flows (both saturate the link)", n),
+		dx, dc := get(rate, transport.KindDX, n), get(rate, transport.KindDCTCP, n)
+		cs = append(cs, Claim{
+			Source: "004 §VI", What: fmt.Sprintf("utilisation, DX vs DCTCP, %d flows%s (both saturate the link)", n, at),
 			Paper: "both ≈ 100%", Ours: fmt.Sprintf("%.1f%% vs %.1f%% busy", 100*dx.busy, 100*dc.busy),
 			Busy: []float64{dx.busy, dc.busy}, Holds: dx.busy >= 0.95*dc.busy, Rule: "DX's busy ≥ 95% of DCTCP's",
 		})
 	}
+	return cs
+}
 
+// dxTables are the report's tables: per run, per flow, and DX's accuracy.
+func dxTables(runs []*dxRun) []Table {
+	var ts []Table
 	var rows [][]string
 	for _, r := range runs {
+		rate := r.rate
 		var retx, tmo uint64
 		for _, s := range r.senders {
 			retx += s.Retrans
 			tmo += s.Timeouts
 		}
 		rows = append(rows, []string{
-			fmt.Sprint(r.flows), r.cc.String(), Busy(r.busy), fmt.Sprintf("%.1f", r.goodput/1e6),
+			fmt.Sprintf("%.0f", float64(r.rate)/1e6), fmt.Sprint(r.flows), r.cc.String(), Busy(r.busy), fmt.Sprintf("%.1f", r.goodput/1e6),
 			fmt.Sprintf("%.1f µs", mean(r.sojourn)/1e3),
 			fmt.Sprintf("%.1f pkt", packets(mean(r.sojourn), rate)),
 			fmt.Sprintf("%.1f pkt", packets(float64(quantile(r.sojourn, 0.5)), rate)),
@@ -487,9 +527,9 @@ func dxReport(env Env, o demo.Options, warmup, duration time.Duration, runs []*d
 			fmt.Sprint(len(r.sojourn)), fmt.Sprint(r.marks), fmt.Sprint(r.drops), fmt.Sprintf("%d / %d", retx, tmo),
 		})
 	}
-	rep.Tables = append(rep.Tables, Table{
+	ts = append(ts, Table{
 		Title:  "The bottleneck port, per run",
-		Header: []string{"flows", "CC", "busy", "goodput Mbit/s", "mean delay", "mean queue", "median", "p99", "max", "switch histogram mean / p50", "packets", "CE marks", "drops", "resent / timeouts"},
+		Header: []string{"port Mbit/s", "flows", "CC", "busy", "goodput Mbit/s", "mean delay", "mean queue", "median", "p99", "max", "switch histogram mean / p50", "packets", "CE marks", "drops", "resent / timeouts"},
 		Rows:   rows,
 		Note: "Delays and queues are per data packet, from the tap; the histogram column is the switch's own " +
 			"sojourn histogram over the same window (its buckets are 25% wide), as a cross-check.",
@@ -516,7 +556,7 @@ func dxReport(env Env, o demo.Options, warmup, duration time.Duration, runs []*d
 			})
 		}
 	}
-	rep.Tables = append(rep.Tables, Table{
+	ts = append(ts, Table{
 		Title:  "Per flow (the senders' logs, one line a millisecond over the whole run, warm-up included)",
 		Header: []string{"run", "flow", "host", "mean cwnd (pkt)", "mean measured queue", "mean RTT", "CE echoes", "sent", "resent", "delivered"},
 		Rows:   frows,
@@ -538,7 +578,7 @@ func dxReport(env Env, o demo.Options, warmup, duration time.Duration, runs []*d
 			fmt.Sprintf("%.1f µs", stddev(r.errs)/1e3),
 		})
 	}
-	rep.Tables = append(rep.Tables, Table{
+	ts = append(ts, Table{
 		Title:  "Accuracy: DX's per-packet queueing delay against the switch's sojourn for the same packet (matched by flow and sequence number)",
 		Header: []string{"run", "packets matched", "median error", "p99 |error|", "σ"},
 		Rows:   arows,
@@ -547,27 +587,35 @@ func dxReport(env Env, o demo.Options, warmup, duration time.Duration, runs []*d
 			"004 Fig. 12 reports σ = 1.98 µs for DPDK software stamps and 0.53 µs for hardware stamps.",
 	})
 
-	rep.Plots = []Plot{
+	return ts
+}
+
+// dxPlots are the report's plots: the queue over time and its CDF, and
+// the windows of two flows.
+func dxPlots(get func(int64, transport.Kind, int) *dxRun, runs []*dxRun) []Plot {
+	return []Plot{
 		{File: "testbed-queue-time.png", Caption: "The bottleneck's queue over the first 50 ms of each window (per data packet, from the tap).", Draw: func(path string) error {
 			var ps []*plot.Plot
-			for _, n := range dxFlows {
-				var lines []Line
-				for _, cc := range []transport.Kind{transport.KindDX, transport.KindDCTCP} {
-					r := get(cc, n)
-					var xy plotter.XYs
-					for i, t := range r.at {
-						if t > int64(50*time.Millisecond) {
-							break
+			for _, rate := range dxRates {
+				for _, n := range dxFlows {
+					var lines []Line
+					for _, cc := range []transport.Kind{transport.KindDX, transport.KindDCTCP} {
+						r := get(rate, cc, n)
+						var xy plotter.XYs
+						for i, t := range r.at {
+							if t > int64(50*time.Millisecond) {
+								break
+							}
+							xy = append(xy, plotter.XY{X: float64(t) / 1e6, Y: packets(float64(r.sojourn[i]), rate)})
 						}
-						xy = append(xy, plotter.XY{X: float64(t) / 1e6, Y: packets(float64(r.sojourn[i]), rate)})
+						lines = append(lines, Line{Label: cc.String(), XY: xy})
 					}
-					lines = append(lines, Line{Label: cc.String(), XY: xy})
+					p, err := newPlot(fmt.Sprintf("%d flows, %.0f Mbit/s", n, float64(rate)/1e6), "time (ms)", "queue (packets)", lines)
+					if err != nil {
+						return err
+					}
+					ps = append(ps, p)
 				}
-				p, err := newPlot(fmt.Sprintf("%d flows", n), "time (ms)", "queue (packets)", lines)
-				if err != nil {
-					return err
-				}
-				ps = append(ps, p)
 			}
 			return saveTiles(path, 2, ps, 12*vg.Centimeter, 8*vg.Centimeter)
 		}},
@@ -590,31 +638,26 @@ func dxReport(env Env, o demo.Options, warmup, duration time.Duration, runs []*d
 		}},
 		{File: "testbed-cwnd.png", Caption: "Each flow's window over the run (2 flows; the senders' logs).", Draw: func(path string) error {
 			var ps []*plot.Plot
-			for _, cc := range []transport.Kind{transport.KindDX, transport.KindDCTCP} {
-				r := get(cc, 2)
-				var lines []Line
-				for i, log := range r.logs {
-					xy := make(plotter.XYs, len(log))
-					for j, l := range log {
-						xy[j] = plotter.XY{X: float64(l.T) / 1e9, Y: l.Cwnd}
+			for _, rc := range dxRates {
+				for _, cc := range []transport.Kind{transport.KindDX, transport.KindDCTCP} {
+					r := get(rc, cc, 2)
+					var lines []Line
+					for i, log := range r.logs {
+						xy := make(plotter.XYs, len(log))
+						for j, l := range log {
+							xy[j] = plotter.XY{X: float64(l.T) / 1e9, Y: l.Cwnd}
+						}
+						lines = append(lines, Line{Label: fmt.Sprintf("flow %d", i+1), XY: xy})
 					}
-					lines = append(lines, Line{Label: fmt.Sprintf("flow %d", i+1), XY: xy})
+					p, err := newPlot(r.title(), "time (s)", "cwnd (packets)", lines)
+					if err != nil {
+						return err
+					}
+					ps = append(ps, p)
 				}
-				p, err := newPlot(r.title(), "time (s)", "cwnd (packets)", lines)
-				if err != nil {
-					return err
-				}
-				ps = append(ps, p)
 			}
 			return saveTiles(path, 2, ps, 12*vg.Centimeter, 8*vg.Centimeter)
 		}},
 	}
-	rep.Limits = []string{
-		"The stamps are the kernel's software stamps, not the NIC's: this VM has no PHC, and a veth gives no hardware stamps. " +
-			"t1 and t3 are send times read just before sendmmsg, not TX stamps.",
-		"The endpoints, the four senders' and the receiver's, share one vCPU; the switch worker has the other. " +
-			"Runs whose port was below 95% busy are marked not comparable.",
-		"The receiver keeps only in-order data (go-back-N), so a loss costs a window of resent packets.",
-	}
-	return rep, nil
+
 }

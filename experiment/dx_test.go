@@ -100,25 +100,30 @@ func TestUDPData(t *testing.T) {
 // delay claim; DX at 80% of DCTCP's busy fails the utilisation claim.
 func TestDXClaims(t *testing.T) {
 	var runs []*dxRun
-	for _, n := range dxFlows {
-		for _, cc := range []transport.Kind{transport.KindDX, transport.KindDCTCP} {
-			r := &dxRun{cc: cc, flows: n, busy: 0.99}
-			d := int64(10_000)
-			if cc == transport.KindDCTCP {
-				d = 100_000
-			} else if n == 10 {
-				r.busy = 0.8
+	for _, rate := range dxRates {
+		for _, n := range dxFlows {
+			for _, cc := range []transport.Kind{transport.KindDX, transport.KindDCTCP} {
+				r := &dxRun{rate: rate, cc: cc, flows: n, busy: 0.99}
+				d := int64(10_000)
+				if cc == transport.KindDCTCP {
+					d = 100_000
+				} else if n == 10 {
+					r.busy = 0.8
+				}
+				for i := range 100 {
+					r.sojourn = append(r.sojourn, d+int64(i))
+					r.at = append(r.at, int64(i)*1000)
+				}
+				runs = append(runs, r)
 			}
-			for i := range 100 {
-				r.sojourn = append(r.sojourn, d+int64(i))
-				r.at = append(r.at, int64(i)*1000)
-			}
-			runs = append(runs, r)
 		}
 	}
 	rep, err := dxReport(Env{Command: "test"}, demo.Options{Rate: demo.DefaultRate, Buffer: demo.DefaultBuffer}, time.Second, time.Second, runs)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(rep.Claims) != 6*len(dxRates) {
+		t.Errorf("%d claims, want %d", len(rep.Claims), 6*len(dxRates))
 	}
 	for _, c := range rep.Claims {
 		want := !strings.Contains(c.What, "utilisation, DX vs DCTCP, 10 flows")
