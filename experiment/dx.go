@@ -102,7 +102,7 @@ func runDX(ctx context.Context, env Env) (*Report, error) {
 		for _, n := range dxFlows {
 			for _, cc := range []transport.Kind{transport.KindDX, transport.KindDCTCP} {
 				fmt.Fprintf(orDiscard(env.Out), "dx: %.0f Mbit/s, %d %s flows\n", float64(rate)/1e6, n, cc)
-				r, rerr := runDXFlows(ctx, bed, cc, n, warmup, duration)
+				r, rerr := runDXFlows(ctx, bed, cc, n, dxHostRate, warmup, duration)
 				if rerr != nil {
 					return nil, errors.Join(fmt.Errorf("dx: %d %s flows: %w", n, cc, rerr), down())
 				}
@@ -136,9 +136,9 @@ type tapper interface {
 }
 
 // runDXFlows starts the switch for cc (DCTCP: RED cut-off at K on the port;
-// DX: no marking), runs n flows for warmup + duration and measures the
-// window.
-func runDXFlows(ctx context.Context, bed *demo.Bed, cc transport.Kind, n int, warmup, duration time.Duration) (r *dxRun, err error) {
+// DX: no marking), runs n flows paced at pace bit/s each for warmup +
+// duration and measures the window.
+func runDXFlows(ctx context.Context, bed *demo.Bed, cc transport.Kind, n int, pace int64, warmup, duration time.Duration) (r *dxRun, err error) {
 	o := bed.Options()
 	r = &dxRun{rate: o.Rate, cc: cc, flows: n}
 	scheme := demo.NoMarking
@@ -194,7 +194,7 @@ func runDXFlows(ctx context.Context, bed *demo.Bed, cc transport.Kind, n int, wa
 			return nil, err
 		}
 		cfg := udp.Config{
-			Flow: uint32(i + 1), CC: cc, Headroom: dxHeadroom, Tolerance: dxTolerance, Rate: dxHostRate,
+			Flow: uint32(i + 1), CC: cc, Headroom: dxHeadroom, Tolerance: dxTolerance, Rate: pace,
 			OnSample: func(seq uint64, q, _ int64) {
 				if window.Load() {
 					samples[i] = append(samples[i], flowSample{seq, q})
