@@ -44,13 +44,17 @@ func netnsExists(t testing.TB, name string) bool {
 // it: the kernel destroys a namespace asynchronously.
 func waitLinkGone(t testing.TB, name string) {
 	t.Helper()
-	for range 200 {
+	// A deleted namespace's interfaces go when the kernel's cleanup_net
+	// work frees it, after an RCU grace period: milliseconds when the
+	// machine is idle, but it took over 2 s now and then while other
+	// tests and builds ran beside this one.
+	for range 1000 {
 		if !linkExists(t, name) {
 			return
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	t.Fatalf("%s still exists", name)
+	t.Fatalf("%s still exists 10 s after its namespace was deleted", name)
 }
 
 // linkExists asks `ip link` in the caller's namespace.

@@ -17,17 +17,26 @@ import (
 // `ip netns` does.
 const netnsDir = "/run/netns"
 
-// createNetns creates the named network namespace name and returns the inode
-// of its nsfs file, which identifies it for as long as it lives. It fails,
-// touching nothing, if a namespace of that name already exists.
+// netnsID identifies a network namespace: the inode of its nsfs file,
+// which the kernel hands out again once the namespace is freed, and its
+// cookie (SO_NETNS_COOKIE), which it never reuses while it runs. A
+// namespace deleted and created again under the same name (by someone
+// else, say) can get the old inode, never the old cookie.
+type netnsID struct {
+	ino, cookie uint64
+}
+
+// createNetns creates the named network namespace name and returns its
+// identity. It fails, touching nothing, if a namespace of that name
+// already exists.
 //
 // netns.NewNamed moves the calling thread into the new namespace, so it runs
 // on a goroutine of its own whose locked thread is thrown away rather than
 // returned to the scheduler: no other goroutine ever runs in the wrong
 // namespace.
-func createNetns(name string) (uint64, error) {
+func createNetns(name string) (netnsID, error) {
 	type result struct {
-		ino uint64
+		id  netnsID
 		err error
 	}
 	done := make(chan result, 1)
@@ -39,11 +48,29 @@ func createNetns(name string) (uint64, error) {
 			return
 		}
 		h.Close()
-		ino, err := netnsInode(name)
-		done <- result{ino, err}
+		var id netnsID
+		id.cookie, err = netnsCookie()
+		if err == nil {
+			id.ino, err = netnsInode(name)
+		}
+		done <- result{id, err}
 	}()
 	r := <-done
-	return r.ino, r.err
+	return r.id, r.err
+}
+
+// netnsCookie returns the cookie of the calling thread's network namespace.
+func netnsCookie() (uint64, error) {
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return 0, fmt.Errorf("netns cookie: socket: %w", err)
+	}
+	defer unix.Close(fd)
+	c, err := unix.GetsockoptUint64(fd, unix.SOL_SOCKET, unix.SO_NETNS_COOKIE)
+	if err != nil {
+		return 0, fmt.Errorf("netns cookie: getsockopt SO_NETNS_COOKIE (Linux 5.14+): %w", err)
+	}
+	return c, nil
 }
 
 // netnsInode returns the inode of the named namespace's bind mount, or an
@@ -56,11 +83,12 @@ func netnsInode(name string) (uint64, error) {
 	return st.Ino, nil
 }
 
-// deleteNetns removes the named namespace if it is still the one whose inode
-// is ino: it unmounts and removes /run/netns/<name>, as `ip netns del` does.
-// A namespace that is already gone is not an error; one replaced by another
-// of the same name is left alone and reported.
-func deleteNetns(name string, ino uint64) error {
+// deleteNetns removes the named namespace if it is still the one id
+// identifies: it unmounts and removes /run/netns/<name>, as `ip netns del`
+// does. A namespace that is already gone is not an error; one replaced by
+// another of the same name is left alone and reported. A zero cookie (a
+// state file written before cookies were recorded) checks the inode only.
+func deleteNetns(name string, id netnsID) error {
 	got, err := netnsInode(name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -68,8 +96,17 @@ func deleteNetns(name string, ino uint64) error {
 	if err != nil {
 		return err
 	}
-	if got != ino {
-		return fmt.Errorf("netns %s is not the one this testbed created (inode %d, recorded %d): left alone", name, got, ino)
+	if got != id.ino {
+		return fmt.Errorf("netns %s is not the one this testbed created (inode %d, recorded %d): left alone", name, got, id.ino)
+	}
+	if id.cookie != 0 {
+		var cookie uint64
+		if err := inNetns(name, func() (err error) { cookie, err = netnsCookie(); return err }); err != nil {
+			return err
+		}
+		if cookie != id.cookie {
+			return fmt.Errorf("netns %s is not the one this testbed created (cookie %d, recorded %d; the inode was reused): left alone", name, cookie, id.cookie)
+		}
 	}
 	path := filepath.Join(netnsDir, name)
 	if err := unix.Unmount(path, unix.MNT_DETACH); err != nil {

@@ -52,7 +52,8 @@ type state struct {
 	Hosts     []hostState `json:"hosts"`
 }
 
-// hostState is one host as recorded. NetnsInode and SwitchIfIndex identify
+// hostState is one host as recorded. NetnsInode, NetnsCookie and
+// SwitchIfIndex identify
 // the objects Up created, so that Down never removes a namespace or
 // interface that merely has the same name; a zero SwitchIfIndex means the
 // veth pair was not created.
@@ -60,6 +61,7 @@ type hostState struct {
 	Index         int        `json:"index"`
 	Netns         string     `json:"netns"`
 	NetnsInode    uint64     `json:"netns_inode"`
+	NetnsCookie   uint64     `json:"netns_cookie,omitempty"`
 	SwitchIf      string     `json:"switch_if,omitempty"`
 	SwitchIfIndex int        `json:"switch_ifindex,omitempty"`
 	SwitchMAC     string     `json:"switch_mac,omitempty"`
@@ -156,11 +158,11 @@ func (t *Testbed) addHost(o Options, i int) error {
 	if o.IPv6 {
 		hs.IPv6 = hostV6(t.st.Subnet6, i)
 	}
-	ino, err := createNetns(hs.Netns)
+	id, err := createNetns(hs.Netns)
 	if err != nil {
 		return err
 	}
-	hs.NetnsInode = ino
+	hs.NetnsInode, hs.NetnsCookie = id.ino, id.cookie
 	if err := t.record(hs); err != nil {
 		return err
 	}
@@ -399,7 +401,7 @@ func (t *Testbed) Down() error {
 		} else if hs.SwitchIf != "" {
 			t.log.Debug("removed veth", zap.String("switch_if", hs.SwitchIf))
 		}
-		if err := deleteNetns(hs.Netns, hs.NetnsInode); err != nil {
+		if err := deleteNetns(hs.Netns, netnsID{hs.NetnsInode, hs.NetnsCookie}); err != nil {
 			errs = append(errs, err)
 		} else {
 			t.log.Debug("removed netns", zap.String("netns", hs.Netns))
