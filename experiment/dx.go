@@ -223,7 +223,7 @@ func runDXFlows(ctx context.Context, bed *demo.Bed, cc transport.Kind, n int, pa
 		wg.Wait()
 		return errors.Join(errs...)
 	}
-	if err := sleep(ctx, warmup); err != nil {
+	if err := warm(ctx, rcv, n, warmup); err != nil {
 		return nil, errors.Join(err, stop())
 	}
 	bytes0 := received(rcv)
@@ -296,6 +296,39 @@ func received(r *udp.Receiver) uint64 {
 	}
 	return b
 }
+
+// warm waits warmup, then until every one of the n flows has delivered
+// data and data is still arriving: a flow whose first packets were lost
+// (to neighbour discovery, or a switch still learning) waits out a
+// retransmission timeout, 1 s at first, which outlasts a short warm-up on
+// a loaded machine. It gives up after warmTimeout.
+func warm(ctx context.Context, rcv *udp.Receiver, n int, warmup time.Duration) error {
+	if err := sleep(ctx, warmup); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(warmTimeout)
+	for {
+		before := received(rcv)
+		if err := sleep(ctx, 20*time.Millisecond); err != nil {
+			return err
+		}
+		flowing := 0
+		for _, f := range rcv.Flows() {
+			if f.Packets > 0 {
+				flowing++
+			}
+		}
+		if flowing == n && received(rcv) > before {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("warm-up: %d of %d flows delivered data within %v", flowing, n, warmup+warmTimeout)
+		}
+	}
+}
+
+// warmTimeout bounds how long warm waits for every flow after the warm-up.
+const warmTimeout = 5 * time.Second
 
 // sleep waits d or until ctx ends.
 func sleep(ctx context.Context, d time.Duration) error {
