@@ -322,20 +322,35 @@ func (p *Port) setupLive(o *Options) error {
 	return nil
 }
 
-// peerNAPI is a veth peer, for its NAPI threads.
+// peerNAPI is a veth peer, for its NAPI threads. Asking costs a thread
+// switched into the peer's namespace and a netlink dump, so the answer is
+// kept for peerCheckInterval: the switch to threaded NAPI is an
+// administrator's rare act, and a second is soon enough to follow it.
 type peerNAPI struct {
 	ns    netns.NsHandle
 	index int
+
+	pids []int     // the last answer
+	err  error     // and its error
+	at   time.Time // when it was asked; zero: never
 }
 
-// threads returns the PIDs of the threads polling the peer's NAPI.
+// peerCheckInterval is how long a peer's NAPI threads are taken as known.
+const peerCheckInterval = time.Second
+
+// threads returns the PIDs of the threads polling the peer's NAPI. It is
+// called from one goroutine at a time (Open, then the device watch).
 func (n *peerNAPI) threads() ([]int, error) {
+	if !n.at.IsZero() && time.Since(n.at) < peerCheckInterval {
+		return n.pids, n.err
+	}
 	var pids []int
 	err := inNamespace(n.ns, func() error {
 		var err error
 		pids, err = napiThreads(n.index)
 		return err
 	})
+	n.pids, n.err, n.at = pids, err, time.Now()
 	return pids, err
 }
 
