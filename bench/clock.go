@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ecnswitch/ecnswitch/timestamp"
 )
 
 // SystemClock reads CLOCK_MONOTONIC: nanoseconds since boot, one clock for
@@ -48,3 +50,15 @@ func NewSystemClock() (*SystemClock, error) {
 
 // Now returns CLOCK_MONOTONIC in nanoseconds.
 func (c *SystemClock) Now() int64 { return c.offset + int64(time.Since(c.base)) }
+
+// orSystemClock returns clock, or a new SystemClock when clock is nil.
+func orSystemClock(clock timestamp.Clock) (timestamp.Clock, error) {
+	if clock != nil {
+		return clock, nil
+	}
+	c, err := NewSystemClock()
+	if err != nil {
+		return nil, err // not a typed nil in the interface
+	}
+	return c, nil
+}

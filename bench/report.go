@@ -142,14 +142,7 @@ func (s *Sink) Report() Report {
 			Reordered: fs.reordered, Duplicated: fs.dup, Late: fs.late, CE: fs.ce,
 			Bytes: fs.bytes, Highest: fs.top,
 		}
-		r.Flows = append(r.Flows, f)
-		r.Received += f.Received
-		r.Lost += f.Lost
-		r.Reordered += f.Reordered
-		r.Duplicated += f.Duplicated
-		r.Late += f.Late
-		r.CE += f.CE
-		r.Bytes += f.Bytes
+		r.addFlow(f)
 	}
 	if s.first >= 0 {
 		r.First, r.Last = s.first, s.last
@@ -227,4 +220,16 @@ func (r Report) WriteText(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// addFlow appends f to the report's flows and adds its counts to the totals.
+func (r *Report) addFlow(f FlowReport) {
+	r.Flows = append(r.Flows, f)
+	r.Received += f.Received
+	r.Lost += f.Lost
+	r.Reordered += f.Reordered
+	r.Duplicated += f.Duplicated
+	r.Late += f.Late
+	r.CE += f.CE
+	r.Bytes += f.Bytes
 }

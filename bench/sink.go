@@ -158,12 +158,9 @@ func NewSink(cfg SinkConfig, port ports.Port, clock timestamp.Clock) (*Sink, err
 	if err := cfg.setDefaults(); err != nil {
 		return nil, fmt.Errorf("bench: sink: %w", err)
 	}
-	if clock == nil {
-		c, err := NewSystemClock()
-		if err != nil {
-			return nil, err
-		}
-		clock = c
+	clock, err := orSystemClock(clock)
+	if err != nil {
+		return nil, err
 	}
 	s := &Sink{
 		cfg: cfg, port: port, clock: clock, mask: int64(cfg.Window - 1),

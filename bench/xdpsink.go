@@ -87,12 +87,9 @@ func newXDPSink(cfg SinkConfig, clock timestamp.Clock) (*XDPSink, error) {
 	if err := cfg.setDefaults(); err != nil {
 		return nil, fmt.Errorf("bench: XDP sink: %w", err)
 	}
-	if clock == nil {
-		c, err := NewSystemClock()
-		if err != nil {
-			return nil, err
-		}
-		clock = c
+	clock, err := orSystemClock(clock)
+	if err != nil {
+		return nil, err
 	}
 	prog, err := xdpsink.Load(xdpsink.Config{Magic: Magic, Flows: cfg.Flows, Window: cfg.Window, Sample: cfg.Sample})
 	if err != nil {
@@ -227,14 +224,7 @@ func (s *XDPSink) Report() (Report, error) {
 			Reordered: fl.Reordered, Duplicated: fl.Duplicated, Late: fl.Late, CE: fl.CE,
 			Bytes: fl.Bytes, Highest: fl.Top, CPUs: fl.CPUs,
 		}
-		r.Flows = append(r.Flows, f)
-		r.Received += f.Received
-		r.Lost += f.Lost
-		r.Reordered += f.Reordered
-		r.Duplicated += f.Duplicated
-		r.Late += f.Late
-		r.CE += f.CE
-		r.Bytes += f.Bytes
+		r.addFlow(f)
 	}
 	if g.First != 0 {
 		r.First, r.Last = g.First, g.Last
