@@ -29,9 +29,3 @@ func (c *Int64) Add(n int64) int64 {
 	c.writer++
 	return atomic.AddInt64(&c.v, n)
 }
-
-// Store sets the count to v. Only the counter's writer may call it.
-func (c *Uint64) Store(v uint64) {
-	c.writer++
-	atomic.StoreUint64(&c.v, v)
-}

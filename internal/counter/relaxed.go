@@ -18,6 +18,3 @@ func (c *Int64) Add(n int64) int64 {
 	c.v += n
 	return c.v
 }
-
-// Store sets the count to v. Only the counter's writer may call it.
-func (c *Uint64) Store(v uint64) { c.v = v }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -108,22 +107,12 @@ func linkNamespace(nsid int) (netns.NsHandle, string, error) {
 
 // socketIn returns a datagram socket in network namespace ns, for ethtool
 // ioctls on its interfaces. A socket stays in the namespace it was made
-// in; the thread that made it is left to die with its goroutine.
+// in, whatever thread uses it later.
 func socketIn(ns netns.NsHandle) (int, error) {
-	type result struct {
-		fd  int
-		err error
-	}
-	ch := make(chan result, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread dies with the goroutine, namespace and all
-		if err := netns.Set(ns); err != nil {
-			ch <- result{-1, err}
-			return
-		}
-		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-		ch <- result{fd, err}
-	}()
-	r := <-ch
-	return r.fd, r.err
+	fd := -1
+	err := inNamespace(ns, func() (err error) {
+		fd, err = unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+		return err
+	})
+	return fd, err
 }
