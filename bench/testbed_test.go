@@ -120,6 +120,32 @@ func TestGeneratorThroughTestbed(t *testing.T) {
 	}
 }
 
+// rateCases are the rates the generator benchmarks offer through a testbed.
+var rateCases = []struct {
+	rate  float64
+	sizes []bench.Share[int]
+	name  string
+}{
+	{10e6, bench.IMIX(), "IMIX"},
+	{1e9, bench.IMIX(), "IMIX"},
+	{10e9, []bench.Share[int]{{Value: 1518, Weight: 1}}, "1518B"},
+}
+
+// reportRate reports the offered and received rates' errors against rate,
+// and the loss, of a window of ns nanoseconds in which the generator
+// offered offered bytes and the sink received received.
+func reportRate(b *testing.B, rate float64, ns int64, offered, received uint64, rep bench.Report, st bench.GeneratorStats) {
+	secs := float64(ns) / 1e9
+	off, rcv := float64(offered)*8/secs, float64(received)*8/secs
+	b.ReportMetric(100*(off-rate)/rate, "offered_err_%")
+	b.ReportMetric(100*(rcv-rate)/rate, "received_err_%")
+	b.ReportMetric(100*float64(rep.Lost)/float64(max(st.Sent, 1)), "loss_%")
+	b.ReportMetric(0, "ns/op")
+	b.Logf("%g bit/s: offered %.6g, received %.6g bit/s over %v; sent %d, received %d, lost %d, late %v, latency p50 %v p99 %v",
+		rate, off, rcv, time.Duration(ns), st.Sent, rep.Received, rep.Lost, time.Duration(st.Late),
+		time.Duration(rep.Latency.P50), time.Duration(rep.Latency.P99))
+}
+
 // BenchmarkGeneratorRateThroughTestbed measures the generator's rate
 // accuracy on the wall clock, through a testbed: the offered rate (what
 // the port took, by the generator's counters) and the rate a sink
@@ -136,15 +162,7 @@ func BenchmarkGeneratorRateThroughTestbed(b *testing.B) {
 		warmup   = 500 * time.Millisecond
 		interval = 2 * time.Second
 	)
-	for _, c := range []struct {
-		rate  float64
-		sizes []bench.Share[int]
-		name  string
-	}{
-		{10e6, bench.IMIX(), "IMIX"},
-		{1e9, bench.IMIX(), "IMIX"},
-		{10e9, []bench.Share[int]{{Value: 1518, Weight: 1}}, "1518B"},
-	} {
+	for _, c := range rateCases {
 		b.Run(fmt.Sprintf("%gbit/s_%s", c.rate, c.name), func(b *testing.B) {
 			for range b.N {
 				g, s, stop := r.start(bench.GeneratorConfig{
@@ -155,16 +173,7 @@ func BenchmarkGeneratorRateThroughTestbed(b *testing.B) {
 				time.Sleep(interval)
 				t1, o1, r1 := r.clock.Now(), g.Stats().Bytes, s.Totals().Bytes
 				stop(200 * time.Millisecond)
-				secs := float64(t1-t0) / 1e9
-				offered, received := float64(o1-o0)*8/secs, float64(r1-r0)*8/secs
-				rep, st := s.Report(), g.Stats()
-				b.ReportMetric(100*(offered-c.rate)/c.rate, "offered_err_%")
-				b.ReportMetric(100*(received-c.rate)/c.rate, "received_err_%")
-				b.ReportMetric(100*float64(rep.Lost)/float64(max(st.Sent, 1)), "loss_%")
-				b.ReportMetric(0, "ns/op")
-				b.Logf("%g bit/s: offered %.6g, received %.6g bit/s over %v; sent %d, received %d, lost %d, late %v, latency p50 %v p99 %v",
-					c.rate, offered, received, time.Duration(t1-t0), st.Sent, rep.Received, rep.Lost, time.Duration(st.Late),
-					time.Duration(rep.Latency.P50), time.Duration(rep.Latency.P99))
+				reportRate(b, c.rate, t1-t0, o1-o0, r1-r0, s.Report(), g.Stats())
 			}
 		})
 	}
@@ -181,15 +190,7 @@ func BenchmarkLiveGeneratorRateThroughTestbed(b *testing.B) {
 		warmup   = 500 * time.Millisecond
 		interval = 2 * time.Second
 	)
-	for _, c := range []struct {
-		rate  float64
-		sizes []bench.Share[int]
-		name  string
-	}{
-		{10e6, bench.IMIX(), "IMIX"},
-		{1e9, bench.IMIX(), "IMIX"},
-		{10e9, []bench.Share[int]{{Value: 1518, Weight: 1}}, "1518B"},
-	} {
+	for _, c := range rateCases {
 		b.Run(fmt.Sprintf("%gbit/s_%s", c.rate, c.name), func(b *testing.B) {
 			for range b.N {
 				r.runs++
@@ -221,16 +222,7 @@ func BenchmarkLiveGeneratorRateThroughTestbed(b *testing.B) {
 					b.Error(err)
 				}
 				g.Close()
-				secs := float64(t1-t0) / 1e9
-				offered, received := float64(o1-o0)*8/secs, float64(r1-r0)*8/secs
-				rep, st := s.Report(), g.Stats()
-				b.ReportMetric(100*(offered-c.rate)/c.rate, "offered_err_%")
-				b.ReportMetric(100*(received-c.rate)/c.rate, "received_err_%")
-				b.ReportMetric(100*float64(rep.Lost)/float64(max(st.Sent, 1)), "loss_%")
-				b.ReportMetric(0, "ns/op")
-				b.Logf("%g bit/s: offered %.6g, received %.6g bit/s over %v; sent %d, received %d, lost %d, late %v, latency p50 %v p99 %v",
-					c.rate, offered, received, time.Duration(t1-t0), st.Sent, rep.Received, rep.Lost, time.Duration(st.Late),
-					time.Duration(rep.Latency.P50), time.Duration(rep.Latency.P99))
+				reportRate(b, c.rate, t1-t0, o1-o0, r1-r0, s.Report(), g.Stats())
 			}
 		})
 	}

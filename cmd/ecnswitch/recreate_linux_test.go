@@ -158,23 +158,28 @@ func recreate(t *testing.T, h testbed.Host, oldIndex, bits int) {
 	}
 }
 
-// datagrams sends n UDP datagrams from a to b through the switch and
-// returns how many b received within a second of the last.
-// forwarding waits until a datagram from a reaches b, sending one every
-// 10 ms for up to 5 s.
-func forwarding(t *testing.T, ctx context.Context, a, b testbed.Host) {
+// udpPath returns a socket listening on port in b, one in a sending to
+// it, and a function that closes both.
+func udpPath(t *testing.T, ctx context.Context, a, b testbed.Host, port uint16) (ln, c *net.UDPConn, done func()) {
 	t.Helper()
-	const port = 5998
 	ln, err := b.ListenUDP(port)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	c, err := a.DialUDP(ctx, netip.AddrPortFrom(b.IPv4, port), 0, 0)
+	c, err = a.DialUDP(ctx, netip.AddrPortFrom(b.IPv4, port), 0, 0)
 	if err != nil {
+		ln.Close()
 		t.Fatal(err)
 	}
-	defer c.Close()
+	return ln, c, func() { c.Close(); ln.Close() }
+}
+
+// forwarding waits until a datagram from a reaches b, sending one every
+// 10 ms for up to 5 s.
+func forwarding(t *testing.T, ctx context.Context, a, b testbed.Host) {
+	t.Helper()
+	ln, c, done := udpPath(t, ctx, a, b, 5998)
+	defer done()
 	buf := make([]byte, 100)
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
 		if _, err := c.Write([]byte("probe")); err != nil {
@@ -188,19 +193,12 @@ func forwarding(t *testing.T, ctx context.Context, a, b testbed.Host) {
 	t.Fatal("no datagram came through the switch in 5 s")
 }
 
+// datagrams sends n UDP datagrams from a to b through the switch and
+// returns how many b received within a second of the last.
 func datagrams(t *testing.T, ctx context.Context, a, b testbed.Host, n int) int {
 	t.Helper()
-	const port = 5999
-	ln, err := b.ListenUDP(port)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	c, err := a.DialUDP(ctx, netip.AddrPortFrom(b.IPv4, port), 0, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	ln, c, done := udpPath(t, ctx, a, b, 5999)
+	defer done()
 	for range n {
 		if _, err := c.Write([]byte("through the switch")); err != nil {
 			t.Fatal(err)
