@@ -288,3 +288,24 @@ func buildOnMemoryPorts(c *config.Config) error {
 	}
 	return sw.Close()
 }
+
+func TestCPUProfile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cpu.pprof")
+	stop, err := startCPUProfile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b { // pprof's gzipped protobuf
+		t.Fatalf("profile %s is %d bytes, not a gzipped pprof profile", path, len(b))
+	}
+	if _, err := startCPUProfile(filepath.Join(t.TempDir(), "missing", "cpu.pprof")); err == nil || !strings.Contains(err.Error(), "cpuprofile") {
+		t.Fatalf("profile into a missing directory: err = %v, want one naming cpuprofile", err)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 
 	"go.uber.org/zap"
@@ -19,9 +20,21 @@ func runCmd(e *env, args []string) int {
 		"SIGHUP is logged and ignored: the switch does not reload its config; restart it.\n"+
 		"Needs root, or CAP_NET_ADMIN, CAP_NET_RAW, CAP_BPF and CAP_IPC_LOCK.")
 	path := fs.String("c", "", "config file (required)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (pprof) of the whole run to `FILE`")
 	cfg, code, ok := loadConfig(e, fs, path, args)
 	if !ok {
 		return code
+	}
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			return e.fail("run", err)
+		}
+		defer func() {
+			if err := stop(); err != nil {
+				e.fail("run", err)
+			}
+		}()
 	}
 	log, err := newLogger(logLevel(*level, cfg.LogLevel), e.stderr)
 	if err != nil {
@@ -56,6 +69,26 @@ func runCmd(e *env, args []string) int {
 		return e.fail("run", err)
 	}
 	return exitOK
+}
+
+// startCPUProfile starts writing a CPU profile to path; stop ends it and
+// closes the file.
+func startCPUProfile(path string) (stop func() error, err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpuprofile %s: %w", path, err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("cpuprofile: %w", err)
+		}
+		return nil
+	}, nil
 }
 
 // ignoreHangups keeps SIGHUP, which would kill the process by default (a
