@@ -25,7 +25,7 @@ SOAK     ?= 10m
 # Packages with concurrent code, run again under the race detector.
 RACE_PKGS := ./internal/... ./buffer/... ./ports/... ./dataplane/... ./testbed/... ./capture/... ./telemetry/... ./node/... ./transport/...
 
-.PHONY: all build install uninstall test check unit race fuzz demo experiments bench bench-switch bench-tcp closed-loop deps help clean
+.PHONY: all build install uninstall test check unit race fuzz demo experiments bench bench-switch bench-tcp closed-loop deps help clean pgo
 
 all: build
 
@@ -36,6 +36,7 @@ help:
 	@echo "make soak     $(SOAK) of mixed, malformed, flooded and oversize traffic, link flaps and API abuse against 'ecnswitch run' (root)"
 	@echo "make bench    hot-path micro-benchmarks (pipeline, scheduler, parser, markers)"
 	@echo "make build    build $(BIN)"
+	@echo "make pgo      regenerate the profile the binary is optimised with ($(PGO)); PGO_EXTRA=run.pprof adds a real run's"
 	@echo "make install  the binary to $(BINDIR), the example config to $(CONFDIR) (kept if present), the systemd unit to $(UNITDIR) (root)"
 	@echo "make bench-switch  forwarding rate and RFC 2544 throughput vs testpmd, OVS afxdp and a Linux bridge, report in out/bench-switch (root)"
 	@echo "make bench-tcp  real kernel TCP through ecnswitch, testpmd and a Linux bridge, report in out/bench-tcp.md (root)"
@@ -102,8 +103,24 @@ soak: build
 	$(GO) vet -tags soak ./cmd/ecnswitch
 	ECNSWITCH_BIN=$(CURDIR)/$(BIN) $(GO) test -tags soak -count=1 -v -timeout 60m -run '^TestSoak$$' ./cmd/ecnswitch -soak.duration $(SOAK)
 
+# The binary is built with profile-guided optimisation from PGO (go build
+# uses a main package's default.pgo); the benchmarks get the same profile,
+# so that they measure the code as the binary runs it.
+PGO      := cmd/ecnswitch/default.pgo
+# make pgo merges these CPU profiles (ecnswitch run --cpuprofile under real
+# traffic) into the new default.pgo, with the pipeline benchmark's.
+PGO_EXTRA ?=
+
 bench: deps
-	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./packet ./scheduler ./buffer ./marking ./dataplane
+	$(GO) test -pgo=$(CURDIR)/$(PGO) -run '^$$' -bench . -benchmem -count 1 ./packet ./scheduler ./buffer ./marking ./dataplane
+
+# Regenerates the PGO profile from the 64 B and 1500 B pipeline benchmark
+# (and PGO_EXTRA); commit the result. See README, "Profile-guided optimisation".
+pgo: deps
+	@mkdir -p out
+	$(GO) test -run '^$$' -bench Pipeline -benchtime 10000000x -cpuprofile $(CURDIR)/out/pipeline.pprof -o $(CURDIR)/out/dataplane.test ./dataplane
+	$(GO) tool pprof -proto $(CURDIR)/out/pipeline.pprof $(PGO_EXTRA) > $(PGO).new
+	mv $(PGO).new $(PGO)
 
 # nice: the generator, the switch worker and the sink share two CPUs, and
 # stalls of the worker otherwise halve some trials.
