@@ -316,6 +316,7 @@ func (w *worker) receive(p *port, i int, now int64) (n int, full bool) {
 	w.rx[i] = w.rx[i][:have+n]
 	var bytes, workerStamped uint64
 	var touch byte
+	tapped := p.tap.Load() != nil // a call per packet costs more than the check
 	for _, d := range batch[:n] {
 		bytes += uint64(d.Len)
 		if len(d.Buf) > 0 {
@@ -330,7 +331,9 @@ func (w *worker) receive(p *port, i int, now int64) (n int, full bool) {
 			workerStamped++
 		}
 		d.OutPort = noPort16
-		w.tapEvent(p, EventIngress, d, d.RxTime, 0, 0, -1)
+		if tapped {
+			w.tapEvent(p, EventIngress, d, d.RxTime, 0, 0, -1)
+		}
 	}
 	w.touched += touch
 	p.c.rxPackets.Add(uint64(n))
@@ -621,7 +624,9 @@ func (w *worker) depart(p *port, t int64) int {
 	}
 	p.shaper.Take(t, d.Len)
 	d.TxTime = t
-	w.tapEvent(p, EventEgress, d, t, 0, d.MarkedBy, t-d.EnqTime)
+	if p.tap.Load() != nil {
+		w.tapEvent(p, EventEgress, d, t, 0, d.MarkedBy, t-d.EnqTime)
+	}
 	p.staged = append(p.staged, d)
 	if len(p.staged) == w.batch {
 		return w.flush(p, t)
