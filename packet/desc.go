@@ -64,9 +64,6 @@ type Desc struct {
 	// TxTime is when the packet was handed to the egress port.
 	TxTime int64
 
-	// Hash is a flow hash over the 5-tuple (or the MAC pair for non-IP frames).
-	Hash uint32
-
 	InPort  uint16 // ingress port index
 	OutPort uint16 // egress port index, set by forwarding
 	Queue   uint8  // egress queue index, set by classification
@@ -99,7 +96,7 @@ func (d *Desc) Frame() []byte { return d.Buf[:d.Len] }
 
 // ResetHeaders clears every field Parse sets, leaving Buf, Len, ports and times.
 func (d *Desc) ResetHeaders() {
-	d.Hash, d.L3, d.DSCP, d.ECN, d.Proto, d.PCP, d.VLAN, d.Tags = 0, L3None, 0, NotECT, 0, 0, 0, 0
+	d.L3, d.DSCP, d.ECN, d.Proto, d.PCP, d.VLAN, d.Tags = L3None, 0, NotECT, 0, 0, 0, 0
 	d.EtherType, d.L3Off, d.L4Off, d.SrcPort, d.DstPort = 0, 0, 0, 0, 0
 	d.MarkedBy, d.MarkValue, d.MarkThreshold = 0, 0, 0
 }

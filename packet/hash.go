@@ -5,7 +5,29 @@ import (
 	"math/bits"
 )
 
-// Flow hash (Desc.Hash, documented on Parse): the header fields of a flow,
+// FlowHash returns the flow hash of a frame Parse has parsed: XXH64's
+// round and avalanche over 64-bit words of the flow. For IPv4 and IPv6 the
+// words are the source and destination addresses, then protocol ‖ source
+// port ‖ destination port (ports zero when not read, so IPv4 fragments after
+// the first hash apart from it); for every other frame the destination and
+// source MACs. It is directional, unseeded and so predictable: it spreads
+// and identifies flows, it does not resist an adversary. It reads the frame
+// each time, so that parsing costs nothing for a hash only some paths use
+// (TX queue selection).
+func (d *Desc) FlowHash() uint32 {
+	f := d.Frame()
+	switch off := int(d.L3Off); {
+	case d.L3 == L3IPv4 && len(f) >= off+ipv4MinLen:
+		return hash4(f[off:], d.Proto, d.SrcPort, d.DstPort)
+	case d.L3 == L3IPv6 && len(f) >= off+ipv6HeaderLen:
+		return hash6(f[off:], d.Proto, d.SrcPort, d.DstPort)
+	case len(f) >= 12:
+		return hashMAC(f)
+	}
+	return 0
+}
+
+// Flow hash (FlowHash): the header fields of a flow,
 // packed into 64-bit words, go through the accumulator round and the final
 // avalanche of xxHash64 (Yann Collet's XXH64), whose primes these are. IPv4
 // takes two rounds, IPv6 five, a MAC pair two.

@@ -15,7 +15,7 @@ import (
 
 func hashOf(t *testing.T, f []byte) uint32 {
 	t.Helper()
-	return packettest.Desc(t, f).Hash
+	return packettest.Desc(t, f).FlowHash()
 }
 
 // TestHashFlowIdentity: the hash depends on the 5-tuple alone, not on DSCP,
@@ -38,8 +38,8 @@ func TestHashFlowIdentity(t *testing.T) {
 		}
 		d := packettest.Desc(t, build(t, base))
 		packet.SetCE(d)
-		if err := packet.Parse(d); err != nil || d.Hash != h {
-			t.Errorf("hash after SetCE %#08x (err %v), want %#08x", d.Hash, err, h)
+		if err := packet.Parse(d); err != nil || d.FlowHash() != h {
+			t.Errorf("hash after SetCE %#08x (err %v), want %#08x", d.FlowHash(), err, h)
 		}
 	}
 }
@@ -141,7 +141,7 @@ func TestHashDistribution(t *testing.T) {
 			if err := packet.Parse(d); err != nil {
 				t.Fatal(err)
 			}
-			count[d.Hash%buckets]++
+			count[d.FlowHash()%buckets]++
 		}
 		exp := float64(flows) / buckets
 		var chi2 float64

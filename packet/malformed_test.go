@@ -117,7 +117,7 @@ func TestParseMalformed(t *testing.T) {
 			if err != c.want {
 				t.Fatalf("Parse: %v, want %v", err, c.want)
 			}
-			if d.L3 != packet.L3None || d.L3Off != 0 || d.L4Off != 0 || d.Hash != 0 {
+			if d.L3 != packet.L3None || d.L3Off != 0 || d.L4Off != 0 {
 				t.Errorf("fields not reset after error: %+v", d)
 			}
 			if packet.SetCE(d) {

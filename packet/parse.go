@@ -101,14 +101,6 @@ func (e ParseError) Error() string {
 // and is not looked into. Any other EtherType sets L3None without error, for
 // the switch still forwards such frames at layer 2.
 //
-// Hash is set for every frame that parses. It is XXH64's round and avalanche
-// over 64-bit words of the flow: for IPv4 and IPv6 the source and destination
-// addresses, then protocol ‖ source port ‖ destination port (ports zero when
-// not read, so IPv4 fragments after the first hash apart from it); for every
-// other frame the destination and source MACs. It is directional, unseeded
-// and so predictable: it spreads and identifies flows, it does not resist an
-// adversary.
-//
 // A malformed frame returns a ParseError naming the fault, leaves d's header
 // fields reset (as by ResetHeaders), and never panics.
 func Parse(d *Desc) error {
@@ -162,7 +154,6 @@ func parse(d *Desc, f []byte) ParseError {
 	case EtherTypeARP:
 		d.L3 = L3ARP
 	}
-	d.Hash = hashMAC(f)
 	return parseOK
 }
 
@@ -191,7 +182,6 @@ func parseIPv4(d *Desc, f []byte, off int) ParseError {
 			return e
 		}
 	}
-	d.Hash = hash4(ip, d.Proto, d.SrcPort, d.DstPort)
 	return parseOK
 }
 
@@ -215,7 +205,6 @@ func parseIPv6(d *Desc, f []byte, off int) ParseError {
 	if e := parseL4(d, ip[ipv6HeaderLen:ipv6HeaderLen+pl], off+ipv6HeaderLen); e != parseOK {
 		return e
 	}
-	d.Hash = hash6(ip, d.Proto, d.SrcPort, d.DstPort)
 	return parseOK
 }
 

@@ -551,7 +551,7 @@ func TestWorkConserving(t *testing.T) {
 							q = 0 // queue 0 gets bursts
 						}
 						d := pkt(q, 64+int(x.next()%1451))
-						d.Hash = uint32(seq[q])
+						d.MarkValue = int64(seq[q]) // the packet's number in its queue
 						if s.Enqueue(d, now) {
 							seq[q]++
 							bytes += int64(d.Len)
@@ -565,8 +565,8 @@ func TestWorkConserving(t *testing.T) {
 							}
 							continue
 						}
-						if int(d.Hash) != exp[d.Queue] {
-							t.Fatalf("step %d: queue %d sent #%d, want #%d", step, d.Queue, d.Hash, exp[d.Queue])
+						if int(d.MarkValue) != exp[d.Queue] {
+							t.Fatalf("step %d: queue %d sent #%d, want #%d", step, d.Queue, d.MarkValue, exp[d.Queue])
 						}
 						exp[d.Queue]++
 						bytes -= int64(d.Len)

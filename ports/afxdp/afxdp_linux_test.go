@@ -507,18 +507,25 @@ func TestMultiQueue(t *testing.T) {
 			qs[0].RxPackets, qs[1].RxPackets, flows*per)
 	}
 
-	// TxHash spreads frames over both sockets by Desc.Hash.
+	// TxHash spreads frames over both sockets by Desc.FlowHash: two frames
+	// whose (MAC pair) hash is even, two odd, told apart by source MAC.
 	ds := newDescs(4, 2048)
-	for i, d := range ds {
-		d.Len = copy(d.Buf, ethFrame(n.peerMAC, n.hostMAC, make([]byte, 50)))
-		d.Hash = uint32(i)
+	var parity [2]int
+	for i, k := 0, 0; k < len(ds); i++ {
+		src := append(net.HardwareAddr{0x02, 0, 0, 0, 0x7e}, byte(i))
+		d := ds[k]
+		d.Len = copy(d.Buf, ethFrame(n.peerMAC, src, make([]byte, 50)))
+		if h := d.FlowHash() % 2; parity[h] < 2 {
+			parity[h]++
+			k++
+		}
 	}
 	if k, err := p.Transmit(ds); k != 4 || err != nil {
 		t.Fatalf("Transmit = %d, %v", k, err)
 	}
 	qs, _ = p.QueueStats()
 	if qs[0].TxPackets != 2 || qs[1].TxPackets != 2 {
-		t.Errorf("per-queue TX %d, %d; want 2, 2 for hashes 0..3", qs[0].TxPackets, qs[1].TxPackets)
+		t.Errorf("per-queue TX %d, %d; want 2, 2 for two even and two odd hashes", qs[0].TxPackets, qs[1].TxPackets)
 	}
 }
 

@@ -224,7 +224,7 @@ type Options struct {
 	ZeroCopy ZeroCopyMode
 
 	// TxHash spreads transmitted frames over the queues' sockets by
-	// packet.Desc.Hash. By default every frame leaves on the socket of
+	// packet.Desc.FlowHash. By default every frame leaves on the socket of
 	// the first queue, which keeps one flow's frames in order trivially.
 	TxHash bool
 

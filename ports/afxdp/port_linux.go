@@ -333,7 +333,7 @@ func (p *Port) Transmit(ds []*packet.Desc) (int, error) {
 			n++
 		}
 	} else {
-		for n < len(ds) && p.txSocks[ds[n].Hash%uint32(len(p.txSocks))].txPut(ds[n]) {
+		for n < len(ds) && p.txSocks[ds[n].FlowHash()%uint32(len(p.txSocks))].txPut(ds[n]) {
 			n++
 		}
 	}
