@@ -214,7 +214,10 @@ func (g *LiveGenerator) Threads() int { return len(g.runners) }
 // Stats returns the counters (the program's, summed over the threads);
 // safe from any goroutine. Sent counts the frames the program handed to
 // the kernel: a device that cannot keep up drops some of them (veth:
-// its xdp_xmit_errors), as it would a NIC's.
+// its xdp_xmit_errors), as it would a NIC's. Sent is exact; a veth's own
+// per-queue counters can fall a few frames short of it when threads on
+// several CPUs send into one of its queues, as they lose concurrent
+// updates (TestLiveSentExactOnSharedQueue).
 func (g *LiveGenerator) Stats() GeneratorStats {
 	if g.prog == nil {
 		return g.final
