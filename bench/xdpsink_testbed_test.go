@@ -136,18 +136,7 @@ func TestLiveSentExactOnSharedQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer g.Close()
-	veth := func() (xmit, refused uint64) {
-		for k, v := range ethtoolStats(t, h.Netns, h.HostIf) {
-			switch {
-			case strings.HasPrefix(k, "tx_queue_") && strings.HasSuffix(k, "_xdp_xmit"):
-				xmit += v
-			case strings.HasPrefix(k, "tx_queue_") && strings.HasSuffix(k, "_xdp_xmit_errors"):
-				refused += v
-			}
-		}
-		return xmit, refused
-	}
-	xmit0, refused0 := veth()
+	xmit0, refused0 := vethXmit(t, h.Netns, h.HostIf)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sinkDone := make(chan error, 1)
@@ -156,7 +145,7 @@ func TestLiveSentExactOnSharedQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := g.Stats()
-	xmit, refused := veth()
+	xmit, refused := vethXmit(t, h.Netns, h.HostIf)
 	xmit, refused = xmit-xmit0, refused-refused0
 	var r bench.Report
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
@@ -245,20 +234,7 @@ func benchSinkRate(b *testing.B, size int, cpus []int, sink bool) {
 		b.Fatal(err)
 	}
 	defer g.Close()
-	// xmit and dropped: the live frames the generator's veth end put in
-	// the sink end's ring, and those it refused (ring full).
-	counters := func() (xmit, dropped uint64) {
-		for k, v := range ethtoolStats(b, h.Netns, h.HostIf) {
-			switch {
-			case strings.HasPrefix(k, "tx_queue_") && strings.HasSuffix(k, "_xdp_xmit"):
-				xmit += v
-			case strings.HasPrefix(k, "tx_queue_") && strings.HasSuffix(k, "_xdp_xmit_errors"):
-				dropped += v
-			}
-		}
-		return xmit, dropped
-	}
-	xmit0, dropped0 := counters()
+	xmit0, dropped0 := vethXmit(b, h.Netns, h.HostIf)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sinkDone := make(chan error, 1)
@@ -272,7 +248,7 @@ func benchSinkRate(b *testing.B, size int, cpus []int, sink bool) {
 	b.StopTimer()
 	st := g.Stats()
 	time.Sleep(100 * time.Millisecond) // the frames in flight
-	xmit, dropped := counters()
+	xmit, dropped := vethXmit(b, h.Netns, h.HostIf)
 	xmit, dropped = xmit-xmit0, dropped-dropped0
 	b.ReportMetric(float64(st.Sent)/st.Elapsed().Seconds()/1e6, "gen-Mpps")
 	b.ReportMetric(float64(dropped), "veth-drops")
@@ -309,6 +285,22 @@ func benchSinkRate(b *testing.B, size int, cpus []int, sink bool) {
 
 // ethtoolStats reads ifname's `ethtool -S` counters in the named netns
 // ("" the caller's).
+// vethXmit returns the live frames the veth end ifname put in its peer's
+// rings (ethtool's tx_queue_N_xdp_xmit, summed over its queues) and those
+// it refused, a ring full (tx_queue_N_xdp_xmit_errors).
+func vethXmit(tb testing.TB, netns, ifname string) (xmit, refused uint64) {
+	tb.Helper()
+	for k, v := range ethtoolStats(tb, netns, ifname) {
+		switch {
+		case strings.HasPrefix(k, "tx_queue_") && strings.HasSuffix(k, "_xdp_xmit"):
+			xmit += v
+		case strings.HasPrefix(k, "tx_queue_") && strings.HasSuffix(k, "_xdp_xmit_errors"):
+			refused += v
+		}
+	}
+	return xmit, refused
+}
+
 func ethtoolStats(tb testing.TB, netns, ifname string) map[string]uint64 {
 	tb.Helper()
 	cmd := exec.Command("ethtool", "-S", ifname)
