@@ -176,7 +176,10 @@ func runDXFlows(ctx context.Context, bed *demo.Bed, cc transport.Kind, n int, pa
 	if err != nil {
 		return nil, err
 	}
-	rcv := udp.NewReceiver(rconn)
+	rcv, err := udp.NewReceiver(rconn, 0)
+	if err != nil {
+		return nil, err
+	}
 	dst := netip.AddrPortFrom(rh.IPv4, uint16(rc.LocalAddr().(interface{ AddrPort() netip.AddrPort }).AddrPort().Port()))
 
 	var window atomic.Bool // sender samples count while set
@@ -195,9 +198,9 @@ func runDXFlows(ctx context.Context, bed *demo.Bed, cc transport.Kind, n int, pa
 		}
 		cfg := udp.Config{
 			Flow: uint32(i + 1), CC: cc, Headroom: dxHeadroom, Tolerance: dxTolerance, Rate: pace,
-			OnSample: func(seq uint64, q, _ int64) {
+			OnSample: func(seq uint64, k int, q, _ int64) {
 				if window.Load() {
-					samples[i] = append(samples[i], flowSample{seq, q})
+					samples[i] = append(samples[i], flowSample{seq, k, q})
 				}
 			},
 		}
@@ -273,7 +276,7 @@ func runDXFlows(ctx context.Context, bed *demo.Bed, cc transport.Kind, n int, pa
 	if cc == transport.KindDX {
 		for i, ss := range samples {
 			for _, s := range ss {
-				if sj, ok := switchSojourn[uint64(i+1)<<48|s.seq]; ok {
+				if sj, ok := meanSojourn(switchSojourn, uint64(i+1), s); ok {
 					r.errs = append(r.errs, s.queue-sj)
 				}
 			}
@@ -282,10 +285,29 @@ func runDXFlows(ctx context.Context, bed *demo.Bed, cc transport.Kind, n int, pa
 	return r, nil
 }
 
-// flowSample is one of a sender's delay samples.
+// flowSample is one of a sender's delay samples: the mean queueing delay
+// of the n packets up to seq, which one ACK covered.
 type flowSample struct {
 	seq   uint64
+	n     int
 	queue int64
+}
+
+// meanSojourn returns the switch's mean sojourn of the packets s covers,
+// from sojourns keyed flow<<48 | seq, if the tap saw every one of them.
+func meanSojourn(sojourns map[uint64]int64, flow uint64, s flowSample) (int64, bool) {
+	if s.n < 1 || uint64(s.n) > s.seq+1 {
+		return 0, false
+	}
+	var sum int64
+	for q := s.seq + 1 - uint64(s.n); q <= s.seq; q++ {
+		sj, ok := sojourns[flow<<48|q]
+		if !ok {
+			return 0, false
+		}
+		sum += sj
+	}
+	return sum / int64(s.n), true
 }
 
 // received returns the receiver's in-order bytes over all flows.
@@ -454,11 +476,12 @@ func dxReport(env Env, o demo.Options, warmup, duration time.Duration, runs []*d
 			fmt.Sprintf("The demo's five-host testbed; ecnswitch on AF_XDP ports, every port shaped to 995 Mbit/s (the demo's "+
 				"1 Gbit/s class), then on a fresh testbed to 250 Mbit/s, with one queue and a %d KB buffer. "+
 				"h1–h4 send, h5 receives: its port is the bottleneck. "+
-				"The flows are transport/udp's endpoints (UDP sockets, 1472-byte datagrams, one ACK per packet, "+
+				"The flows are transport/udp's endpoints (UDP sockets, 1472-byte datagrams; the receiver coalesces the in-order "+
+				"packets of a flow that one read returns into one ACK, up to %d, carrying their mean one-way delay, 004 §V-A; "+
 				"paced at %.0f Gbit/s in bursts of ≤ 10 packets, 004 §III), dealt out to h1–h4 in turn. "+
 				"Each count of flows runs DX, then DCTCP, %v of warm-up then %v measured.",
-				o.Buffer>>10, dxHostRate/1e9, warmup, duration),
-			fmt.Sprintf("DCTCP (g = 1/16, per-packet CE echo) runs against RED cut-off marking of the port at "+
+				udp.DefaultAckEvery, o.Buffer>>10, dxHostRate/1e9, warmup, duration),
+			fmt.Sprintf("DCTCP (g = 1/16; every packet's CE is echoed: a change of CE starts a new ACK) runs against RED cut-off marking of the port at "+
 				"K = %d bytes (20.3 frames), the closed loop's K = C·RTT at 1 Gbit/s and 250 µs. DX (004 §IV-B, "+
 				"headroom %v) runs against the same port with no marker; its queueing delay is OWD − OWD_base "+
 				"(timestamp.Delay, base re-taken within %v of the minimum RTT) from t1 = the send time, t2 and t4 = "+
@@ -544,10 +567,14 @@ func dxTables(runs []*dxRun) []Table {
 	var rows [][]string
 	for _, r := range runs {
 		rate := r.rate
-		var retx, tmo uint64
+		var retx, tmo, delivered, acks uint64
 		for _, s := range r.senders {
 			retx += s.Retrans
 			tmo += s.Timeouts
+		}
+		for _, f := range r.received {
+			delivered += f.Packets
+			acks += f.Acks
 		}
 		rows = append(rows, []string{
 			fmt.Sprintf("%.0f", float64(r.rate)/1e6), fmt.Sprint(r.flows), r.cc.String(), Busy(r.busy), fmt.Sprintf("%.1f", r.goodput/1e6),
@@ -558,14 +585,16 @@ func dxTables(runs []*dxRun) []Table {
 			fmt.Sprintf("%.1f pkt", packets(float64(slices.Max(append(r.sojourn, 0))), rate)),
 			fmt.Sprintf("%.1f / %.1f µs", float64(r.summary.Mean)/1e3, float64(r.summary.P50)/1e3),
 			fmt.Sprint(len(r.sojourn)), fmt.Sprint(r.marks), fmt.Sprint(r.drops), fmt.Sprintf("%d / %d", retx, tmo),
+			fmt.Sprintf("%.1f", float64(delivered)/float64(max(acks, 1))),
 		})
 	}
 	ts = append(ts, Table{
 		Title:  "The bottleneck port, per run",
-		Header: []string{"port Mbit/s", "flows", "CC", "busy", "goodput Mbit/s", "mean delay", "mean queue", "median", "p99", "max", "switch histogram mean / p50", "packets", "CE marks", "drops", "resent / timeouts"},
+		Header: []string{"port Mbit/s", "flows", "CC", "busy", "goodput Mbit/s", "mean delay", "mean queue", "median", "p99", "max", "switch histogram mean / p50", "packets", "CE marks", "drops", "resent / timeouts", "packets per ACK"},
 		Rows:   rows,
 		Note: "Delays and queues are per data packet, from the tap; the histogram column is the switch's own " +
-			"sojourn histogram over the same window (its buckets are 25% wide), as a cross-check.",
+			"sojourn histogram over the same window (its buckets are 25% wide), as a cross-check. Packets per ACK " +
+			"is the receiver's in-order packets over the ACKs it sent, warm-up included.",
 	})
 
 	var frows [][]string
@@ -612,8 +641,8 @@ func dxTables(runs []*dxRun) []Table {
 		})
 	}
 	ts = append(ts, Table{
-		Title:  "Accuracy: DX's per-packet queueing delay against the switch's sojourn for the same packet (matched by flow and sequence number)",
-		Header: []string{"run", "packets matched", "median error", "p99 |error|", "σ"},
+		Title:  "Accuracy: DX's queueing delay per ACK against the switch's mean sojourn for the packets the ACK covers (matched by flow and sequence number)",
+		Header: []string{"run", "ACKs matched", "median error", "p99 |error|", "σ"},
 		Rows:   arows,
 		Note: "The endpoint's delay also holds what the switch's sojourn does not: the worker's batching of departures " +
 			"(up to the port's coalescing window, 5 µs here), the veths and the receiving host's stack up to its receive stamp. " +

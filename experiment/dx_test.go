@@ -98,6 +98,23 @@ func TestUDPData(t *testing.T) {
 	}
 }
 
+// An ACK covering packets 3–5 of flow 2 matches the switch's mean sojourn
+// of those three, and nothing when the tap missed one of them.
+func TestMeanSojourn(t *testing.T) {
+	sj := map[uint64]int64{2<<48 | 3: 10, 2<<48 | 4: 20, 2<<48 | 5: 60, 1<<48 | 4: 1000, 2<<48 | 7: 5}
+	if got, ok := meanSojourn(sj, 2, flowSample{seq: 5, n: 3}); !ok || got != 30 {
+		t.Errorf("packets 3–5: %d, %v; want 30, true", got, ok)
+	}
+	if got, ok := meanSojourn(sj, 2, flowSample{seq: 5, n: 1}); !ok || got != 60 {
+		t.Errorf("packet 5: %d, %v; want 60, true", got, ok)
+	}
+	for _, s := range []flowSample{{seq: 7, n: 2}, {seq: 1, n: 3}, {seq: 5, n: 0}} {
+		if got, ok := meanSojourn(sj, 2, s); ok {
+			t.Errorf("%+v: %d, true; want no match", s, got)
+		}
+	}
+}
+
 // The claims follow the runs: a DX queue a tenth of DCTCP's holds every
 // delay claim; DX at 80% of DCTCP's busy fails the utilisation claim.
 func TestDXClaims(t *testing.T) {

@@ -27,7 +27,14 @@ type Ack struct {
 	Queue int64
 	// BaseRTT is the smallest RTT measured so far, in ns: DX's R.
 	BaseRTT int64
+	// Packets is how many data packets the ACK covers (a receiver that
+	// coalesces ACKs, 004 §V-A "LRO handling"); 0 counts as 1. Queue is
+	// then their mean, and the laws count the ACK as that many.
+	Packets uint64
 }
+
+// packets returns how many data packets a covers, at least 1.
+func (a Ack) packets() uint64 { return max(a.Packets, 1) }
 
 // Controller is a window-based congestion control.
 type Controller interface {
@@ -99,12 +106,13 @@ func (w *window) reduce(factor float64, next uint64) {
 	w.recover = next
 }
 
-// grow is slow start below ssthresh, else one packet per window.
-func (w *window) grow() {
+// grow is slow start below ssthresh, else one packet per window, for n
+// packets acknowledged (appropriate byte counting, RFC 3465, in packets).
+func (w *window) grow(n uint64) {
 	if w.cwnd < w.ssthresh {
-		w.cwnd++
+		w.cwnd += float64(n)
 	} else {
-		w.cwnd += 1 / w.cwnd
+		w.cwnd += float64(n) / w.cwnd
 	}
 }
 
@@ -126,7 +134,7 @@ func (e *ECNStar) OnAck(a Ack) {
 		e.reduce(0.5, a.Next)
 		e.marks++
 	default:
-		e.grow()
+		e.grow(a.packets())
 	}
 }
 
@@ -144,11 +152,13 @@ func NewDCTCP() *DCTCP { return &DCTCP{window: newWindow(), alpha: 1} }
 // Alpha returns α.
 func (d *DCTCP) Alpha() float64 { return d.alpha }
 
-// OnAck updates α once per window of ACKs and the window.
+// OnAck updates α once per window of ACKs and the window. α's fraction
+// counts packets: an ACK covering n of them counts n times.
 func (d *DCTCP) OnAck(a Ack) {
-	d.winAcks++
+	n := a.packets()
+	d.winAcks += n
 	if a.CE {
-		d.winCE++
+		d.winCE += n
 	}
 	if a.Seq >= d.winEnd {
 		f := float64(d.winCE) / float64(d.winAcks)
@@ -165,7 +175,7 @@ func (d *DCTCP) OnAck(a Ack) {
 		d.reduce(1-d.alpha/2, a.Next)
 		d.marks++
 	default:
-		d.grow()
+		d.grow(n)
 	}
 }
 
@@ -211,13 +221,15 @@ func (d *DX) LastQ() int64 { return d.lastQ }
 // Rounds returns how many rounds have ended.
 func (d *DX) Rounds() uint64 { return d.rounds }
 
-// OnAck adds the ACK's queueing delay to the round and ends the round on
-// the ACK of its last packet.
+// OnAck adds the ACK's queueing delay to the round, once for every packet
+// it covers (§V-A: an ACK covering several packets carries their mean),
+// and ends the round on the ACK of its last packet.
 func (d *DX) OnAck(a Ack) {
-	d.qSum += a.Queue
-	d.qN++
+	n := a.packets()
+	d.qSum += a.Queue * int64(n)
+	d.qN += int64(n)
 	if d.slow && d.idle(a.Queue) {
-		d.cwnd++ // slow start: one packet per ACK while no queue shows
+		d.cwnd += float64(n) // slow start: one packet per packet acknowledged while no queue shows
 	}
 	if a.Seq < d.roundEnd {
 		return

@@ -165,6 +165,52 @@ func TestECNStar(t *testing.T) {
 	}
 }
 
+// An ACK covering n packets (a coalescing receiver, 004 §V-A) counts as
+// n ACKs of the same feedback: the same α, the same Q, the same growth.
+func TestCoalescedAcks(t *testing.T) {
+	// DCTCP: one observation window of 10 packets, 3 of them marked.
+	// α's fraction is F = 3/10 whether the marks come in 10 ACKs or 2.
+	per, co := NewDCTCP(), NewDCTCP()
+	per.winEnd, co.winEnd = 9, 9
+	for s := uint64(0); s < 10; s++ {
+		per.OnAck(Ack{Seq: s, Next: 10, CE: s >= 7})
+	}
+	co.OnAck(Ack{Seq: 6, Next: 10, Packets: 7})
+	co.OnAck(Ack{Seq: 9, Next: 10, CE: true, Packets: 3})
+	alpha := (1-DCTCPGain)*1 + DCTCPGain*0.3
+	if math.Abs(per.Alpha()-alpha) > 1e-12 || math.Abs(co.Alpha()-alpha) > 1e-12 {
+		t.Errorf("α: per-packet ACKs %g, coalesced %g; want %g (F = 3/10)", per.Alpha(), co.Alpha(), alpha)
+	}
+
+	// Slow start grows by the packets acknowledged, not the ACKs.
+	e := NewECNStar()
+	e.OnAck(Ack{Seq: 3, Next: 10, Packets: 4})
+	if e.Window() != InitWindow+4 {
+		t.Errorf("ECN* after an ACK of 4 packets in slow start: %g, want %g", e.Window(), InitWindow+4)
+	}
+	e.ssthresh = 0
+	e.OnAck(Ack{Seq: 5, Next: 10, Packets: 2})
+	if want := (InitWindow + 4) + 2/(InitWindow+4); math.Abs(e.Window()-want) > 1e-12 {
+		t.Errorf("ECN* in congestion avoidance after 2 packets: %g, want %g", e.Window(), want)
+	}
+
+	// DX: Q is the mean over packets. 3 packets at 12 µs and 1 at 60 µs
+	// give Q = 24 µs, not the ACKs' mean of 36 µs; then the cut of
+	// TestDXOneCut: 30·(1 − 24·29/(240·30)) = 27.1.
+	dx := NewDX(1000)
+	dx.slow, dx.cwnd, dx.roundEnd = false, 30, 3
+	dx.OnAck(Ack{Seq: 2, Next: 30, Queue: 12_000, BaseRTT: 240_000, Packets: 3})
+	dx.OnAck(Ack{Seq: 3, Next: 30, Queue: 60_000, BaseRTT: 240_000})
+	if dx.LastQ() != 24_000 || math.Abs(dx.Window()-27.1) > 1e-9 {
+		t.Errorf("DX: Q = %d, window %.6f; want 24000, 27.1", dx.LastQ(), dx.Window())
+	}
+	slow := NewDX(1000)
+	slow.OnAck(Ack{Seq: 4, Next: 10, Packets: 5})
+	if slow.Window() != InitWindow+5 {
+		t.Errorf("DX slow start after an ACK of 5 packets: %g, want %g", slow.Window(), InitWindow+5)
+	}
+}
+
 func TestNew(t *testing.T) {
 	for _, k := range []Kind{KindECNStar, KindDCTCP, KindDX} {
 		c, err := New(k, 5000)

@@ -3,8 +3,10 @@
 // controls (package transport) through a real switch.
 //
 // A Sender sends numbered, fixed-size datagrams of one flow; a Receiver
-// serves any number of flows on one socket and acknowledges every data
-// packet it reads:
+// serves any number of flows on one socket and acknowledges the data
+// packets it reads, coalescing the in-order packets of a flow that one
+// read returns into one ACK (at most ackEvery of them), as a receiver with
+// LRO does (004 §V-A):
 //
 //   - Sequence numbers count packets. An ACK is cumulative (the next
 //     sequence the receiver expects) and names the packet that caused it.
@@ -14,15 +16,18 @@
 //     retransmission timeout, which it does not (a timeout is not
 //     congestion, 004 §IV-B).
 //   - Data leave with ECT(0) (IP_TOS). The receiver reads each packet's
-//     ECN field (IP_RECVTOS) and echoes CE in that packet's ACK: DCTCP's
-//     receiver rule with one ACK per packet (Alizadeh et al. §3.1).
+//     ECN field (IP_RECVTOS) and echoes CE in the ACK that covers it; a
+//     change of the CE state starts a new ACK, DCTCP's receiver rule with
+//     delayed ACKs (Alizadeh et al. §3.1), so the sender learns exactly
+//     which packets were marked.
 //   - DX's stamps (004 §III, §V) ride in the UDP payload in
 //     timestamp.Option's 14 bytes. A data packet carries t1, its send
 //     time: the sender's clock just before the sendmmsg that sends it
 //     (there is no TX stamp earlier than that in software). t2 is the
 //     kernel's receive stamp (SO_TIMESTAMPNS, taken when the receiving
 //     host's stack first sees the packet), or the time of the read when
-//     the kernel gives none. The ACK carries t2 − t1 and t3 − t2, t3 its
+//     the kernel gives none. The ACK carries the mean t2 − t1 of the
+//     packets it covers, their count, and t3 − t2 of the newest, t3 its
 //     send time; the sender takes t4 from the kernel's receive stamp of
 //     the ACK the same way, so RTT = (t4 − t1) − (t3 − t2) and the
 //     queueing delay is OWD − OWD_base through timestamp.Delay. The hosts

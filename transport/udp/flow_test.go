@@ -2,6 +2,7 @@ package udp
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -23,7 +24,10 @@ func run(t *testing.T, cfg Config, filter func(k int, d *datagram) bool) (*Sende
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := NewReceiver(b)
+	r, err := NewReceiver(b, 0) // coalescing, as the experiments run it
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -137,9 +141,105 @@ func TestCEIsEchoedPerPacket(t *testing.T) {
 	}
 }
 
+// One read's data, acknowledged with ackEvery 4: in-order runs of a flow
+// share an ACK carrying their mean one-way delay and count; a change of
+// CE, a packet out of order and a duplicate each start an ACK of their own.
+func TestAckCoalescing(t *testing.T) {
+	a, b := newPipe(ECT0, NotECT)
+	type data struct {
+		flow uint32
+		seq  uint64
+		ce   bool
+		owd  int64 // t2 − t1, ns
+	}
+	in := []data{
+		{1, 0, false, 1000}, {1, 1, false, 2000}, {2, 0, false, 7000}, {1, 2, false, 6000},
+		{1, 3, true, 500}, {1, 4, true, 700},
+		{1, 5, false, 100}, {1, 6, false, 200}, {2, 1, false, 9000}, {1, 7, false, 300}, {1, 8, false, 400},
+		{1, 9, false, 50},
+		{1, 12, false, 10}, // out of order: 10 and 11 are missing
+		{1, 3, false, 20},  // a duplicate
+	}
+	t1 := int64(5_000_000_000) // wraps 32 bits
+	for _, d := range in {
+		p := make([]byte, HeaderLen)
+		(&Header{Type: TypeData, Flow: d.flow, Seq: d.seq, DX: timestamp.Option{Stamp: uint32(t1)}}).Put(p)
+		a.filter = func(g *datagram) bool {
+			g.rx.Stamp = t1 + d.owd
+			if d.ce {
+				g.rx.TOS |= CE
+			}
+			return true
+		}
+		a.WriteBatch(msgs(p), 0)
+	}
+	r, err := NewReceiver(b, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- r.Run(ctx) }() // one read takes all of them
+	type ackWant struct {
+		flow     uint32
+		seq, cum uint64
+		ce       bool
+		count    uint16
+		owd      uint32
+	}
+	want := []ackWant{
+		{1, 2, 3, false, 3, 3000}, // 0–2, around flow 2's packet
+		{2, 1, 2, false, 2, 8000}, // flow 2's 0–1, around flow 1's
+		{1, 4, 5, true, 2, 600},   // CE starts an ACK
+		{1, 8, 9, false, 4, 250},  // CE ends; 5–8 fill ackEvery
+		{1, 9, 10, false, 1, 50},  // 9 starts the next
+		{1, 12, 10, false, 1, 10}, // out of order
+		{1, 3, 10, false, 1, 20},  // duplicate
+	}
+	var got []ackWant
+	for len(got) < len(want) {
+		select {
+		case d := <-a.in:
+			h, err := Parse(d.b)
+			if err != nil || h.Type != TypeAck {
+				t.Fatalf("the receiver sent %v (%v), want an ACK", h, err)
+			}
+			got = append(got, ackWant{h.Flow, h.Seq, h.Cum, h.Flags&FlagCE != 0, h.DX.Count, h.DX.Stamp})
+		case <-time.After(10 * time.Second):
+			t.Fatalf("ACKs %+v; want %+v", got, want)
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	slices.SortStableFunc(got, func(x, y ackWant) int { return int(x.flow) - int(y.flow) })
+	slices.SortStableFunc(want, func(x, y ackWant) int { return int(x.flow) - int(y.flow) })
+	if !slices.Equal(got, want) || len(a.in) != 0 {
+		t.Errorf("ACKs (by flow)\n%+v\nwant\n%+v (and %d more)", got, want, len(a.in))
+	}
+	for _, f := range r.Flows() {
+		if w := map[uint32]uint64{1: 6, 2: 1}[f.Flow]; f.Acks != w {
+			t.Errorf("flow %d: %d ACKs counted, want %d", f.Flow, f.Acks, w)
+		}
+	}
+}
+
+func TestNewReceiverRejectsAckEvery(t *testing.T) {
+	a, _ := newPipe(NotECT, NotECT)
+	for _, n := range []int{-1, maxAckEvery + 1} {
+		if _, err := NewReceiver(a, n); err == nil {
+			t.Errorf("ack every %d: no error", n)
+		}
+	}
+}
+
 func TestMalformedCounted(t *testing.T) {
 	a, b := newPipe(ECT0, NotECT)
-	r := NewReceiver(b)
+	r, err := NewReceiver(b, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() { done <- r.Run(ctx) }()

@@ -3,6 +3,7 @@ package udp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"sync"
@@ -16,6 +17,12 @@ import (
 // batch is how many datagrams one recvmmsg or sendmmsg moves at most.
 const batch = 64
 
+// Limits of a receiver's ACK coalescing (NewReceiver's ackEvery).
+const (
+	DefaultAckEvery = 16
+	maxAckEvery     = 1024
+)
+
 // FlowStats are what a receiver counted of one flow.
 type FlowStats struct {
 	Flow       uint32
@@ -24,6 +31,7 @@ type FlowStats struct {
 	CE         uint64 // data packets that arrived with CE (delivered or not)
 	NotECT     uint64 // data packets that arrived without ECN capability
 	Unstamped  uint64 // data packets the kernel gave no receive stamp (t2 is the read's time)
+	Acks       uint64 // ACKs sent
 	Duplicates uint64 // data packets below the expected sequence
 	OutOfOrder uint64 // data packets above it, dropped (go-back-N)
 	First      int64  // t2 of the first packet delivered, ns
@@ -31,8 +39,19 @@ type FlowStats struct {
 }
 
 // Receiver acknowledges the data of any number of flows on one socket.
+//
+// It coalesces ACKs as a receiver with LRO does (004 §V-A): the in-order
+// data packets of one flow that one read returns share an ACK, up to
+// ackEvery of them, and the ACK carries their mean one-way delay with
+// their count. An ACK never waits for a later read, so a flow that
+// arrives one packet per read is acknowledged per packet. A packet whose
+// CE mark differs from the previous one's starts a new ACK (DCTCP's
+// receiver, Alizadeh et al. §3.1: the sender sees exactly which packets
+// were marked), and a packet out of order or duplicate has an ACK of its
+// own (the sender counts duplicate ACKs).
 type Receiver struct {
-	conn Conn
+	conn     Conn
+	ackEvery int
 
 	mu        sync.Mutex
 	flows     map[uint32]*FlowStats
@@ -41,9 +60,16 @@ type Receiver struct {
 }
 
 // NewReceiver returns a receiver reading conn, which should come from
-// Prepare with tos NotECT.
-func NewReceiver(conn Conn) *Receiver {
-	return &Receiver{conn: conn, flows: map[uint32]*FlowStats{}, expected: map[uint32]uint64{}}
+// Prepare with tos NotECT. One ACK covers at most ackEvery data packets:
+// 1 acknowledges every packet, 0 means DefaultAckEvery.
+func NewReceiver(conn Conn, ackEvery int) (*Receiver, error) {
+	if ackEvery == 0 {
+		ackEvery = DefaultAckEvery
+	}
+	if ackEvery < 1 || ackEvery > maxAckEvery {
+		return nil, fmt.Errorf("udp transport: ack every %d packets: want 1..%d", ackEvery, maxAckEvery)
+	}
+	return &Receiver{conn: conn, ackEvery: ackEvery, flows: map[uint32]*FlowStats{}, expected: map[uint32]uint64{}}, nil
 }
 
 // Flows returns every flow's counts so far, by flow number.
@@ -68,8 +94,18 @@ func (r *Receiver) Malformed() uint64 {
 
 // ack is one ACK waiting for the batch's send time t3.
 type ack struct {
-	h  Header
-	t2 int64
+	h   Header
+	t2  int64             // of the newest packet covered
+	owd timestamp.OWDMean // t2 − t1 of every packet covered
+	f   *FlowStats
+}
+
+// extends reports whether a, the ACK of one in-order data packet, may join
+// p, the flow's latest ACK in the batch: p acknowledges in-order data
+// ending right before a's packet, with the same CE echo, and has room.
+func (a *ack) extends(p *ack, ackEvery int) bool {
+	return p.h.Flow == a.h.Flow && p.h.Seq+1 == p.h.Cum && p.h.Cum == a.h.Seq &&
+		p.h.Flags == a.h.Flags && p.owd.Count() < ackEvery
 }
 
 // Run acknowledges data until ctx ends; it returns nil then, or the
@@ -114,7 +150,11 @@ func (r *Receiver) Run(ctx context.Context) error {
 					acks = acks[:0]
 					r.mu.Lock()
 				}
-				if a, ok := r.data(d, rx, read); ok {
+				a, inOrder, ok := r.data(d, rx, read)
+				switch {
+				case !ok:
+				case inOrder && r.join(acks, &a):
+				default:
 					wms[len(acks)].Addr = m.Addr
 					acks = append(acks, a)
 				}
@@ -132,17 +172,40 @@ func (r *Receiver) Run(ctx context.Context) error {
 	return nil
 }
 
+// join adds a, the ACK of one in-order data packet, to its flow's latest
+// ACK in acks when a extends it, and reports whether it did.
+func (r *Receiver) join(acks []ack, a *ack) bool {
+	for i := len(acks) - 1; i >= 0; i-- {
+		p := &acks[i]
+		if p.h.Flow != a.h.Flow {
+			continue
+		}
+		if !a.extends(p, r.ackEvery) {
+			return false
+		}
+		p.h.Seq, p.h.Cum, p.t2 = a.h.Seq, a.h.Cum, a.t2
+		p.owd.Add(a.owd.Mean()) // a covers one packet
+		return true
+	}
+	return false
+}
+
 // send sends the ACKs, stamped with their send time t3.
 func (r *Receiver) send(wms []ipv4.Message, acks []ack) error {
 	if len(acks) == 0 {
 		return nil
 	}
 	t3 := now() // just before sendmmsg
+	r.mu.Lock()
 	for i := range acks {
 		a := &acks[i]
+		a.h.DX.Stamp = a.owd.Mean()
+		a.h.DX.Count = uint16(a.owd.Count())
 		a.h.DX.Hold = uint32(t3 - a.t2)
 		a.h.Put(wms[i].Buffers[0])
+		a.f.Acks++
 	}
+	r.mu.Unlock()
 	for sent := 0; sent < len(acks); {
 		k, err := r.conn.WriteBatch(wms[sent:len(acks)], 0)
 		if err != nil {
@@ -153,13 +216,14 @@ func (r *Receiver) send(wms []ipv4.Message, acks []ack) error {
 	return nil
 }
 
-// data takes one received datagram and returns its ACK (without Hold),
-// or false if it is not data. The caller holds r.mu.
-func (r *Receiver) data(b []byte, rx RX, read int64) (ack, bool) {
+// data takes one received datagram and returns its ACK (its one-way
+// delay in DX.Stamp, without Hold) and whether the packet was the next in
+// order, or false if it is not data. The caller holds r.mu.
+func (r *Receiver) data(b []byte, rx RX, read int64) (a ack, inOrder, ok bool) {
 	h, err := Parse(b)
 	if err != nil || h.Type != TypeData {
 		r.malformed++
-		return ack{}, false
+		return ack{}, false, false
 	}
 	t2 := read
 	if rx.HasStamp {
@@ -181,8 +245,9 @@ func (r *Receiver) data(b []byte, rx RX, read int64) (ack, bool) {
 		f.Unstamped++
 	}
 	exp := r.expected[h.Flow]
+	inOrder = h.Seq == exp
 	switch {
-	case h.Seq == exp:
+	case inOrder:
 		exp++
 		r.expected[h.Flow] = exp
 		if f.Packets == 0 {
@@ -196,19 +261,16 @@ func (r *Receiver) data(b []byte, rx RX, read int64) (ack, bool) {
 	default:
 		f.OutOfOrder++
 	}
-	a := ack{t2: t2, h: Header{
+	a = ack{t2: t2, f: f, h: Header{
 		Type: TypeAck,
 		Flow: h.Flow,
 		Seq:  h.Seq,
 		Cum:  exp,
-		DX: timestamp.Option{
-			Stamp: uint32(t2) - h.DX.Stamp, // t2 − t1 mod 2³²
-			Count: 1,
-			Flags: timestamp.FlagACK,
-		},
+		DX:   timestamp.Option{Flags: timestamp.FlagACK},
 	}}
+	a.owd.Add(uint32(t2) - h.DX.Stamp) // t2 − t1 mod 2³²
 	if ce {
 		a.h.Flags |= FlagCE
 	}
-	return a, true
+	return a, inOrder, true
 }

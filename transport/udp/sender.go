@@ -51,9 +51,10 @@ type Config struct {
 	MinRTO time.Duration
 	// MaxWindow caps the packets in flight; default DefaultMaxWindow.
 	MaxWindow int
-	// OnSample, if set, sees every delay sample: the packet's sequence
-	// number, its queueing delay and the RTT, in ns.
-	OnSample func(seq uint64, queue, rtt int64)
+	// OnSample, if set, sees every delay sample: the newest packet the
+	// ACK covers, how many it covers (packets seq−n+1..seq, in order),
+	// their mean queueing delay and the newest packet's RTT, in ns.
+	OnSample func(seq uint64, n int, queue, rtt int64)
 	// LogEvery is the period of the per-flow log; default
 	// DefaultLogEvery, negative for none.
 	LogEvery time.Duration
@@ -102,7 +103,7 @@ type Sample struct {
 	Cwnd    float64 // packets
 	Queue   int64   // the last queueing delay measured, ns
 	RTT     int64   // the last RTT measured, (t4 − t1) − (t3 − t2), ns
-	Marks   uint64  // ACKs that echoed CE so far
+	Marks   uint64  // packets whose ACKs echoed CE so far
 	Acked   uint64  // packets acknowledged so far (cumulative)
 	Retrans uint64  // packets sent again so far
 }
@@ -113,7 +114,7 @@ type SenderStats struct {
 	Retrans    uint64 // of them, sent again
 	Acked      uint64 // packets acknowledged (cumulative)
 	Acks       uint64 // ACKs read
-	Marks      uint64 // ACKs that echoed CE
+	Marks      uint64 // data packets the ACKs echoed CE for
 	Timeouts   uint64 // retransmission timeouts
 	FastRetx   uint64 // go-back-N after three duplicate ACKs
 	Samples    uint64 // ACKs that gave a delay sample (not of a resent packet)
@@ -403,9 +404,10 @@ func (s *Sender) ack(b []byte, rx RX, read int64) {
 			lost = 1
 		}
 	}
+	n := max(uint64(h.DX.Count), 1) // data packets the ACK covers
 	ce := h.Flags&FlagCE != 0
 	if ce {
-		s.stats.Marks++
+		s.stats.Marks += n
 	}
 	i := h.Seq % uint64(len(s.ringSeq))
 	if s.ringSeq[i] == h.Seq && !s.ringRe[i] {
@@ -418,11 +420,11 @@ func (s *Sender) ack(b []byte, rx RX, read int64) {
 		s.rttSample(rtt)
 		s.stats.Samples++
 		if s.cfg.OnSample != nil {
-			s.cfg.OnSample(h.Seq, s.lastQ, rtt)
+			s.cfg.OnSample(h.Seq, int(n), s.lastQ, rtt)
 		}
 	}
 	base, _ := s.delay.MinRTT()
-	s.cc.OnAck(transport.Ack{Seq: h.Seq, Next: s.next, CE: ce, Lost: lost, Queue: s.lastQ, BaseRTT: base})
+	s.cc.OnAck(transport.Ack{Seq: h.Seq, Next: s.next, CE: ce, Lost: lost, Queue: s.lastQ, BaseRTT: base, Packets: n})
 }
 
 // rttSample updates srtt and rttvar (RFC 6298 §2).

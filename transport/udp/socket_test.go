@@ -42,7 +42,10 @@ func TestSockets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := NewReceiver(rconn)
+	r, err := NewReceiver(rconn, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	rctx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	var rerr error
