@@ -178,6 +178,12 @@ type Options struct {
 	// places nothing. node.Demo fills both from dataplane.Place and keeps
 	// the demo's own threads, which run the hosts' TCP, on HostCPUs.
 	WorkerCPUs, HostCPUs []int
+	// WorkerRX leaves the hosts' receive processing where their packets
+	// arrive, on the worker's CPU, instead of steering it to HostCPUs
+	// (RPS): for endpoints whose receive path is light (UDP, no TCP) while
+	// the hosts' own CPU is the bottleneck. The demo's threads still run
+	// on HostCPUs.
+	WorkerRX bool
 
 	// Sample, when positive, records each queue's goodput and its flows'
 	// smoothed RTT (TCP_INFO, what `ss -ti` prints) every Sample during the
@@ -453,10 +459,14 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 		}
 		say("queue %d: %d flows from %s (DSCP %d), to h5", q+1, c.Flows, strings.Join(hs, ", "), DSCP(q))
 	}
-	if len(o.WorkerCPUs) > 0 {
+	switch {
+	case len(o.WorkerCPUs) > 0 && o.WorkerRX:
+		say("CPUs: the switch worker and the hosts' receive processing on %s; the hosts' programs on %s",
+			dataplane.FormatCPUs(o.WorkerCPUs), dataplane.FormatCPUs(o.HostCPUs))
+	case len(o.WorkerCPUs) > 0:
 		say("CPUs: the switch worker on %s; the hosts' TCP and receive processing (RPS) on %s",
 			dataplane.FormatCPUs(o.WorkerCPUs), dataplane.FormatCPUs(o.HostCPUs))
-	} else {
+	default:
 		say("CPUs: not placed (no more CPUs than the one worker): the worker and the hosts share every CPU")
 	}
 
@@ -500,6 +510,9 @@ func Up(o Options) (*Bed, error) {
 
 func up(o Options) (*Bed, error) {
 	tbo := testbed.Options{Hosts: Hosts, ID: o.ID, Subnet: o.Subnet, StateDir: o.StateDir, Logger: o.Logger, HostCPUs: o.HostCPUs}
+	if o.WorkerRX {
+		tbo.HostCPUs = nil
+	}
 	if slices.Contains(testbed.CongestionControls(), o.CongestionControl) {
 		tbo.CongestionControl = o.CongestionControl // the hosts' default too, not only the demo's sockets'
 	}

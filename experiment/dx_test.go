@@ -3,6 +3,7 @@ package experiment
 import (
 	"bytes"
 	"context"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -38,6 +39,16 @@ func TestDXFlowsThroughSwitch(t *testing.T) {
 			t.Error(err)
 		}
 	}()
+	// WorkerRX: the hosts' receive processing is not steered (RPS).
+	for _, h := range bed.Hosts() {
+		out, err := exec.Command("ip", "netns", "exec", h.Netns, "cat", "/sys/class/net/"+h.HostIf+"/queues/rx-0/rps_cpus").Output()
+		if err != nil {
+			t.Fatalf("%s: rps_cpus: %v", h.Name, err)
+		}
+		if m := strings.Trim(strings.TrimSpace(string(out)), "0,"); m != "" {
+			t.Errorf("%s: rps_cpus %s, want 0: the hosts' receive processing stays on the worker's CPU", h.Name, strings.TrimSpace(string(out)))
+		}
+	}
 	for _, cc := range []transport.Kind{transport.KindDX, transport.KindDCTCP} {
 		// Paced at 100 Mbit/s each: light on the CPU the other packages'
 		// tests share.
