@@ -307,13 +307,20 @@ func (w *worker) receive(p *port, i int, now int64) (n int, full bool) {
 	if k == 0 {
 		return w.refuse(p, now), have > 0
 	}
-	batch := w.rx[i][have : have+k]
-	copy(batch, w.free[len(w.free)-k:])
-	w.free = w.free[:len(w.free)-k]
+	// Receive into the free list's tail itself and take out only what
+	// arrived: the holes the n received descriptors leave are filled from
+	// the list's end, so an idle port (most ports, most passes) moves no
+	// descriptor at all, and a busy one at most min(n, k−n).
+	l := len(w.free)
+	batch := w.free[l-k:]
 	n, err := p.dev.Receive(batch)
-	w.free = append(w.free, batch[n:]...)
-	p.health(w.s, "receive", &p.rxErr, err)
 	w.rx[i] = w.rx[i][:have+n]
+	copy(w.rx[i][have:], batch[:n])
+	m := min(n, k-n)
+	copy(w.free[l-k:l-k+m], w.free[l-m:])
+	w.free = w.free[:l-n]
+	p.health(w.s, "receive", &p.rxErr, err)
+	batch = w.rx[i][have:]
 	var bytes, workerStamped uint64
 	var touch byte
 	tapped := p.tap.Load() != nil // a call per packet costs more than the check
