@@ -15,7 +15,7 @@ import (
 
 // run sends cfg's flow through a pipe whose data direction passes through
 // filter, and returns the sender and the receiver's view of the flow.
-func run(t *testing.T, cfg Config, filter func(k int, d *datagram) bool) (*Sender, FlowStats, *Receiver) {
+func run(t *testing.T, rc ReceiverConfig, cfg Config, filter func(k int, d *datagram) bool) (*Sender, FlowStats, *Receiver) {
 	t.Helper()
 	a, b := newPipe(ECT0, NotECT)
 	k := 0
@@ -24,7 +24,7 @@ func run(t *testing.T, cfg Config, filter func(k int, d *datagram) bool) (*Sende
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := NewReceiver(b, 0) // coalescing, as the experiments run it
+	r, err := NewReceiver(b, rc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,72 +72,90 @@ func account(t *testing.T, s *Sender, f FlowStats, dropped uint64, cfg Config) {
 	}
 }
 
+// receivers are the ACK policies the flow tests run under: an ACK per
+// read, and delayed ACKs.
+func receivers() map[string]ReceiverConfig {
+	return map[string]ReceiverConfig{"per-read": {}, "delayed": {AckDelay: 500 * time.Microsecond}}
+}
+
 func TestLossIsRetransmitted(t *testing.T) {
-	// A timeout far away: only duplicate ACKs can recover the loss.
-	cfg := Config{Flow: 3, CC: transport.KindECNStar, Packets: 400, MinRTO: time.Minute, LogEvery: -1}
-	dropped := uint64(0)
-	s, f, _ := run(t, cfg, func(k int, d *datagram) bool {
-		h, _ := Parse(d.b)
-		if h.Seq == 50 && dropped == 0 { // the first send of packet 50
-			dropped++
-			return false
-		}
-		return true
-	})
-	account(t, s, f, dropped, cfg)
-	st := s.Stats()
-	if dropped != 1 || st.FastRetx != 1 || st.Retrans == 0 {
-		t.Errorf("dropped %d; fast retransmits %d, resent %d; want 1, 1, > 0", dropped, st.FastRetx, st.Retrans)
-	}
-	// Three duplicate ACKs are a loss to ECN*: it halves once.
-	if _, loss := s.Controller().Reductions(); loss != 1 {
-		t.Errorf("ECN* counted %d loss reductions, want 1", loss)
+	for name, rc := range receivers() {
+		t.Run(name, func(t *testing.T) {
+			// A timeout far away: only duplicate ACKs can recover the loss.
+			cfg := Config{Flow: 3, CC: transport.KindECNStar, Packets: 400, MinRTO: time.Minute, LogEvery: -1}
+			dropped := uint64(0)
+			s, f, _ := run(t, rc, cfg, func(k int, d *datagram) bool {
+				h, _ := Parse(d.b)
+				if h.Seq == 50 && dropped == 0 { // the first send of packet 50
+					dropped++
+					return false
+				}
+				return true
+			})
+			account(t, s, f, dropped, cfg)
+			st := s.Stats()
+			if dropped != 1 || st.FastRetx != 1 || st.Retrans == 0 {
+				t.Errorf("dropped %d; fast retransmits %d, resent %d; want 1, 1, > 0", dropped, st.FastRetx, st.Retrans)
+			}
+			// Three duplicate ACKs are a loss to ECN*: it halves once.
+			if _, loss := s.Controller().Reductions(); loss != 1 {
+				t.Errorf("ECN* counted %d loss reductions, want 1", loss)
+			}
+		})
 	}
 }
 
 func TestTimeoutIsNotCongestion(t *testing.T) {
-	cfg := Config{Flow: 4, CC: transport.KindECNStar, Packets: 30, MinRTO: time.Millisecond, LogEvery: -1}
-	dropped := uint64(0)
-	s, f, _ := run(t, cfg, func(k int, d *datagram) bool {
-		h, _ := Parse(d.b)
-		if h.Seq == cfg.Packets-1 && dropped == 0 { // the last packet: no duplicate ACKs follow
-			dropped++
-			return false
-		}
-		return true
-	})
-	account(t, s, f, dropped, cfg)
-	st := s.Stats()
-	if st.Timeouts == 0 || st.FastRetx != 0 {
-		t.Errorf("timeouts %d, fast retransmits %d; want > 0, 0", st.Timeouts, st.FastRetx)
-	}
-	if c, loss := s.Controller().Reductions(); c != 0 || loss != 0 {
-		t.Errorf("a timeout reduced the window: %d congestion, %d loss reductions", c, loss)
+	for name, rc := range receivers() {
+		t.Run(name, func(t *testing.T) {
+			cfg := Config{Flow: 4, CC: transport.KindECNStar, Packets: 30, MinRTO: time.Millisecond, LogEvery: -1}
+			dropped := uint64(0)
+			s, f, _ := run(t, rc, cfg, func(k int, d *datagram) bool {
+				h, _ := Parse(d.b)
+				if h.Seq == cfg.Packets-1 && dropped == 0 { // the last packet: no duplicate ACKs follow
+					dropped++
+					return false
+				}
+				return true
+			})
+			account(t, s, f, dropped, cfg)
+			st := s.Stats()
+			if st.Timeouts == 0 || st.FastRetx != 0 {
+				t.Errorf("timeouts %d, fast retransmits %d; want > 0, 0", st.Timeouts, st.FastRetx)
+			}
+			if c, loss := s.Controller().Reductions(); c != 0 || loss != 0 {
+				t.Errorf("a timeout reduced the window: %d congestion, %d loss reductions", c, loss)
+			}
+		})
 	}
 }
 
 func TestCEIsEchoedPerPacket(t *testing.T) {
-	cfg := Config{Flow: 5, CC: transport.KindDCTCP, Packets: 300, LogEvery: -1}
-	marked := map[uint64]bool{}
-	s, f, _ := run(t, cfg, func(k int, d *datagram) bool {
-		if d.rx.ECN() != ECT0 {
-			t.Errorf("data datagram %d left with ECN %d, want ECT(0)", k, d.rx.ECN())
-		}
-		if k%7 == 0 {
-			d.rx.TOS |= CE
-			h, _ := Parse(d.b)
-			marked[h.Seq] = true
-		}
-		return true
-	})
-	account(t, s, f, 0, cfg)
-	st := s.Stats()
-	want := uint64(len(marked))
-	if f.CE != want || st.Marks != want {
-		t.Errorf("marked %d; receiver counted %d CE, sender %d echoes", want, f.CE, st.Marks)
-	}
-	if c, _ := s.Controller().Reductions(); c == 0 {
-		t.Error("DCTCP never reduced its window for the echoed marks")
+	for name, rc := range receivers() {
+		t.Run(name, func(t *testing.T) {
+			cfg := Config{Flow: 5, CC: transport.KindDCTCP, Packets: 300, LogEvery: -1}
+			marked := map[uint64]bool{}
+			s, f, _ := run(t, rc, cfg, func(k int, d *datagram) bool {
+				if d.rx.ECN() != ECT0 {
+					t.Errorf("data datagram %d left with ECN %d, want ECT(0)", k, d.rx.ECN())
+				}
+				if k%7 == 0 {
+					d.rx.TOS |= CE
+					h, _ := Parse(d.b)
+					marked[h.Seq] = true
+				}
+				return true
+			})
+			account(t, s, f, 0, cfg)
+			st := s.Stats()
+			want := uint64(len(marked))
+			if f.CE != want || st.Marks != want {
+				t.Errorf("marked %d; receiver counted %d CE, sender %d echoes", want, f.CE, st.Marks)
+			}
+			if c, _ := s.Controller().Reductions(); c == 0 {
+				t.Error("DCTCP never reduced its window for the echoed marks")
+			}
+		})
 	}
 }
 
@@ -173,7 +191,7 @@ func TestAckCoalescing(t *testing.T) {
 		}
 		a.WriteBatch(msgs(p), 0)
 	}
-	r, err := NewReceiver(b, 4)
+	r, err := NewReceiver(b, ReceiverConfig{AckEvery: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,10 +243,112 @@ func TestAckCoalescing(t *testing.T) {
 	}
 }
 
+// Delayed ACKs: the ACK of one packet waits for the flow's next packet
+// and covers both; an ACK whose wait ends leaves with the wait in its
+// Hold (t3 − t2), which the sender takes out of the RTT.
+func TestDelayedAck(t *testing.T) {
+	a, b := newPipe(ECT0, NotECT)
+	const delay = 200 * time.Millisecond
+	r, err := NewReceiver(b, ReceiverConfig{AckDelay: delay})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- r.Run(ctx) }()
+	send := func(seq uint64) {
+		p := make([]byte, HeaderLen)
+		(&Header{Type: TypeData, Flow: 1, Seq: seq}).Put(p)
+		a.WriteBatch(msgs(p), 0)
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Microsecond) {
+			if fs := r.Flows(); len(fs) == 1 && fs[0].Packets == seq+1 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the receiver did not take packet %d", seq)
+			}
+		}
+	}
+	next := func() Header {
+		select {
+		case d := <-a.in:
+			h, err := Parse(d.b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return h
+		case <-time.After(10 * time.Second):
+			t.Fatal("no ACK")
+		}
+		return Header{}
+	}
+	send(0) // its ACK waits…
+	send(1) // …for this one, well within the delay
+	if h := next(); h.Seq != 1 || h.Cum != 2 || h.DX.Count != 2 {
+		t.Errorf("ACK seq %d cum %d count %d; want one ACK of packets 0–1: 1, 2, 2", h.Seq, h.Cum, h.DX.Count)
+	}
+	send(2) // no packet follows: its ACK leaves when the delay ends
+	if h := next(); h.Seq != 2 || h.DX.Count != 1 || time.Duration(h.DX.Hold) < delay {
+		t.Errorf("ACK seq %d count %d hold %v; want 2, 1, ≥ %v", h.Seq, h.DX.Count, time.Duration(h.DX.Hold), delay)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// flush keeps back only ACKs of one in-order unmarked packet whose delay
+// runs and that are their flow's latest.
+func TestFlushKeepsWaitingAcks(t *testing.T) {
+	a, b := newPipe(NotECT, NotECT)
+	r, err := NewReceiver(b, ReceiverConfig{AckDelay: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := func(flow uint32, seq, cum uint64, ce bool, due int64) ack {
+		k := ack{h: Header{Type: TypeAck, Flow: flow, Seq: seq, Cum: cum}, due: due, f: &FlowStats{}, addr: a.addr}
+		if ce {
+			k.h.Flags = FlagCE
+		}
+		k.owd.Add(0)
+		return k
+	}
+	two := one(5, 9, 10, false, 100)
+	two.owd.Add(0)
+	acks := []ack{
+		one(1, 3, 4, false, 100), // waits
+		one(2, 3, 4, false, 50),  // its delay has ended
+		one(3, 3, 4, true, 100),  // marked
+		one(4, 7, 4, false, 100), // out of order
+		two,                      // covers two
+		one(6, 3, 4, false, 100), // not its flow's latest…
+		one(6, 5, 4, false, 100), // …behind it, a duplicate ACK
+	}
+	wms := make([]ipv4.Message, batch)
+	for i := range wms {
+		wms[i].Buffers = [][]byte{make([]byte, HeaderLen)}
+	}
+	kept, err := r.flush(wms, acks, make([]ack, 0, batch), 60)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kept) != 1 || kept[0].h.Flow != 1 {
+		t.Fatalf("kept %d ACKs (%+v), want flow 1's", len(kept), kept)
+	}
+	var sent []uint32
+	for len(a.in) > 0 {
+		h, _ := Parse((<-a.in).b)
+		sent = append(sent, h.Flow)
+	}
+	if !slices.Equal(sent, []uint32{2, 3, 4, 5, 6, 6}) {
+		t.Errorf("sent ACKs of flows %v, want 2, 3, 4, 5, 6, 6", sent)
+	}
+}
+
 func TestNewReceiverRejectsAckEvery(t *testing.T) {
 	a, _ := newPipe(NotECT, NotECT)
 	for _, n := range []int{-1, maxAckEvery + 1} {
-		if _, err := NewReceiver(a, n); err == nil {
+		if _, err := NewReceiver(a, ReceiverConfig{AckEvery: n}); err == nil {
 			t.Errorf("ack every %d: no error", n)
 		}
 	}
@@ -236,7 +356,7 @@ func TestNewReceiverRejectsAckEvery(t *testing.T) {
 
 func TestMalformedCounted(t *testing.T) {
 	a, b := newPipe(ECT0, NotECT)
-	r, err := NewReceiver(b, 1)
+	r, err := NewReceiver(b, ReceiverConfig{AckEvery: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"net"
 	"os"
 	"slices"
 	"sync"
@@ -17,11 +19,26 @@ import (
 // batch is how many datagrams one recvmmsg or sendmmsg moves at most.
 const batch = 64
 
-// Limits of a receiver's ACK coalescing (NewReceiver's ackEvery).
+// Limits of a receiver's ACK coalescing (ReceiverConfig).
 const (
 	DefaultAckEvery = 16
 	maxAckEvery     = 1024
+	maxAckDelay     = time.Second
 )
+
+// ReceiverConfig says how a Receiver coalesces ACKs.
+type ReceiverConfig struct {
+	// AckEvery is the most data packets one ACK covers: 1 acknowledges
+	// every packet; default DefaultAckEvery.
+	AckEvery int
+	// AckDelay is how long an ACK that covers a single in-order, unmarked
+	// packet may wait for the flow's next packet, so that one ACK covers
+	// both (delayed ACKs, RFC 1122 §4.2.3.2: at least every second
+	// segment); 0, the default, sends every ACK at the end of its read.
+	// It delays the window's growth by up to AckDelay where a flow's next
+	// packet waits for this ACK; DX's RTT excludes it (t3 − t2).
+	AckDelay time.Duration
+}
 
 // FlowStats are what a receiver counted of one flow.
 type FlowStats struct {
@@ -43,8 +60,9 @@ type FlowStats struct {
 // It coalesces ACKs as a receiver with LRO does (004 §V-A): the in-order
 // data packets of one flow that one read returns share an ACK, up to
 // ackEvery of them, and the ACK carries their mean one-way delay with
-// their count. An ACK never waits for a later read, so a flow that
-// arrives one packet per read is acknowledged per packet. A packet whose
+// their count. Without ReceiverConfig.AckDelay an ACK never waits for a
+// later read, so a flow that arrives one packet per read is acknowledged
+// per packet. A packet whose
 // CE mark differs from the previous one's starts a new ACK (DCTCP's
 // receiver, Alizadeh et al. §3.1: the sender sees exactly which packets
 // were marked), and a packet out of order or duplicate has an ACK of its
@@ -52,6 +70,7 @@ type FlowStats struct {
 type Receiver struct {
 	conn     Conn
 	ackEvery int
+	ackDelay int64 // ns
 
 	mu        sync.Mutex
 	flows     map[uint32]*FlowStats
@@ -60,16 +79,21 @@ type Receiver struct {
 }
 
 // NewReceiver returns a receiver reading conn, which should come from
-// Prepare with tos NotECT. One ACK covers at most ackEvery data packets:
-// 1 acknowledges every packet, 0 means DefaultAckEvery.
-func NewReceiver(conn Conn, ackEvery int) (*Receiver, error) {
-	if ackEvery == 0 {
-		ackEvery = DefaultAckEvery
+// Prepare with tos NotECT, coalescing ACKs as cfg says.
+func NewReceiver(conn Conn, cfg ReceiverConfig) (*Receiver, error) {
+	if cfg.AckEvery == 0 {
+		cfg.AckEvery = DefaultAckEvery
 	}
-	if ackEvery < 1 || ackEvery > maxAckEvery {
-		return nil, fmt.Errorf("udp transport: ack every %d packets: want 1..%d", ackEvery, maxAckEvery)
+	if cfg.AckEvery < 1 || cfg.AckEvery > maxAckEvery {
+		return nil, fmt.Errorf("udp transport: ack every %d packets: want 1..%d", cfg.AckEvery, maxAckEvery)
 	}
-	return &Receiver{conn: conn, ackEvery: ackEvery, flows: map[uint32]*FlowStats{}, expected: map[uint32]uint64{}}, nil
+	if cfg.AckDelay < 0 || cfg.AckDelay > maxAckDelay {
+		return nil, fmt.Errorf("udp transport: ack delay %v: want 0..%v", cfg.AckDelay, maxAckDelay)
+	}
+	return &Receiver{
+		conn: conn, ackEvery: cfg.AckEvery, ackDelay: int64(cfg.AckDelay),
+		flows: map[uint32]*FlowStats{}, expected: map[uint32]uint64{},
+	}, nil
 }
 
 // Flows returns every flow's counts so far, by flow number.
@@ -94,10 +118,18 @@ func (r *Receiver) Malformed() uint64 {
 
 // ack is one ACK waiting for the batch's send time t3.
 type ack struct {
-	h   Header
-	t2  int64             // of the newest packet covered
-	owd timestamp.OWDMean // t2 − t1 of every packet covered
-	f   *FlowStats
+	h    Header
+	t2   int64             // of the newest packet covered
+	owd  timestamp.OWDMean // t2 − t1 of every packet covered
+	f    *FlowStats
+	addr net.Addr
+	due  int64 // it may wait for the flow's next packet until then (AckDelay)
+}
+
+// waits reports whether a may wait past t for the flow's next packet: it
+// covers one in-order unmarked packet and its delay has not passed.
+func (a *ack) waits(t int64) bool {
+	return a.due > t && a.owd.Count() == 1 && a.h.Seq+1 == a.h.Cum && a.h.Flags&FlagCE == 0
 }
 
 // extends reports whether a, the ACK of one in-order data packet, may join
@@ -121,20 +153,27 @@ func (r *Receiver) Run(ctx context.Context) error {
 	for i := range wms {
 		wms[i].Buffers = [][]byte{wbuf[i*HeaderLen : (i+1)*HeaderLen]}
 	}
-	acks := make([]ack, 0, batch)
+	acks := make([]ack, 0, batch) // the read's, after those still waiting
+	out := make([]ack, 0, batch)
 	for ctx.Err() == nil {
-		if err := r.conn.SetReadDeadline(time.Now().Add(20 * time.Millisecond)); err != nil {
+		wake := now() + int64(20*time.Millisecond)
+		for i := range acks {
+			wake = min(wake, acks[i].due)
+		}
+		if err := r.conn.SetReadDeadline(time.Unix(0, wake)); err != nil {
 			return err
 		}
 		n, err := r.conn.ReadBatch(rms, 0)
 		if errors.Is(err, os.ErrDeadlineExceeded) {
+			if acks, err = r.flush(wms, acks, out, now()); err != nil {
+				return err
+			}
 			continue
 		}
 		if err != nil {
 			return err
 		}
 		read := now()
-		acks = acks[:0]
 		r.mu.Lock()
 		for i := range rms[:n] {
 			m := &rms[i]
@@ -155,7 +194,10 @@ func (r *Receiver) Run(ctx context.Context) error {
 				case !ok:
 				case inOrder && r.join(acks, &a):
 				default:
-					wms[len(acks)].Addr = m.Addr
+					a.addr = m.Addr
+					if r.ackDelay > 0 {
+						a.due = read + r.ackDelay
+					}
 					acks = append(acks, a)
 				}
 			})
@@ -165,11 +207,41 @@ func (r *Receiver) Run(ctx context.Context) error {
 			}
 		}
 		r.mu.Unlock()
-		if err := r.send(wms, acks); err != nil {
+		if acks, err = r.flush(wms, acks, out, read); err != nil {
 			return err
 		}
 	}
-	return nil
+	_, err := r.flush(wms, acks, out, math.MaxInt64)
+	return err
+}
+
+// flush sends the ACKs in acks that may not wait past t, through out, and
+// returns those that wait, in order, at the front of acks. An ACK waits
+// only while it is its flow's latest: one sent behind it would carry a
+// newer cumulative ACK.
+func (r *Receiver) flush(wms []ipv4.Message, acks, out []ack, t int64) ([]ack, error) {
+	keep := 0
+	out = out[:0]
+	for i := range acks {
+		a := &acks[i]
+		if a.waits(t) && latest(acks, i) {
+			acks[keep] = *a
+			keep++
+			continue
+		}
+		out = append(out, *a)
+	}
+	return acks[:keep], r.send(wms, out)
+}
+
+// latest reports whether acks[i] is its flow's last ACK in acks.
+func latest(acks []ack, i int) bool {
+	for j := i + 1; j < len(acks); j++ {
+		if acks[j].h.Flow == acks[i].h.Flow {
+			return false
+		}
+	}
+	return true
 }
 
 // join adds a, the ACK of one in-order data packet, to its flow's latest
@@ -203,6 +275,7 @@ func (r *Receiver) send(wms []ipv4.Message, acks []ack) error {
 		a.h.DX.Count = uint16(a.owd.Count())
 		a.h.DX.Hold = uint32(t3 - a.t2)
 		a.h.Put(wms[i].Buffers[0])
+		wms[i].Addr = a.addr
 		a.f.Acks++
 	}
 	r.mu.Unlock()

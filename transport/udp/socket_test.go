@@ -42,7 +42,7 @@ func TestSockets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := NewReceiver(rconn, 0)
+	r, err := NewReceiver(rconn, ReceiverConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
