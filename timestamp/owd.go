@@ -58,6 +58,18 @@ func (d *Delay) Observe(owd, rtt int64) int64 {
 	return max(owd-d.base, 0)
 }
 
+// Queue returns the queueing delay of a one-way delay against the current
+// OWD_base, never below zero, without taking it as a candidate base: for a
+// mean OWD over several packets (an ACK that covers them, 004 §V-A), which
+// is not the OWD of the packet whose RTT came with it. It returns 0 while
+// there is no base.
+func (d *Delay) Queue(owd int64) int64 {
+	if !d.ok {
+		return 0
+	}
+	return max(owd-d.base, 0)
+}
+
 // Base returns OWD_base and whether there is one yet.
 func (d *Delay) Base() (int64, bool) { return d.base, d.ok }
 

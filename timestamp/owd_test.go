@@ -113,6 +113,25 @@ func TestDelayNeverNegative(t *testing.T) {
 	}
 }
 
+// Queue measures against the base but never moves it, even with no RTT
+// to compare: a mean OWD over several packets is no base candidate.
+func TestDelayQueue(t *testing.T) {
+	var d Delay
+	if q := d.Queue(5000); q != 0 {
+		t.Fatalf("queueing %d before any base, want 0", q)
+	}
+	d.Observe(1000, 2000)
+	if q := d.Queue(1700); q != 700 {
+		t.Fatalf("queueing %d, want 700", q)
+	}
+	if q := d.Queue(900); q != 0 {
+		t.Fatalf("queueing %d below the base, want 0", q)
+	}
+	if b, _ := d.Base(); b != 1000 {
+		t.Fatalf("Queue moved the base to %d", b)
+	}
+}
+
 func TestCalibrate(t *testing.T) {
 	const gbit = 1_000_000_000 // 1500 B take 12 µs
 	for _, c := range []struct {

@@ -426,4 +426,30 @@ func TestDelaySamples(t *testing.T) {
 	if st := s.Stats(); st.Acked != 3 || st.Samples != 3 {
 		t.Errorf("acked %d, samples %d; want 3, 3", st.Acked, st.Samples)
 	}
+
+	// One ACK covers packets 3 and 4: 3 waited 30 µs, 4 none, and 4's
+	// path back was 1 µs faster, a new minimum RTT. The ACK's mean OWD
+	// is 15 µs over the base, the queueing it reports; the base stays.
+	t1 = []int64{1_036_000, 1_048_000}
+	queue = []int64{30_000, 0}
+	var mean timestamp.OWDMean
+	var t2 int64
+	for i := range t1 {
+		s.sent(1, t1[i])
+		t2 = t1[i] + prop + queue[i] + offset
+		mean.Add(uint32(t2) - uint32(t1[i]))
+	}
+	t4 := t2 - offset + hold + prop - 1000
+	h := Header{Type: TypeAck, Flow: 1, Seq: 4, Cum: 5, DX: timestamp.Option{
+		Stamp: mean.Mean(), Hold: uint32(hold), Count: 2, Flags: timestamp.FlagACK,
+	}}
+	b := make([]byte, HeaderLen)
+	h.Put(b)
+	s.ack(b, RX{Stamp: t4, HasStamp: true}, t4+1000)
+	if s.lastQ != 15_000 || s.lastRTT != 2*prop-1000 {
+		t.Errorf("packets 3–4: queue %d, RTT %d; want 15000, %d", s.lastQ, s.lastRTT, 2*prop-1000)
+	}
+	if base, _ := s.delay.MinRTT(); base != 2*prop {
+		t.Errorf("an ACK of two packets moved the base RTT to %d, want %d", base, 2*prop)
+	}
 }

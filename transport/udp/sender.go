@@ -415,7 +415,14 @@ func (s *Sender) ack(b []byte, rx RX, read int64) {
 		rtt := (t4 - t1) - int64(h.DX.Hold)
 		owd := timestamp.Unwrap(s.lastOWD, h.DX.Stamp)
 		s.lastOWD = owd
-		s.lastQ = s.delay.Observe(owd, rtt)
+		if n == 1 {
+			s.lastQ = s.delay.Observe(owd, rtt)
+		} else {
+			// The mean OWD of several packets and the newest one's RTT
+			// are not one sample's: a low RTT would take a mean with
+			// queueing in it for the base.
+			s.lastQ = s.delay.Queue(owd)
+		}
 		s.lastRTT = rtt
 		s.rttSample(rtt)
 		s.stats.Samples++
