@@ -52,7 +52,7 @@ func TestDXFlowsThroughSwitch(t *testing.T) {
 	for _, cc := range []transport.Kind{transport.KindDX, transport.KindDCTCP} {
 		// Paced at 100 Mbit/s each: light on the CPU the other packages'
 		// tests share.
-		r, err := runDXFlows(context.Background(), bed, cc, 2, 100e6, 300*time.Millisecond, 300*time.Millisecond)
+		r, err := runDXFlows(context.Background(), bed, cc, dxHeadrooms[0], 2, 100e6, 300*time.Millisecond, 300*time.Millisecond)
 		if err != nil {
 			t.Fatalf("%s: %v", cc, err)
 		}
@@ -127,18 +127,25 @@ func TestMeanSojourn(t *testing.T) {
 }
 
 // The claims follow the runs: a DX queue a tenth of DCTCP's holds every
-// delay claim; DX at 80% of DCTCP's busy fails the utilisation claim.
+// delay claim; DX at 80% of DCTCP's busy fails the utilisation claim. The
+// claims take DX at the smallest headroom whose run is comparable: with 2
+// flows the first headroom's run is not (90% busy, and a queue as long as
+// DCTCP's), the second's is.
 func TestDXClaims(t *testing.T) {
 	var runs []*dxRun
 	for _, rate := range dxRates {
 		for _, n := range dxFlows {
-			for _, cc := range []transport.Kind{transport.KindDX, transport.KindDCTCP} {
-				r := &dxRun{rate: rate, cc: cc, flows: n, busy: 0.99}
-				d := int64(10_000)
-				if cc == transport.KindDCTCP {
+			for i, k := range dxKinds() {
+				cc := k.cc
+				r := &dxRun{rate: rate, cc: cc, headroom: k.headroom, flows: n, busy: 0.99}
+				d := int64(10_000 * (i + 1))
+				switch {
+				case cc == transport.KindDCTCP:
 					d = 100_000
-				} else if n == 10 {
+				case n == 10:
 					r.busy = 0.8
+				case i == 0:
+					r.busy, d = 0.9, 100_000
 				}
 				for i := range 100 {
 					r.sojourn = append(r.sojourn, d+int64(i))
@@ -152,11 +159,13 @@ func TestDXClaims(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Claims) != 6*len(dxRates) {
-		t.Errorf("%d claims, want %d", len(rep.Claims), 6*len(dxRates))
+	if len(rep.Claims) != 7*len(dxRates) {
+		t.Errorf("%d claims, want %d", len(rep.Claims), 7*len(dxRates))
 	}
 	for _, c := range rep.Claims {
-		want := !strings.Contains(c.What, "utilisation, DX vs DCTCP, 10 flows")
+		// Fig. 15's: the larger headroom's queue (20 µs) is shorter than
+		// the smaller's (100 µs), which the claim must not call a hold.
+		want := !strings.Contains(c.What, "utilisation, DX vs DCTCP, 10 flows") && !strings.Contains(c.What, "headroom")
 		if c.Holds != want {
 			t.Errorf("%s: holds %v, want %v (ours %s)", c.What, c.Holds, want, c.Ours)
 		}
