@@ -214,7 +214,7 @@ func runDXFlows(ctx context.Context, bed *demo.Bed, cc transport.Kind, headroom 
 	if err != nil {
 		return nil, err
 	}
-	dst := netip.AddrPortFrom(rh.IPv4, uint16(rc.LocalAddr().(interface{ AddrPort() netip.AddrPort }).AddrPort().Port()))
+	dst := netip.AddrPortFrom(rh.IPv4, udpPort(rc))
 
 	var window atomic.Bool // sender samples count while set
 	samples := make([][]flowSample, n)
@@ -400,12 +400,14 @@ func sleep(ctx context.Context, d time.Duration) error {
 
 // sojournTap keeps the switch's queueing delay of every data packet of
 // transport/udp the bottleneck port sends while on is set, with the
-// packet's flow and sequence number; it runs on the worker, so it
-// neither allocates nor locks, and drops what does not fit.
+// packet's flow and sequence number, and of every UDP packet whose payload
+// starts with probe (as flow 0); it runs on the worker, so it neither
+// allocates nor locks, and drops what does not fit.
 type sojournTap struct {
 	on     atomic.Bool
 	n      atomic.Int64
 	missed atomic.Uint64
+	probe  []byte
 	recs   []tapRecord
 }
 
@@ -421,7 +423,7 @@ func (t *sojournTap) Record(ev *dataplane.Event) {
 		return
 	}
 	flow, seq, ok := udpData(ev.Frame)
-	if !ok {
+	if !ok && (t.probe == nil || !isProbe(ev.Frame, t.probe)) {
 		return
 	}
 	i := t.n.Add(1) - 1

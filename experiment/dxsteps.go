@@ -1,0 +1,433 @@
+package experiment
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"net/netip"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/ecnswitch/ecnswitch/demo"
+	"github.com/ecnswitch/ecnswitch/node"
+	"github.com/ecnswitch/ecnswitch/packet"
+	"github.com/ecnswitch/ecnswitch/timestamp"
+	"github.com/ecnswitch/ecnswitch/transport"
+	"github.com/ecnswitch/ecnswitch/transport/udp"
+)
+
+// dxStepsExperiment is 004 §VI-A's check of the queueing delay DX
+// measures (Fig. 12): one sender saturates the bottleneck port at exactly
+// its rate C, and another host injects one MTU packet into the same port
+// at fixed intervals. Each injected packet stays in the standing queue,
+// so the queueing delay steps up by one transmission time per injection,
+// in DX's measurement as in the switch's.
+func dxStepsExperiment() Experiment {
+	return Experiment{
+		Name:    "dx-steps",
+		Paper:   "DX's queueing delay against the switch's, one injected MTU packet at a time (004 §VI-A, Fig. 12)",
+		Summary: "one flow paced at C plus one MTU packet every interval from another host: DX's measured queueing delay steps, against the switch's",
+		Run:     runDXSteps,
+	}
+}
+
+// The experiment's constants: how many packets it injects, in how long
+// by default, and the saturating sender's token bucket, deep enough to
+// catch up after the scheduler wakes it late (a sender that loses tokens
+// falls below C and drains the queue it measures).
+const (
+	dxSteps        = 24
+	dxStepsDefault = 240 * time.Millisecond
+	dxStepsBurst   = 32 // packets
+)
+
+// dxProbe starts the payload of every injected packet: the tap tells
+// them from the flow's data by it.
+var dxProbe = []byte("ecnswitch dx-steps probe")
+
+// stepSample is one delay sample: when its packet entered the bottleneck's
+// queue, on the switch's clock, and the queueing delay, ns.
+type stepSample struct{ t, d int64 }
+
+// dxStepsRun is what one run measured.
+type dxStepsRun struct {
+	rate    int64
+	busy    float64
+	elapsed time.Duration
+	// inject are the injected packets' times of entering the queue, and
+	// dx and sw DX's measured delay per ACK (placed at its newest
+	// packet's entry) and the switch's sojourn per data packet, all on
+	// the switch's clock.
+	inject []int64
+	dx, sw []stepSample
+	sent   int // packets injected
+	missed uint64
+	drops  uint64
+	sender udp.SenderStats
+}
+
+func runDXSteps(ctx context.Context, env Env) (*Report, error) {
+	warmup, duration := env.times(dxStepsDefault)
+	o := dxOptions(env)
+	bed, down, err := node.DemoBed(o)
+	if err != nil {
+		return nil, fmt.Errorf("dx-steps: %w", err)
+	}
+	r, err := runSteps(ctx, bed, warmup, duration/dxSteps)
+	if err = errors.Join(err, down()); err != nil {
+		return nil, fmt.Errorf("dx-steps: %w", err)
+	}
+	fmt.Fprintf(orDiscard(env.Out), "dx-steps: busy %s, %d of %d injected packets seen\n", Busy(r.busy), len(r.inject), r.sent)
+	return dxStepsReport(env, bed.Options(), warmup, duration, r), nil
+}
+
+// runSteps saturates the bottleneck with one flow from h1 paced at C,
+// injects dxSteps MTU packets from h2 one interval apart after warmup, and
+// measures until an interval after the last.
+func runSteps(ctx context.Context, bed *demo.Bed, warmup, interval time.Duration) (r *dxStepsRun, err error) {
+	o := bed.Options()
+	r = &dxStepsRun{rate: o.Rate}
+	sw, err := bed.Start(demo.NoMarking)
+	if err != nil {
+		return nil, err
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			err = errors.Join(err, sw.Stop())
+		}
+	}()
+	tp, ok := sw.(tapper)
+	if !ok {
+		return nil, errors.New("the switch takes no tap")
+	}
+	window := interval * (dxSteps + 1)
+	pps := float64(o.Rate) / (8 * dxWire)
+	tap := &sojournTap{probe: dxProbe, recs: make([]tapRecord, int(pps*window.Seconds()*1.5)+1024)}
+	if err := tp.SetTap(demo.Bottleneck, tap); err != nil {
+		return nil, err
+	}
+
+	hosts := bed.Hosts()
+	rh := hosts[demo.Bottleneck]
+	rc, err := rh.ListenUDP(0)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	rconn, err := udp.Prepare(rc, udp.NotECT)
+	if err != nil {
+		return nil, err
+	}
+	rcv, err := udp.NewReceiver(rconn, udp.ReceiverConfig{})
+	if err != nil {
+		return nil, err
+	}
+	sink, err := rh.ListenUDP(0)
+	if err != nil {
+		return nil, err
+	}
+	defer sink.Close()
+	go func() { // drain the probes; ends when sink closes
+		b := make([]byte, 2048)
+		for {
+			if _, err := sink.Read(b); err != nil {
+				return
+			}
+		}
+	}()
+	dst := netip.AddrPortFrom(rh.IPv4, udpPort(rc))
+	probeDst := netip.AddrPortFrom(rh.IPv4, udpPort(sink))
+
+	// ECN* on an unmarked port with no loss never cuts its window: the
+	// flow sends at the pace, C, "full throttle" (004 §VI-A).
+	var on atomic.Bool
+	var samples []flowSample
+	c, err := hosts[0].DialUDP(ctx, dst, demo.DSCP(0), packet.ECT0)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	conn, err := udp.Prepare(c, udp.ECT0)
+	if err != nil {
+		return nil, err
+	}
+	s, err := udp.NewSender(conn, nil, udp.Config{
+		Flow: 1, CC: transport.KindECNStar, Tolerance: dxTolerance, Rate: o.Rate, Burst: dxStepsBurst,
+		OnSample: func(seq uint64, n int, q, _ int64) {
+			if on.Load() {
+				samples = append(samples, flowSample{seq, n, q})
+			}
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	pc, err := hosts[1].DialUDP(ctx, probeDst, demo.DSCP(0), packet.NotECT)
+	if err != nil {
+		return nil, err
+	}
+	defer pc.Close()
+	probe := make([]byte, udp.DefaultSize) // an MTU packet, as the data's
+	copy(probe, dxProbe)
+
+	rctx, stopRcv := context.WithCancel(ctx)
+	sctx, stopSnd := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	var rerr, serr error
+	wg.Go(func() { rerr = rcv.Run(rctx) })
+	wg.Go(func() { serr = s.Run(sctx) })
+	stop := func() error {
+		stopSnd()
+		time.Sleep(10 * time.Millisecond) // let the last ACKs arrive
+		stopRcv()
+		wg.Wait()
+		return errors.Join(rerr, serr)
+	}
+	if err := warm(ctx, rcv, 1, warmup); err != nil {
+		return nil, errors.Join(err, stop())
+	}
+	st0 := sw.Stats().Ports[demo.Bottleneck]
+	start := time.Now()
+	tap.on.Store(true)
+	on.Store(true)
+	var werr error
+	for range dxSteps {
+		if werr = sleep(ctx, interval); werr != nil {
+			break
+		}
+		if _, werr = pc.Write(probe); werr != nil {
+			break
+		}
+		r.sent++
+	}
+	if werr == nil {
+		werr = sleep(ctx, interval)
+	}
+	tap.on.Store(false)
+	on.Store(false)
+	r.elapsed = time.Since(start)
+	st1 := sw.Stats().Ports[demo.Bottleneck]
+	if err := errors.Join(werr, stop()); err != nil {
+		return nil, err
+	}
+	stopped = true
+	if err := sw.Stop(); err != nil { // the tap is quiet once the workers stop
+		return nil, err
+	}
+	r.busy = demo.PortBusy(st0, st1, o.Rate, r.elapsed)
+	q0, q1 := st0.Queues[0], st1.Queues[0]
+	for reason, d := range q1.Drops {
+		r.drops += d - q0.Drops[reason]
+	}
+	r.sender = s.Stats()
+	r.missed = tap.missed.Load()
+	r.inject, r.sw, r.dx = placeSteps(tap.records(), samples)
+	return r, nil
+}
+
+// placeSteps puts the tap's records and the sender's samples on the
+// switch's clock, each at its packet's entry into the queue (departure
+// minus sojourn): the probes' entries, the data packets' sojourns, and
+// each ACK's delay at the entry of the newest packet it covers.
+func placeSteps(recs []tapRecord, samples []flowSample) (inject []int64, sw, dx []stepSample) {
+	entry := make(map[uint64]int64, len(recs))
+	for _, rec := range recs {
+		t := rec.t - rec.sojourn
+		if rec.flow == 0 {
+			inject = append(inject, t)
+			continue
+		}
+		sw = append(sw, stepSample{t, rec.sojourn})
+		if _, dup := entry[rec.seq]; !dup {
+			entry[rec.seq] = t
+		}
+	}
+	for _, s := range samples {
+		if t, ok := entry[s.seq]; ok {
+			dx = append(dx, stepSample{t, s.queue})
+		}
+	}
+	slices.SortFunc(sw, func(a, b stepSample) int { return int(a.t - b.t) })
+	slices.SortFunc(dx, func(a, b stepSample) int { return int(a.t - b.t) })
+	slices.Sort(inject)
+	return inject, sw, dx
+}
+
+// levels returns the median delay of the samples (sorted by t) between
+// consecutive injections: before the first, between each two, and after
+// the last, len(inject)+1 levels. A level with no sample is 0, and ok is
+// false then.
+func levels(samples []stepSample, inject []int64) (lv []float64, ok bool) {
+	ok = true
+	bounds := append(append([]int64{math.MinInt64}, inject...), math.MaxInt64)
+	for i := 1; i < len(bounds); i++ {
+		var ds []int64
+		for _, s := range samples {
+			if s.t >= bounds[i-1] && s.t < bounds[i] {
+				ds = append(ds, s.d)
+			}
+		}
+		if len(ds) == 0 {
+			ok = false
+			lv = append(lv, 0)
+			continue
+		}
+		lv = append(lv, float64(quantile(ds, 0.5)))
+	}
+	return lv, ok
+}
+
+// steps returns the differences of consecutive levels.
+func steps(lv []float64) []float64 {
+	var st []float64
+	for i := 1; i < len(lv); i++ {
+		st = append(st, lv[i]-lv[i-1])
+	}
+	return st
+}
+
+// medianF returns the median of xs, 0 when empty.
+func medianF(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// dxStepsReport renders the run.
+func dxStepsReport(env Env, o demo.Options, warmup, duration time.Duration, r *dxStepsRun) *Report {
+	tx := float64(timestamp.TransmissionTime(dxWire, r.rate))
+	dxLv, dxOK := levels(r.dx, r.inject)
+	swLv, swOK := levels(r.sw, r.inject)
+	dxSt, swSt := steps(dxLv), steps(swLv)
+	dxStep, swStep := medianF(dxSt), medianF(swSt)
+	within := func(x float64) bool { return x >= 0.75*tx && x <= 1.25*tx }
+	rep := &Report{
+		Name:    "dx-steps",
+		Title:   "DX's queueing delay, one injected packet at a time",
+		Paper:   dxStepsExperiment().Paper,
+		Command: env.Command,
+		Date:    env.now(),
+		Setup: []string{
+			fmt.Sprintf("The demo's five-host testbed; ecnswitch on AF_XDP ports shaped to %.0f Mbit/s, one queue, a %d KB "+
+				"buffer, no marker. h1 sends one flow of transport/udp's endpoints to h5 (1472-byte datagrams), paced at "+
+				"exactly C in bursts of at most %d packets; its congestion control is ECN*, which on an unmarked, lossless "+
+				"port never cuts its window, so the flow runs \"full throttle\" at C (004 §VI-A). After %v of warm-up, h2 "+
+				"sends one 1472-byte UDP datagram to another socket on h5 every %v, %d in all: each lengthens the "+
+				"standing queue by one packet.",
+				float64(r.rate)/1e6, o.Buffer>>10, dxStepsBurst, warmup, duration/dxSteps, dxSteps),
+			fmt.Sprintf("DX's queueing delay is the sender's estimate per ACK (timestamp.Delay: OWD − OWD_base, base "+
+				"re-taken within %v of the minimum RTT) from t1 = the send time and t2, t4 = the kernel's SO_TIMESTAMPNS "+
+				"receive stamps. The switch's is the sojourn of every data packet at the bottleneck, from a tap. Both are "+
+				"placed on the switch's clock at the time the packet entered the queue (the tap's departure minus "+
+				"sojourn; an ACK at its newest packet's), and so are the injected packets. A level is the median delay "+
+				"between two injections; a step is the difference of two levels.",
+				dxTolerance),
+		},
+		Scaling: "None: the paper's software-stamp run is at 1 Gbit/s (Fig. 12(a)); one MTU frame on the wire (1538 " +
+			fmt.Sprintf("bytes) takes %.2f µs at %.0f Mbit/s.", tx/1e3, float64(r.rate)/1e6),
+	}
+	rep.Claims = []Claim{{
+		Source: "004 Fig. 12(a)", What: "DX's measured queueing delay per injected MTU packet (median step)",
+		Paper: "one transmission time, 12 µs at 1 Gbit/s", Ours: fmt.Sprintf("%.2f µs (one packet: %.2f µs)", dxStep/1e3, tx/1e3),
+		Busy: []float64{r.busy}, Holds: dxOK && within(dxStep), Rule: "within 25% of one transmission time",
+	}, {
+		Source: "004 Fig. 12(a)", What: "the switch's own queueing delay per injected packet (median step)",
+		Paper: "the switch's queue matches DX's measurement", Ours: fmt.Sprintf("%.2f µs", swStep/1e3),
+		Busy: []float64{r.busy}, Holds: swOK && within(swStep), Rule: "within 25% of one transmission time",
+	}}
+
+	var offs []float64
+	for i := range dxLv {
+		offs = append(offs, dxLv[i]-swLv[i])
+	}
+	var rows [][]string
+	for i := range dxLv {
+		row := []string{fmt.Sprint(i), fmt.Sprintf("%.1f µs", dxLv[i]/1e3), fmt.Sprintf("%.1f µs", swLv[i]/1e3), "", ""}
+		if i > 0 {
+			row[3], row[4] = fmt.Sprintf("%+.1f µs", dxSt[i-1]/1e3), fmt.Sprintf("%+.1f µs", swSt[i-1]/1e3)
+		}
+		rows = append(rows, row)
+	}
+	rep.Tables = []Table{{
+		Title:  "Levels between injections",
+		Header: []string{"packets injected", "DX's median", "switch's median", "DX's step", "switch's step"},
+		Rows:   rows,
+		Note: fmt.Sprintf("%d probes sent, %d seen by the tap; %d DX samples and %d switch samples placed; the port %s busy, "+
+			"%d drops, %d tap records missed; the flow sent %d packets, %d resent (warm-up included). DX's levels sit a "+
+			"median %.1f µs from the switch's: its OWD_base is the OWD of its lowest-RTT sample, and a flow that keeps the "+
+			"port busy at C never finds the queue empty. A negative step is the sender falling behind C for a moment "+
+			"(woken later than its bucket covers), which drains the queue.",
+			r.sent, len(r.inject), len(r.dx), len(r.sw), Busy(r.busy), r.drops, r.missed, r.sender.Sent, r.sender.Retrans,
+			medianF(offs)/1e3),
+	}}
+	rep.Plots = []Plot{{
+		File: "steps.png", Caption: "Queueing delay over time, medians of 1 ms bins; an injection every interval.",
+		Draw: func(path string) error { return drawSteps(path, r) },
+	}}
+	rep.Limits = []string{
+		"The stamps are the kernel's software stamps; t1 is the time just before sendmmsg, so a packet late in its burst " +
+			"reads the burst's sending as queueing. The paper's Fig. 12(a) also uses software stamps, at 1 Gbit/s.",
+		"The sender paces at C with the switch's wire accounting, rounded down to the ns per packet (0.007% fast), so the " +
+			"queue also creeps up by about one packet per 14,000 sent; a sender woken later than its bucket covers falls " +
+			"behind C and the queue shrinks.",
+	}
+	return rep
+}
+
+// drawSteps plots the run's delays in 1 ms bins.
+func drawSteps(path string, r *dxStepsRun) error {
+	if len(r.sw) == 0 {
+		return errors.New("dx-steps: no switch samples to plot")
+	}
+	t0 := r.sw[0].t
+	bins := func(ss []stepSample) plotter.XYs {
+		var xy plotter.XYs
+		for i := 0; i < len(ss); {
+			bin := (ss[i].t - t0) / 1e6
+			var ds []int64
+			for ; i < len(ss) && (ss[i].t-t0)/1e6 == bin; i++ {
+				ds = append(ds, ss[i].d)
+			}
+			xy = append(xy, plotter.XY{X: float64(bin), Y: float64(quantile(ds, 0.5)) / 1e3})
+		}
+		return xy
+	}
+	p, err := newPlot("one MTU packet injected per interval", "time (ms)", "queueing delay (µs)", []Line{
+		{Label: "DX's measurement", XY: bins(r.dx)},
+		{Label: "switch's sojourn", XY: bins(r.sw)},
+	})
+	if err != nil {
+		return err
+	}
+	return saveTiles(path, 1, []*plot.Plot{p}, 16*vg.Centimeter, 9*vg.Centimeter)
+}
+
+// udpPort returns the local port of c.
+func udpPort(c *net.UDPConn) uint16 { return c.LocalAddr().(*net.UDPAddr).AddrPort().Port() }
+
+// isProbe reports whether an untagged IPv4 frame carries a UDP payload
+// starting with probe.
+func isProbe(f, probe []byte) bool {
+	if len(f) < 14+20 || binary.BigEndian.Uint16(f[12:]) != 0x0800 || f[14+9] != 17 {
+		return false
+	}
+	p := 14 + int(f[14]&0xf)*4 + 8
+	return len(f) >= p+len(probe) && bytes.Equal(f[p:p+len(probe)], probe)
+}

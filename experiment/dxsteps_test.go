@@ -1,0 +1,154 @@
+package experiment
+
+import (
+	"bytes"
+	"context"
+	"testing"
+	"time"
+
+	"github.com/ecnswitch/ecnswitch/demo"
+	"github.com/ecnswitch/ecnswitch/node"
+	"github.com/ecnswitch/ecnswitch/packet/packettest"
+	"github.com/ecnswitch/ecnswitch/testbed"
+	"github.com/ecnswitch/ecnswitch/testbed/testbedtest"
+	"github.com/ecnswitch/ecnswitch/timestamp"
+	"github.com/ecnswitch/ecnswitch/transport/udp"
+)
+
+// staircase is a synthetic run: a queue of base ns that grows by step ns
+// at each of n injections 1 ms apart, sampled every 10 µs, DX reading it
+// off by dxOff ns.
+func staircase(n int, base, step, dxOff int64) *dxStepsRun {
+	r := &dxStepsRun{rate: demo.DefaultRate, busy: 0.99, sent: n}
+	for k := range n {
+		r.inject = append(r.inject, int64(k+1)*1e6)
+	}
+	for t := int64(0); t < int64(n+1)*1e6; t += 10_000 {
+		d := base
+		for _, in := range r.inject {
+			if t >= in {
+				d += step
+			}
+		}
+		r.sw = append(r.sw, stepSample{t, d})
+		r.dx = append(r.dx, stepSample{t, d + dxOff})
+	}
+	return r
+}
+
+func TestLevelsAndSteps(t *testing.T) {
+	r := staircase(4, 5000, 12_000, 700)
+	lv, ok := levels(r.dx, r.inject)
+	want := []float64{5700, 17_700, 29_700, 41_700, 53_700}
+	if !ok || len(lv) != len(want) {
+		t.Fatalf("levels %v (%v), want %v", lv, ok, want)
+	}
+	for i := range want {
+		if lv[i] != want[i] {
+			t.Errorf("level %d = %g, want %g", i, lv[i], want[i])
+		}
+	}
+	for i, s := range steps(lv) {
+		if s != 12_000 {
+			t.Errorf("step %d = %g, want 12000", i, s)
+		}
+	}
+	if _, ok := levels(r.dx[:10], r.inject); ok {
+		t.Error("levels reported every interval sampled with samples only before the first injection")
+	}
+	if m := medianF([]float64{3, 1, 2, 10}); m != 2.5 {
+		t.Errorf("median of 1, 2, 3, 10 = %g, want 2.5", m)
+	}
+}
+
+// placeSteps puts an ACK at its newest packet's entry into the queue and
+// keeps the probes apart.
+func TestPlaceSteps(t *testing.T) {
+	recs := []tapRecord{
+		{t: 1000, sojourn: 100, flow: 1, seq: 7},
+		{t: 1500, sojourn: 300, flow: 0},
+		{t: 2000, sojourn: 200, flow: 1, seq: 8},
+	}
+	inject, sw, dx := placeSteps(recs, []flowSample{{seq: 8, n: 2, queue: 250}, {seq: 99, n: 1, queue: 5}})
+	if len(inject) != 1 || inject[0] != 1200 {
+		t.Errorf("injections %v, want [1200]", inject)
+	}
+	if len(sw) != 2 || sw[0] != (stepSample{900, 100}) || sw[1] != (stepSample{1800, 200}) {
+		t.Errorf("switch samples %v", sw)
+	}
+	if len(dx) != 1 || dx[0] != (stepSample{1800, 250}) {
+		t.Errorf("DX samples %v, want one at 1800 (packet 8's entry); packet 99 was never seen", dx)
+	}
+}
+
+// The claims follow the steps: one transmission time per injection holds,
+// half of one does not.
+func TestDXStepsReport(t *testing.T) {
+	tx := timestamp.TransmissionTime(dxWire, demo.DefaultRate)
+	o := demo.Options{Rate: demo.DefaultRate, Buffer: demo.DefaultBuffer}
+	rep := dxStepsReport(Env{Command: "test"}, o, time.Second, dxStepsDefault, staircase(dxSteps, 3000, tx, -500))
+	for _, c := range rep.Claims {
+		if !c.Holds {
+			t.Errorf("%s: does not hold with steps of one transmission time (ours %s)", c.What, c.Ours)
+		}
+	}
+	half := staircase(dxSteps, 3000, tx, 0)
+	for i := range half.dx {
+		half.dx[i].d /= 2
+	}
+	rep = dxStepsReport(Env{Command: "test"}, o, time.Second, dxStepsDefault, half)
+	if rep.Claims[0].Holds || !rep.Claims[1].Holds {
+		t.Errorf("DX reading half the steps: claims hold %v, %v; want false, true", rep.Claims[0].Holds, rep.Claims[1].Holds)
+	}
+	if err := rep.Write(t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestIsProbe(t *testing.T) {
+	f := packettest.UDP4(t, packettest.Options{Size: 14 + 20 + 8 + udp.DefaultSize})
+	copy(f[14+20+8:], dxProbe)
+	if !isProbe(f, dxProbe) {
+		t.Error("a probe frame not taken for one")
+	}
+	g := packettest.UDP4(t, packettest.Options{Size: 14 + 20 + 8 + udp.DefaultSize})
+	if isProbe(g, dxProbe) || isProbe(f[:50], dxProbe) {
+		t.Error("a zero payload or a truncated frame taken for a probe")
+	}
+}
+
+// A short run through ecnswitch: every probe reaches the tap, and both
+// DX and the switch have samples in every interval. Steps are not
+// asserted: they need the quiet machine `make experiments` runs on.
+func TestStepsThroughSwitch(t *testing.T) {
+	testbedtest.SkipIfNotRoot(t)
+	id, err := testbed.RandomID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	o := dxOptions(Env{Subnet: testbedtest.Subnet(t, ""), ID: id, Out: &out})
+	o.Rate = 100e6 // light on the CPU the other packages' tests share
+	bed, down, err := node.DemoBed(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := down(); err != nil {
+			t.Error(err)
+		}
+	}()
+	r, err := runSteps(context.Background(), bed, 300*time.Millisecond, 20*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.sent != dxSteps || len(r.inject) != dxSteps {
+		t.Errorf("sent %d probes, the tap saw %d; want %d, %d", r.sent, len(r.inject), dxSteps, dxSteps)
+	}
+	if _, ok := levels(r.sw, r.inject); !ok {
+		t.Error("an interval without a switch sample")
+	}
+	if _, ok := levels(r.dx, r.inject); !ok {
+		t.Errorf("an interval without a DX sample (%d samples)", len(r.dx))
+	}
+}
