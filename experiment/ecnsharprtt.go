@@ -63,12 +63,17 @@ type sharpRun struct {
 	opts demo.Options
 }
 
-func sharpRuns(rate int64, warmup, duration time.Duration) []sharpRun {
-	sc := ecnsharpScaling(rate)
+// sharpMarkers are ECN♯'s and CoDel's settings (000 §5.2), scaled by sc.
+func sharpMarkers(sc Scaling) (marking.ECNSharpConfig, marking.CoDelConfig) {
 	ecn := marking.ECNSharpConfig{
 		InsTarget: int64(sc.Time(sharpInterval)), PstTarget: int64(sc.Time(sharpTarget)), PstInterval: int64(sc.Time(sharpInterval)),
 	}
-	codel := marking.CoDelConfig{Target: int64(sc.Time(sharpTarget)), Interval: int64(sc.Time(sharpInterval))}
+	return ecn, marking.CoDelConfig{Target: int64(sc.Time(sharpTarget)), Interval: int64(sc.Time(sharpInterval))}
+}
+
+func sharpRuns(rate int64, warmup, duration time.Duration) []sharpRun {
+	sc := ecnsharpScaling(rate)
+	ecn, codel := sharpMarkers(sc)
 	one := []demo.Class{{Flows: sharpFlowsPerHost * (demo.Hosts - 1), Senders: []int{0, 1, 2, 3}}}
 	base := demo.Options{
 		Classes: one, Buffer: sharpBuffer, HostDelay: sharpHostDelays(sc), ECNSharp: ecn, CoDel: codel,

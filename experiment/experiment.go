@@ -27,7 +27,7 @@ type Experiment struct {
 
 // All returns every experiment, in the order `make experiments` runs them.
 func All() []Experiment {
-	return []Experiment{mqecnStatic(), mqecnQueues(), pmsbSched(), ecnsharpRTT(), fctExperiment(fctWorkload), bccShared(), dxExperiment(), dxStepsExperiment(), fctExperiment(fctDataMining)}
+	return []Experiment{mqecnStatic(), mqecnQueues(), pmsbSched(), ecnsharpRTT(), ecnsharpIncast(), fctExperiment(fctWorkload), bccShared(), dxExperiment(), dxStepsExperiment(), fctExperiment(fctDataMining)}
 }
 
 // Names returns the names of every experiment, in order.
