@@ -18,6 +18,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/ecnswitch/ecnswitch/demo"
+	"github.com/ecnswitch/ecnswitch/marking"
 	"github.com/ecnswitch/ecnswitch/node"
 )
 
@@ -48,10 +49,18 @@ const (
 	incastQueryTimeout           = 10 * time.Second
 	incastMinRTO                 = 200 * time.Millisecond
 	incastDefault                = 2 * time.Second // the background's warm-up
+	// 000 §5.4 runs CoDel with target 10 µs and interval 240 µs, not
+	// §5.2's testbed values.
+	incastCoDelTarget, incastCoDelInterval = 10 * time.Microsecond, 240 * time.Microsecond
 )
 
 // incastSenders are the concurrent senders of a query (000 Fig. 17).
 var incastSenders = []int{25, 50, 100, 150, 200}
+
+// incastCoDel is CoDel as 000 §5.4 sets it, scaled by sc.
+func incastCoDel(sc Scaling) marking.CoDelConfig {
+	return marking.CoDelConfig{Target: int64(sc.Time(incastCoDelTarget)), Interval: int64(sc.Time(incastCoDelInterval))}
+}
 
 // incastScheme is one marking scheme of the experiment.
 type incastScheme struct {
@@ -98,7 +107,8 @@ func (r *incastRun) timeouts() int {
 func runIncast(ctx context.Context, env Env) (*Report, error) {
 	warmup, _ := env.times(incastDefault)
 	sc := ecnsharpScaling(demo.DefaultRate)
-	ecn, codel := sharpMarkers(sc)
+	ecn, _ := sharpMarkers(sc)
+	codel := incastCoDel(sc)
 	var runs []*incastRun
 	var o demo.Options
 	for _, k := range []int64{sharpKTail, sharpKAvg} {
@@ -353,10 +363,11 @@ func incastReport(env Env, o demo.Options, warmup time.Duration, runs []*incastR
 				"machines: four hosts' TCP stacks share one CPU, so N senders start within the time the CPU takes to write N responses, "+
 				"where the paper's N machines start together.",
 				warmup, incastQueries, incastGap, incastSenders),
-			fmt.Sprintf("Schemes as in ecnsharp-rtt: DCTCP-RED-Tail at K = %d KB, DCTCP-RED-AVG at K = %d KB, CoDel (target %v, interval %v) and "+
+			fmt.Sprintf("Schemes as in ecnsharp-rtt: DCTCP-RED-Tail at K = %d KB, DCTCP-RED-AVG at K = %d KB, CoDel with 000 §5.4's "+
+				"target 10 µs and interval 240 µs, scaled (%v, %v), and "+
 				"ECN♯ (ins_target %v, pst_target %v, pst_interval %v). A query that took %v or more counts as timed out: Linux TCP's least "+
 				"retransmission timeout is %v, and only a packet lost beyond fast retransmit makes a response wait it out.",
-				sharpKTail/1000, sharpKAvg/1000, sc.Time(sharpTarget), sc.Time(sharpInterval), sc.Time(sharpInterval), sc.Time(sharpTarget),
+				sharpKTail/1000, sharpKAvg/1000, sc.Time(incastCoDelTarget), sc.Time(incastCoDelInterval), sc.Time(sharpInterval), sc.Time(sharpTarget),
 				sc.Time(sharpInterval), incastMinRTO, incastMinRTO),
 		},
 		Scaling: sc.String() + " Response sizes and K stay in bytes, as ecnsharp-rtt keeps K: each is the same multiple of the " +

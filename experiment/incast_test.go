@@ -76,10 +76,10 @@ func TestQueriesThroughSwitch(t *testing.T) {
 	}
 	var out bytes.Buffer
 	sc := ecnsharpScaling(demo.DefaultRate)
-	ecn, codel := sharpMarkers(sc)
+	ecn, _ := sharpMarkers(sc)
 	o := demo.Options{
 		Classes: []demo.Class{{Flows: 1, Senders: []int{0, 1, 2, 3}}}, K: sharpKTail, Buffer: sharpBuffer,
-		ECNSharp: ecn, CoDel: codel, Rate: 100e6,
+		ECNSharp: ecn, CoDel: incastCoDel(sc), Rate: 100e6,
 		Subnet: testbedtest.Subnet(t, ""), ID: id, Out: &out,
 	}
 	bed, down, err := node.DemoBed(o)
