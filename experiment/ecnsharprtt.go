@@ -178,8 +178,7 @@ func sharpReport(env Env, runs []*demo.Result) (*Report, error) {
 		Scaling: sc.String() + " So the base RTTs of 70–210 µs become " + fmt.Sprintf("%v–%v", sc.Time(sharpRTTLow).Round(time.Microsecond), sc.Time(sharpRTTHigh).Round(time.Microsecond)) +
 			", the time targets grow the same, and the byte thresholds (250 KB, 80 KB) stay: each is the same multiple of the bandwidth-delay product as in the paper.",
 		Limits: []string{
-			"Incast (000 Fig. 17, query completion with 25 to 200 concurrent senders) is not run: the testbed has 4 sending hosts whose TCP shares one CPU, " +
-				"and ecnswitch has no query generator yet; 200 concurrent senders would measure that CPU, not the marking.",
+			"Incast (000 §5.4, Fig. 16–17: query completion with 25 to 200 concurrent senders) is its own experiment, ecnsharp-incast.",
 			"The paper drives these schemes with the web-search workload and reports FCT (Fig. 9–11) and, in simulation, the queue under query traffic (Fig. 16); " +
 				"we run long-lived flows and compare the standing queue and the goodput, which is what those figures' differences come from.",
 			"DCTCP is not in this kernel: cubic with ECN stands in for the paper's DCTCP.",
