@@ -41,7 +41,14 @@ const (
 	sharpInterval             = 200 * time.Microsecond
 	sharpBuffer               = 1 << 20 // bytes per port: the Tofino's buffer holds 250 KB and the bursts above it
 	sharpFlowsPerHost         = 2
+	// sharpTCN is TCN's sojourn threshold beside ECN♯ under DWRR 2:1:1
+	// (000 §5.4: "150 µs to avoid throughput loss").
+	sharpTCN = 150 * time.Microsecond
 )
+
+// tcnK returns the port K that demo turns into TCN's threshold d at rate
+// (K/C): the bytes d takes at rate.
+func tcnK(rate int64, d time.Duration) int64 { return int64(d) * rate / 8e9 }
 
 func ecnsharpScaling(rate int64) Scaling { return Scaling{PaperRate: 10e9, Rate: rate} }
 
@@ -82,7 +89,8 @@ func sharpRuns(rate int64, warmup, duration time.Duration) []sharpRun {
 	tail, avg, dwrr := base, base, base
 	tail.K, tail.Schemes = sharpKTail, []string{demo.PerQueue, demo.ECNSharp, demo.CoDel}
 	avg.K, avg.Schemes = sharpKAvg, []string{demo.PerQueue}
-	dwrr.K, dwrr.Schemes, dwrr.HostDelay, dwrr.Scheduler = sharpKTail, []string{demo.ECNSharp}, nil, scheduler.DWRR
+	// K only sets TCN's threshold here: ECN♯ has its own targets.
+	dwrr.K, dwrr.Schemes, dwrr.HostDelay, dwrr.Scheduler = tcnK(rate, sc.Time(sharpTCN)), []string{demo.ECNSharp, demo.TCN}, nil, scheduler.DWRR
 	dwrr.Classes = []demo.Class{{Flows: 1, Senders: []int{0}, Weight: 2}, {Flows: 1, Senders: []int{1}, Weight: 1}, {Flows: 1, Senders: []int{2}, Weight: 1}}
 	return []sharpRun{{"tail", tail}, {"avg", avg}, {"dwrr", dwrr}}
 }
@@ -128,12 +136,26 @@ func newSharpScheme(title string, s demo.SchemeResult) sharpScheme {
 	return x
 }
 
+// meanDelay returns the mean queueing delay over a run's queues, each
+// weighted by its goodput (its share of the packets).
+func meanDelay(s demo.SchemeResult) time.Duration {
+	var sum, w float64
+	for _, q := range s.Queues {
+		sum += float64(q.MeanDelay) * q.Goodput
+		w += q.Goodput
+	}
+	if w == 0 {
+		return 0
+	}
+	return time.Duration(sum / w)
+}
+
 // sharpReport renders the runs of sharpRuns, in order.
 func sharpReport(env Env, runs []*demo.Result) (*Report, error) {
 	if len(runs) != 3 {
 		return nil, fmt.Errorf("ecnsharp-rtt: %d runs, want 3", len(runs))
 	}
-	need := [][]string{{demo.PerQueue, demo.ECNSharp, demo.CoDel}, {demo.PerQueue}, {demo.ECNSharp}}
+	need := [][]string{{demo.PerQueue, demo.ECNSharp, demo.CoDel}, {demo.PerQueue}, {demo.ECNSharp, demo.TCN}}
 	for i, r := range runs {
 		for _, n := range need[i] {
 			if _, ok := scheme(r, n); !ok {
@@ -217,6 +239,13 @@ func sharpReport(env Env, runs []*demo.Result) (*Report, error) {
 		Paper: "4.82 / 2.40 / 2.40 Gbit/s of 9.6", Ours: strings.Join(ours, " / ") + fmt.Sprintf(" Mbit/s of %.0f", runs[2].MaxGoodput()/1e6),
 		Busy: []float64{dw.Busy}, Holds: ok, Rule: "each queue within 10% of C of its share",
 	})
+	tcn := get(runs[2], demo.TCN)
+	dd, td := meanDelay(dw), meanDelay(tcn)
+	rep.Claims = append(rep.Claims, Claim{
+		Source: "000 §5.4, Fig. 19", What: fmt.Sprintf("mean queueing delay under DWRR 2:1:1, ECN♯ vs TCN (threshold %v)", sc.Time(sharpTCN).Round(time.Microsecond)),
+		Paper: "ECN♯ lower: short flows' mean FCT 2341 vs 2913 µs (19.6% lower)", Ours: fmt.Sprintf("%s vs %s (%s)", micros(dd), micros(td), lowerBy(1-float64(dd)/float64(max(td, 1)), 0)),
+		Busy: []float64{dw.Busy, tcn.Busy}, Holds: dd < td, Rule: "ECN♯ lower",
+	})
 
 	t := Table{
 		Title:  "RTT variation: one queue, 8 flows, base RTTs " + fmt.Sprintf("%v–%v", sc.Time(sharpRTTLow).Round(time.Microsecond), sc.Time(sharpRTTHigh).Round(time.Microsecond)),
@@ -231,13 +260,15 @@ func sharpReport(env Env, runs []*demo.Result) (*Report, error) {
 			micros(x.rtt) + " / " + micros(x.rtt9), fmt.Sprint(q.Marks), fmt.Sprint(q.Drops), Busy(x.s.Busy)})
 	}
 	t2 := Table{
-		Title:  "DWRR 2:1:1, ECN♯",
-		Header: []string{"queue (weight)", "goodput (Mbit/s)", "share", "queueing delay mean / p99", "CE marks", "port busy"},
+		Title:  "DWRR 2:1:1, ECN♯ and TCN",
+		Header: []string{"scheme", "queue (weight)", "goodput (Mbit/s)", "share", "queueing delay mean / p99", "CE marks", "port busy"},
 	}
-	for q, w := range []int{2, 1, 1} {
-		x := dw.Queues[q]
-		t2.Rows = append(t2.Rows, []string{fmt.Sprintf("%d (%d)", q+1, w), fmt.Sprintf("%.0f", x.Goodput/1e6), fmt.Sprintf("%.1f%%", 100*x.Share),
-			micros(x.MeanDelay) + " / " + micros(x.P99Delay), fmt.Sprint(x.Marks), Busy(dw.Busy)})
+	for _, s := range []demo.SchemeResult{dw, tcn} {
+		for q, w := range []int{2, 1, 1} {
+			x := s.Queues[q]
+			t2.Rows = append(t2.Rows, []string{s.Title, fmt.Sprintf("%d (%d)", q+1, w), fmt.Sprintf("%.0f", x.Goodput/1e6), fmt.Sprintf("%.1f%%", 100*x.Share),
+				micros(x.MeanDelay) + " / " + micros(x.P99Delay), fmt.Sprint(x.Marks), Busy(s.Busy)})
+		}
 	}
 	rep.Tables = []Table{t, t2}
 	rep.Plots = []Plot{{

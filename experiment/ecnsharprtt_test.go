@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ecnswitch/ecnswitch/demo"
+	"github.com/ecnswitch/ecnswitch/marking"
 )
 
 // TestSharpRuns: the runs are ones the demo accepts, with the paper's
@@ -38,6 +39,13 @@ func TestSharpRuns(t *testing.T) {
 	if runs[0].opts.K != 250_000 || runs[1].opts.K != 80_000 || runs[2].opts.HostDelay != nil {
 		t.Errorf("K %d, %d; DWRR host delays %v", runs[0].opts.K, runs[1].opts.K, runs[2].opts.HostDelay)
 	}
+	// TCN's threshold under DWRR: 150 µs scaled, 1.508 ms at 995 Mbit/s,
+	// which demo takes as K/C and must give back K exactly.
+	k := runs[2].opts.K
+	rtt := (k*8e9 + demo.DefaultRate - 1) / demo.DefaultRate
+	if got := marking.Standard(rtt, 1).Bytes(demo.DefaultRate, 0); got != k || rtt < 1_507_000 || rtt > 1_509_000 {
+		t.Errorf("DWRR K %d B: threshold %d ns gives back %d B; want 150 µs × 10/0.995 and K", k, rtt, got)
+	}
 }
 
 // sharpResults are the three runs with the given mean queues (packets)
@@ -45,14 +53,14 @@ func TestSharpRuns(t *testing.T) {
 func sharpResults(tailQ, sharpQ, avgLoss float64, shares []float64, busy float64) []*demo.Result {
 	mk := func(flows []int, schemes map[string]float64, queue map[string]float64, qshares []float64) *demo.Result {
 		r := &demo.Result{Rate: demo.DefaultRate, K: sharpKTail, Buffer: sharpBuffer, Bucket: 2500, Flows: flows, CC: "cubic", Warmup: time.Second, Duration: 10 * time.Second}
-		for _, name := range []string{demo.PerQueue, demo.ECNSharp, demo.CoDel} {
+		for _, name := range []string{demo.PerQueue, demo.ECNSharp, demo.CoDel, demo.TCN} {
 			g, ok := schemes[name]
 			if !ok {
 				continue
 			}
 			s := demo.SchemeResult{Scheme: name, Title: demo.Title(name), Busy: busy}
 			for _, sh := range qshares {
-				s.Queues = append(s.Queues, demo.QueueResult{Goodput: g * sh * r.MaxGoodput(), Share: sh})
+				s.Queues = append(s.Queues, demo.QueueResult{Goodput: g * sh * r.MaxGoodput(), Share: sh, MeanDelay: time.Duration(queue[name] * 12_000)})
 				s.RTTs = append(s.RTTs, rtts(time.Millisecond, 2*time.Millisecond, 10))
 			}
 			for i := range 20 {
@@ -65,7 +73,7 @@ func sharpResults(tailQ, sharpQ, avgLoss float64, shares []float64, busy float64
 	return []*demo.Result{
 		mk([]int{8}, map[string]float64{demo.PerQueue: 0.98, demo.ECNSharp: 0.97, demo.CoDel: 0.9}, map[string]float64{demo.PerQueue: tailQ, demo.ECNSharp: sharpQ, demo.CoDel: 5}, []float64{1}),
 		mk([]int{8}, map[string]float64{demo.PerQueue: 0.98 * (1 - avgLoss)}, map[string]float64{demo.PerQueue: 40}, []float64{1}),
-		mk([]int{1, 1, 1}, map[string]float64{demo.ECNSharp: 0.97}, nil, shares),
+		mk([]int{1, 1, 1}, map[string]float64{demo.ECNSharp: 0.97, demo.TCN: 0.97}, map[string]float64{demo.ECNSharp: sharpQ, demo.TCN: tailQ}, shares),
 	}
 }
 
@@ -81,10 +89,10 @@ func TestSharpClaims(t *testing.T) {
 		}
 		return v
 	}
-	if got := verdicts(sharpResults(160, 10, 0.08, []float64{0.5, 0.25, 0.25}, 0.97)); !slices.Equal(got, []bool{true, true, true, true}) {
+	if got := verdicts(sharpResults(160, 10, 0.08, []float64{0.5, 0.25, 0.25}, 0.97)); !slices.Equal(got, []bool{true, true, true, true, true}) {
 		t.Errorf("the paper's picture: %v", got)
 	}
-	if got := verdicts(sharpResults(160, 120, 0, []float64{0.34, 0.33, 0.33}, 0.97)); !slices.Equal(got, []bool{false, false, true, false}) {
+	if got := verdicts(sharpResults(160, 120, 0, []float64{0.34, 0.33, 0.33}, 0.97)); !slices.Equal(got, []bool{false, false, true, false, true}) {
 		t.Errorf("no queue cut, no AVG loss, equal DWRR shares: %v", got)
 	}
 	rep, err := sharpReport(Env{Command: "ecnswitch experiment ecnsharp-rtt"}, sharpResults(160, 10, 0.08, []float64{0.5, 0.25, 0.25}, 0.97))
