@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"net/netip"
 	"slices"
 	"sync"
@@ -169,6 +170,104 @@ type tapper interface {
 	SetTap(port int, t dataplane.Tap) error
 }
 
+// udpRig is what dx and dx-steps run their endpoints through: the switch
+// of one scheme on a demo bed, a tap on the bottleneck port, and a
+// transport/udp receiver on h5.
+type udpRig struct {
+	sw      demo.Switch
+	tap     *sojournTap
+	rcv     *udp.Receiver
+	dst     netip.AddrPort // the receiver's
+	rc      *net.UDPConn
+	stopped bool
+}
+
+// newUDPRig starts the switch of scheme, taps the bottleneck for window
+// (keeping probe packets too, when probe is set) and opens the receiver.
+func newUDPRig(bed *demo.Bed, scheme string, window time.Duration, probe []byte, rcfg udp.ReceiverConfig) (_ *udpRig, err error) {
+	sw, err := bed.Start(scheme)
+	if err != nil {
+		return nil, err
+	}
+	g := &udpRig{sw: sw}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, g.close())
+		}
+	}()
+	tp, ok := sw.(tapper)
+	if !ok {
+		return nil, errors.New("the switch takes no tap")
+	}
+	pps := float64(bed.Options().Rate) / (8 * dxWire)
+	g.tap = &sojournTap{probe: probe, recs: make([]tapRecord, int(pps*window.Seconds()*1.5)+1024)}
+	if err := tp.SetTap(demo.Bottleneck, g.tap); err != nil {
+		return nil, err
+	}
+	rh := bed.Hosts()[demo.Bottleneck]
+	if g.rc, err = rh.ListenUDP(0); err != nil {
+		return nil, err
+	}
+	rconn, err := udp.Prepare(g.rc, udp.NotECT)
+	if err != nil {
+		return nil, err
+	}
+	if g.rcv, err = udp.NewReceiver(rconn, rcfg); err != nil {
+		return nil, err
+	}
+	g.dst = netip.AddrPortFrom(rh.IPv4, udpPort(g.rc))
+	return g, nil
+}
+
+// stop stops the switch; the tap is quiet once its workers stop.
+func (g *udpRig) stop() error {
+	if g.stopped {
+		return nil
+	}
+	g.stopped = true
+	return g.sw.Stop()
+}
+
+// close closes the receiver's socket and stops the switch if stop has not.
+func (g *udpRig) close() error {
+	var err error
+	if g.rc != nil {
+		err = g.rc.Close()
+	}
+	return errors.Join(err, g.stop())
+}
+
+// runEndpoints runs the receiver and the senders until stop, which ends
+// the senders, lets their last ACKs arrive, ends the receiver and returns
+// their errors.
+func runEndpoints(ctx context.Context, rcv *udp.Receiver, senders []*udp.Sender) (stop func() error) {
+	rctx, stopRcv := context.WithCancel(ctx)
+	sctx, stopSnd := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	errs := make([]error, len(senders)+1)
+	wg.Go(func() { errs[len(senders)] = rcv.Run(rctx) })
+	for i, s := range senders {
+		wg.Go(func() { errs[i] = s.Run(sctx) })
+	}
+	return func() error {
+		stopSnd()
+		time.Sleep(10 * time.Millisecond) // let the last ACKs arrive
+		stopRcv()
+		wg.Wait()
+		return errors.Join(errs...)
+	}
+}
+
+// queueDrops returns the drops of a port's queue q, every reason, between
+// two snapshots of its counters.
+func queueDrops(p0, p1 dataplane.PortStats, q int) uint64 {
+	var n uint64
+	for reason, d := range p1.Queues[q].Drops {
+		n += d - p0.Queues[q].Drops[reason]
+	}
+	return n
+}
+
 // runDXFlows starts the switch for cc (DCTCP: RED cut-off at K on the port;
 // DX: no marking), runs n flows paced at pace bit/s each for warmup +
 // duration and measures the window.
@@ -179,43 +278,14 @@ func runDXFlows(ctx context.Context, bed *demo.Bed, cc transport.Kind, headroom 
 	if cc == transport.KindDCTCP {
 		scheme = demo.PerPort
 	}
-	sw, err := bed.Start(scheme)
+	g, err := newUDPRig(bed, scheme, duration, nil, udp.ReceiverConfig{AckDelay: dxAckDelay})
 	if err != nil {
 		return nil, err
 	}
-	stopped := false
-	defer func() {
-		if !stopped {
-			err = errors.Join(err, sw.Stop())
-		}
-	}()
-	tp, ok := sw.(tapper)
-	if !ok {
-		return nil, errors.New("the switch takes no tap")
-	}
-	pps := float64(o.Rate) / (8 * dxWire)
-	tap := &sojournTap{recs: make([]tapRecord, int(pps*duration.Seconds()*1.2)+1024)}
-	if err := tp.SetTap(demo.Bottleneck, tap); err != nil {
-		return nil, err
-	}
+	defer func() { err = errors.Join(err, g.close()) }()
+	sw, tap, rcv, dst := g.sw, g.tap, g.rcv, g.dst
 
 	hosts := bed.Hosts()
-	rh := hosts[demo.Bottleneck]
-	rc, err := rh.ListenUDP(0)
-	if err != nil {
-		return nil, err
-	}
-	defer rc.Close()
-	rconn, err := udp.Prepare(rc, udp.NotECT)
-	if err != nil {
-		return nil, err
-	}
-	rcv, err := udp.NewReceiver(rconn, udp.ReceiverConfig{AckDelay: dxAckDelay})
-	if err != nil {
-		return nil, err
-	}
-	dst := netip.AddrPortFrom(rh.IPv4, udpPort(rc))
-
 	var window atomic.Bool // sender samples count while set
 	samples := make([][]flowSample, n)
 	var senders []*udp.Sender
@@ -245,21 +315,7 @@ func runDXFlows(ctx context.Context, bed *demo.Bed, cc transport.Kind, headroom 
 		senders = append(senders, s)
 	}
 
-	rctx, stopRcv := context.WithCancel(ctx)
-	sctx, stopSnd := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	errs := make([]error, n+1)
-	wg.Go(func() { errs[n] = rcv.Run(rctx) })
-	for i, s := range senders {
-		wg.Go(func() { errs[i] = s.Run(sctx) })
-	}
-	stop := func() error {
-		stopSnd()
-		time.Sleep(10 * time.Millisecond) // let the last ACKs arrive
-		stopRcv()
-		wg.Wait()
-		return errors.Join(errs...)
-	}
+	stop := runEndpoints(ctx, rcv, senders)
 	if err := warm(ctx, rcv, n, warmup); err != nil {
 		return nil, errors.Join(err, stop())
 	}
@@ -278,8 +334,7 @@ func runDXFlows(ctx context.Context, bed *demo.Bed, cc transport.Kind, headroom 
 	if err := errors.Join(werr, stop()); err != nil {
 		return nil, err
 	}
-	stopped = true
-	if err := sw.Stop(); err != nil { // the tap is quiet once the workers stop
+	if err := g.stop(); err != nil { // the tap is quiet once the workers stop
 		return nil, err
 	}
 
@@ -288,9 +343,7 @@ func runDXFlows(ctx context.Context, bed *demo.Bed, cc transport.Kind, headroom 
 	q0, q1 := st0.Queues[0], st1.Queues[0]
 	r.summary = q1.Sojourn
 	r.marks = q1.MarkedEnq + q1.MarkedDeq - q0.MarkedEnq - q0.MarkedDeq
-	for reason, d := range q1.Drops {
-		r.drops += d - q0.Drops[reason]
-	}
+	r.drops = queueDrops(st0, st1, 0)
 	for _, s := range senders {
 		r.senders = append(r.senders, s.Stats())
 		r.logs = append(r.logs, s.Log())

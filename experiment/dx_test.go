@@ -1,7 +1,6 @@
 package experiment
 
 import (
-	"bytes"
 	"context"
 	"os/exec"
 	"slices"
@@ -24,21 +23,7 @@ import (
 // flows' packets, and the port's marks reached the receiver (none on
 // DX's). Rates are not asserted.
 func TestDXFlowsThroughSwitch(t *testing.T) {
-	testbedtest.SkipIfNotRoot(t)
-	id, err := testbed.RandomID()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	bed, down, err := node.DemoBed(dxOptions(Env{Subnet: testbedtest.Subnet(t, ""), ID: id, Out: &out}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := down(); err != nil {
-			t.Error(err)
-		}
-	}()
+	bed := testBed(t, dxOptions(Env{}))
 	// WorkerRX: the hosts' receive processing is not steered (RPS).
 	for _, h := range bed.Hosts() {
 		out, err := exec.Command("ip", "netns", "exec", h.Netns, "cat", "/sys/class/net/"+h.HostIf+"/queues/rx-0/rps_cpus").Output()
@@ -89,6 +74,29 @@ func TestDXFlowsThroughSwitch(t *testing.T) {
 			t.Errorf("dx: no sample matched a switch sojourn")
 		}
 	}
+}
+
+// testBed brings up the demo's testbed with o on a subnet and names of the
+// test's own, as root (it skips otherwise), and takes it down when the
+// test ends.
+func testBed(t *testing.T, o demo.Options) *demo.Bed {
+	t.Helper()
+	testbedtest.SkipIfNotRoot(t)
+	id, err := testbed.RandomID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Subnet, o.ID = testbedtest.Subnet(t, ""), id
+	bed, down, err := node.DemoBed(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := down(); err != nil {
+			t.Error(err)
+		}
+	})
+	return bed
 }
 
 func TestUDPData(t *testing.T) {

@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/netip"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -97,42 +96,14 @@ func runDXSteps(ctx context.Context, env Env) (*Report, error) {
 func runSteps(ctx context.Context, bed *demo.Bed, warmup, interval time.Duration) (r *dxStepsRun, err error) {
 	o := bed.Options()
 	r = &dxStepsRun{rate: o.Rate}
-	sw, err := bed.Start(demo.NoMarking)
+	g, err := newUDPRig(bed, demo.NoMarking, interval*(dxSteps+1), dxProbe, udp.ReceiverConfig{})
 	if err != nil {
 		return nil, err
 	}
-	stopped := false
-	defer func() {
-		if !stopped {
-			err = errors.Join(err, sw.Stop())
-		}
-	}()
-	tp, ok := sw.(tapper)
-	if !ok {
-		return nil, errors.New("the switch takes no tap")
-	}
-	window := interval * (dxSteps + 1)
-	pps := float64(o.Rate) / (8 * dxWire)
-	tap := &sojournTap{probe: dxProbe, recs: make([]tapRecord, int(pps*window.Seconds()*1.5)+1024)}
-	if err := tp.SetTap(demo.Bottleneck, tap); err != nil {
-		return nil, err
-	}
-
+	defer func() { err = errors.Join(err, g.close()) }()
+	sw, tap, rcv, dst := g.sw, g.tap, g.rcv, g.dst
 	hosts := bed.Hosts()
 	rh := hosts[demo.Bottleneck]
-	rc, err := rh.ListenUDP(0)
-	if err != nil {
-		return nil, err
-	}
-	defer rc.Close()
-	rconn, err := udp.Prepare(rc, udp.NotECT)
-	if err != nil {
-		return nil, err
-	}
-	rcv, err := udp.NewReceiver(rconn, udp.ReceiverConfig{})
-	if err != nil {
-		return nil, err
-	}
 	sink, err := rh.ListenUDP(0)
 	if err != nil {
 		return nil, err
@@ -146,7 +117,6 @@ func runSteps(ctx context.Context, bed *demo.Bed, warmup, interval time.Duration
 			}
 		}
 	}()
-	dst := netip.AddrPortFrom(rh.IPv4, udpPort(rc))
 	probeDst := netip.AddrPortFrom(rh.IPv4, udpPort(sink))
 
 	// ECN* on an unmarked port with no loss never cuts its window: the
@@ -181,19 +151,7 @@ func runSteps(ctx context.Context, bed *demo.Bed, warmup, interval time.Duration
 	probe := make([]byte, udp.DefaultSize) // an MTU packet, as the data's
 	copy(probe, dxProbe)
 
-	rctx, stopRcv := context.WithCancel(ctx)
-	sctx, stopSnd := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	var rerr, serr error
-	wg.Go(func() { rerr = rcv.Run(rctx) })
-	wg.Go(func() { serr = s.Run(sctx) })
-	stop := func() error {
-		stopSnd()
-		time.Sleep(10 * time.Millisecond) // let the last ACKs arrive
-		stopRcv()
-		wg.Wait()
-		return errors.Join(rerr, serr)
-	}
+	stop := runEndpoints(ctx, rcv, []*udp.Sender{s})
 	if err := warm(ctx, rcv, 1, warmup); err != nil {
 		return nil, errors.Join(err, stop())
 	}
@@ -221,15 +179,11 @@ func runSteps(ctx context.Context, bed *demo.Bed, warmup, interval time.Duration
 	if err := errors.Join(werr, stop()); err != nil {
 		return nil, err
 	}
-	stopped = true
-	if err := sw.Stop(); err != nil { // the tap is quiet once the workers stop
+	if err := g.stop(); err != nil { // the tap is quiet once the workers stop
 		return nil, err
 	}
 	r.busy = demo.PortBusy(st0, st1, o.Rate, r.elapsed)
-	q0, q1 := st0.Queues[0], st1.Queues[0]
-	for reason, d := range q1.Drops {
-		r.drops += d - q0.Drops[reason]
-	}
+	r.drops = queueDrops(st0, st1, 0)
 	r.sender = s.Stats()
 	r.missed = tap.missed.Load()
 	r.inject, r.sw, r.dx = placeSteps(tap.records(), samples)

@@ -1,16 +1,12 @@
 package experiment
 
 import (
-	"bytes"
 	"context"
 	"testing"
 	"time"
 
 	"github.com/ecnswitch/ecnswitch/demo"
-	"github.com/ecnswitch/ecnswitch/node"
 	"github.com/ecnswitch/ecnswitch/packet/packettest"
-	"github.com/ecnswitch/ecnswitch/testbed"
-	"github.com/ecnswitch/ecnswitch/testbed/testbedtest"
 	"github.com/ecnswitch/ecnswitch/timestamp"
 	"github.com/ecnswitch/ecnswitch/transport/udp"
 )
@@ -121,23 +117,9 @@ func TestIsProbe(t *testing.T) {
 // DX and the switch have samples in every interval. Steps are not
 // asserted: they need the quiet machine `make experiments` runs on.
 func TestStepsThroughSwitch(t *testing.T) {
-	testbedtest.SkipIfNotRoot(t)
-	id, err := testbed.RandomID()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	o := dxOptions(Env{Subnet: testbedtest.Subnet(t, ""), ID: id, Out: &out})
+	o := dxOptions(Env{})
 	o.Rate = 100e6 // light on the CPU the other packages' tests share
-	bed, down, err := node.DemoBed(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := down(); err != nil {
-			t.Error(err)
-		}
-	}()
+	bed := testBed(t, o)
 	r, err := runSteps(context.Background(), bed, 300*time.Millisecond, 20*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)

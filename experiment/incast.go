@@ -285,10 +285,7 @@ func runQueries(ctx context.Context, bed *demo.Bed, s incastScheme, n int, warmu
 	elapsed := time.Since(start)
 	st1 := sw.Stats().Ports[demo.Bottleneck]
 	r.busy = demo.PortBusy(st0, st1, bed.Options().Rate, elapsed)
-	q0, q1 := st0.Queues[0], st1.Queues[0]
-	for reason, d := range q1.Drops {
-		r.drops += d - q0.Drops[reason]
-	}
+	r.drops = queueDrops(st0, st1, 0)
 	return r, nil
 }
 

@@ -1,15 +1,11 @@
 package experiment
 
 import (
-	"bytes"
 	"context"
 	"testing"
 	"time"
 
 	"github.com/ecnswitch/ecnswitch/demo"
-	"github.com/ecnswitch/ecnswitch/node"
-	"github.com/ecnswitch/ecnswitch/testbed"
-	"github.com/ecnswitch/ecnswitch/testbed/testbedtest"
 )
 
 // synthIncast is a sweep where CoDel drops from lossAt senders on and ECN♯
@@ -69,28 +65,12 @@ func TestIncastTimeouts(t *testing.T) {
 // completes, each response and query has a completion time, and the
 // background flows ran. Times are not asserted.
 func TestQueriesThroughSwitch(t *testing.T) {
-	testbedtest.SkipIfNotRoot(t)
-	id, err := testbed.RandomID()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
 	sc := ecnsharpScaling(demo.DefaultRate)
 	ecn, _ := sharpMarkers(sc)
-	o := demo.Options{
+	bed := testBed(t, demo.Options{
 		Classes: []demo.Class{{Flows: 1, Senders: []int{0, 1, 2, 3}}}, K: sharpKTail, Buffer: sharpBuffer,
 		ECNSharp: ecn, CoDel: incastCoDel(sc), Rate: 100e6,
-		Subnet: testbedtest.Subnet(t, ""), ID: id, Out: &out,
-	}
-	bed, down, err := node.DemoBed(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := down(); err != nil {
-			t.Error(err)
-		}
-	}()
+	})
 	r, err := runQueries(context.Background(), bed, incastSchemes()[3], 8, 200*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
