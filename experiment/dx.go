@@ -461,6 +461,7 @@ type sojournTap struct {
 	n      atomic.Int64
 	missed atomic.Uint64
 	probe  []byte
+	probes atomic.Int64 // probe packets seen
 	recs   []tapRecord
 }
 
@@ -476,8 +477,11 @@ func (t *sojournTap) Record(ev *dataplane.Event) {
 		return
 	}
 	flow, seq, ok := udpData(ev.Frame)
-	if !ok && (t.probe == nil || !isProbe(ev.Frame, t.probe)) {
-		return
+	if !ok {
+		if t.probe == nil || !isProbe(ev.Frame, t.probe) {
+			return
+		}
+		t.probes.Add(1)
 	}
 	i := t.n.Add(1) - 1
 	if i >= int64(len(t.recs)) {

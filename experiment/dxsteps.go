@@ -172,6 +172,11 @@ func runSteps(ctx context.Context, bed *demo.Bed, warmup, interval time.Duration
 	if werr == nil {
 		werr = sleep(ctx, interval)
 	}
+	// A worker held up (by other CPU load) may not have sent the last
+	// probe yet: wait for it, a while.
+	for deadline := time.Now().Add(time.Second); werr == nil && tap.probes.Load() < int64(r.sent) && time.Now().Before(deadline); {
+		werr = sleep(ctx, time.Millisecond)
+	}
 	tap.on.Store(false)
 	on.Store(false)
 	r.elapsed = time.Since(start)
