@@ -70,6 +70,20 @@ func (k Kind) String() string {
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }
 
+// ParseKind parses a congestion control's name, as Kind.String gives it
+// ("ecn*" also as "ecnstar").
+func ParseKind(s string) (Kind, error) {
+	switch s {
+	case "ecn*", "ecnstar":
+		return KindECNStar, nil
+	case "dctcp":
+		return KindDCTCP, nil
+	case "dx":
+		return KindDX, nil
+	}
+	return 0, fmt.Errorf("transport: congestion control %q: want dx, dctcp or ecn*", s)
+}
+
 // New returns a controller of kind k; headroom is DX's, in ns (ignored by
 // the others).
 func New(k Kind, headroom int64) (Controller, error) {

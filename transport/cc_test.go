@@ -211,6 +211,20 @@ func TestCoalescedAcks(t *testing.T) {
 	}
 }
 
+func TestParseKind(t *testing.T) {
+	for _, k := range []Kind{KindECNStar, KindDCTCP, KindDX} {
+		if got, err := ParseKind(k.String()); err != nil || got != k {
+			t.Errorf("ParseKind(%q) = %v, %v", k, got, err)
+		}
+	}
+	if k, err := ParseKind("ecnstar"); err != nil || k != KindECNStar {
+		t.Errorf("ParseKind(ecnstar) = %v, %v", k, err)
+	}
+	if _, err := ParseKind("bbr"); err == nil {
+		t.Error("ParseKind(bbr): no error")
+	}
+}
+
 func TestNew(t *testing.T) {
 	for _, k := range []Kind{KindECNStar, KindDCTCP, KindDX} {
 		c, err := New(k, 5000)
