@@ -74,14 +74,17 @@ func endpointRecv(e *env, args []string) int {
 	ctx, stop := endpointContext(*duration)
 	defer stop()
 	fmt.Fprintf(e.stdout, "receiving on %s\n", c.LocalAddr())
-	start := time.Now()
 	if err := r.Run(ctx); err != nil {
 		return e.fail("endpoint recv", err)
 	}
-	elapsed := time.Since(start)
+	// Goodput over each flow's own time, its first packet to its last.
 	fmt.Fprintf(e.stdout, "%6s %10s %12s %10s %8s %8s %10s %10s\n", "flow", "packets", "Mbit/s", "CE", "ACKs", "dups", "reordered", "unstamped")
 	for _, f := range r.Flows() {
-		fmt.Fprintf(e.stdout, "%6d %10d %12.1f %10d %8d %8d %10d %10d\n", f.Flow, f.Packets, float64(f.Bytes)*8/elapsed.Seconds()/1e6,
+		mbps := 0.0
+		if f.Last > f.First {
+			mbps = float64(f.Bytes) * 8 / float64(f.Last-f.First) * 1e3
+		}
+		fmt.Fprintf(e.stdout, "%6d %10d %12.1f %10d %8d %8d %10d %10d\n", f.Flow, f.Packets, mbps,
 			f.CE, f.Acks, f.Duplicates, f.OutOfOrder, f.Unstamped)
 	}
 	if m := r.Malformed(); m > 0 {
