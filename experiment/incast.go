@@ -293,7 +293,7 @@ func runQueries(ctx context.Context, bed *demo.Bed, s incastScheme, n int, warmu
 // response's completion time at the aggregator.
 func query(ctx context.Context, out, in []net.Conn, sizes []int, buf []byte) ([]time.Duration, error) {
 	fct := make([]time.Duration, len(sizes))
-	errs := make([]error, len(sizes))
+	errs := make([]error, 2*len(sizes)) // the senders', then the aggregator's
 	deadline := time.Now().Add(incastQueryTimeout)
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -309,7 +309,7 @@ func query(ctx context.Context, out, in []net.Conn, sizes []int, buf []byte) ([]
 		wg.Go(func() {
 			c.SetReadDeadline(deadline)
 			if _, err := io.CopyN(io.Discard, c, int64(sizes[i])); err != nil {
-				errs[i] = errors.Join(errs[i], fmt.Errorf("response %d: %w", i, err))
+				errs[len(sizes)+i] = fmt.Errorf("response %d: %w", i, err)
 				return
 			}
 			fct[i] = time.Since(start)

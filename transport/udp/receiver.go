@@ -59,14 +59,14 @@ type FlowStats struct {
 //
 // It coalesces ACKs as a receiver with LRO does (004 §V-A): the in-order
 // data packets of one flow that one read returns share an ACK, up to
-// ackEvery of them, and the ACK carries their mean one-way delay with
-// their count. Without ReceiverConfig.AckDelay an ACK never waits for a
-// later read, so a flow that arrives one packet per read is acknowledged
-// per packet. A packet whose
-// CE mark differs from the previous one's starts a new ACK (DCTCP's
-// receiver, Alizadeh et al. §3.1: the sender sees exactly which packets
-// were marked), and a packet out of order or duplicate has an ACK of its
-// own (the sender counts duplicate ACKs).
+// ReceiverConfig.AckEvery of them, and the ACK carries their mean one-way
+// delay with their count. Without ReceiverConfig.AckDelay an ACK never
+// waits for a later read, so a flow that arrives one packet per read is
+// acknowledged per packet. A packet whose CE mark differs from the
+// previous one's starts a new ACK (DCTCP's receiver, Alizadeh et al.
+// §3.1: the sender sees exactly which packets were marked), and a packet
+// out of order or duplicate has an ACK of its own (the sender counts
+// duplicate ACKs).
 type Receiver struct {
 	conn     Conn
 	ackEvery int
