@@ -42,6 +42,9 @@ type Delay struct {
 	minRTT int64
 	base   int64
 	ok     bool
+	// provisional: the base came from ObserveMean, a mean over several
+	// packets; the first sample of a single packet replaces it.
+	provisional bool
 }
 
 // Observe takes one sample's skewed one-way delay and RTT (see Stamps)
@@ -49,6 +52,13 @@ type Delay struct {
 // sample can undercut the base by noise or by drift since the last base
 // update).
 func (d *Delay) Observe(owd, rtt int64) int64 {
+	if d.provisional {
+		d.ok, d.provisional = false, false
+	}
+	return d.observe(owd, rtt)
+}
+
+func (d *Delay) observe(owd, rtt int64) int64 {
 	switch {
 	case !d.ok || rtt < d.minRTT:
 		d.minRTT, d.base, d.ok = rtt, owd, true
@@ -58,16 +68,21 @@ func (d *Delay) Observe(owd, rtt int64) int64 {
 	return max(owd-d.base, 0)
 }
 
-// Queue returns the queueing delay of a one-way delay against the current
-// OWD_base, never below zero, without taking it as a candidate base: for a
-// mean OWD over several packets (an ACK that covers them, 004 §V-A), which
-// is not the OWD of the packet whose RTT came with it. It returns 0 while
-// there is no base.
-func (d *Delay) Queue(owd int64) int64 {
-	if !d.ok {
-		return 0
+// ObserveMean takes the mean OWD of several packets, which one ACK
+// covers (004 §V-A), with the RTT of the newest of them, and returns the
+// queueing delay, OWD − OWD_base, never below zero. The mean and that RTT
+// are not one packet's: a low RTT would take a mean with queueing in it
+// for the base, so once a single packet's sample (Observe) has set the
+// base, ObserveMean only measures against it. Until then it keeps a
+// provisional base as Observe would, so that a receiver that always
+// covers several packets still gives one.
+func (d *Delay) ObserveMean(owd, rtt int64) int64 {
+	if d.ok && !d.provisional {
+		return max(owd-d.base, 0)
 	}
-	return max(owd-d.base, 0)
+	q := d.observe(owd, rtt)
+	d.provisional = true
+	return q
 }
 
 // Base returns OWD_base and whether there is one yet.

@@ -113,22 +113,35 @@ func TestDelayNeverNegative(t *testing.T) {
 	}
 }
 
-// Queue measures against the base but never moves it, even with no RTT
-// to compare: a mean OWD over several packets is no base candidate.
-func TestDelayQueue(t *testing.T) {
+// ObserveMean keeps a provisional base until a single packet's sample,
+// which replaces it, and then never moves the base.
+func TestDelayObserveMean(t *testing.T) {
 	var d Delay
-	if q := d.Queue(5000); q != 0 {
-		t.Fatalf("queueing %d before any base, want 0", q)
+	if q := d.ObserveMean(1500, 2000); q != 0 {
+		t.Fatalf("first mean: queueing %d, want 0 (it is the base)", q)
 	}
-	d.Observe(1000, 2000)
-	if q := d.Queue(1700); q != 700 {
+	if q := d.ObserveMean(1400, 1900); q != 0 || !d.provisional {
+		t.Fatalf("a lower RTT: queueing %d, provisional %v; want a new provisional base", q, d.provisional)
+	}
+	if b, ok := d.Base(); !ok || b != 1400 {
+		t.Fatalf("provisional base %d (%v), want 1400", b, ok)
+	}
+	// A single packet's sample, though its RTT is higher, replaces it.
+	if q := d.Observe(1000, 2500); q != 0 {
+		t.Fatalf("first single sample: queueing %d, want 0", q)
+	}
+	if b, _ := d.Base(); b != 1000 || d.provisional {
+		t.Fatalf("base %d, provisional %v; want 1000, false", b, d.provisional)
+	}
+	// Now means only measure, however low their RTT.
+	if q := d.ObserveMean(1700, 100); q != 700 {
 		t.Fatalf("queueing %d, want 700", q)
 	}
-	if q := d.Queue(900); q != 0 {
-		t.Fatalf("queueing %d below the base, want 0", q)
-	}
 	if b, _ := d.Base(); b != 1000 {
-		t.Fatalf("Queue moved the base to %d", b)
+		t.Fatalf("a mean moved the base to %d", b)
+	}
+	if r, _ := d.MinRTT(); r != 2500 {
+		t.Fatalf("a mean moved the minimum RTT to %d", r)
 	}
 }
 

@@ -418,10 +418,7 @@ func (s *Sender) ack(b []byte, rx RX, read int64) {
 		if n == 1 {
 			s.lastQ = s.delay.Observe(owd, rtt)
 		} else {
-			// The mean OWD of several packets and the newest one's RTT
-			// are not one sample's: a low RTT would take a mean with
-			// queueing in it for the base.
-			s.lastQ = s.delay.Queue(owd)
+			s.lastQ = s.delay.ObserveMean(owd, rtt) // a mean over n packets
 		}
 		s.lastRTT = rtt
 		s.rttSample(rtt)
