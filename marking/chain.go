@@ -151,6 +151,21 @@ func (c *Chain) Mark(v *View) Verdict { return c.Decide(v, packet.ECT0) }
 
 // run asks every member and combines their verdicts.
 func (c *Chain) run(v *View) Verdict {
+	if len(c.members) == 1 { // the usual chain: nothing to combine
+		m := &c.members[0]
+		r := m.marker.Mark(v)
+		switch r {
+		case Mark:
+			m.marks.inc()
+		case Drop:
+			m.drops.inc()
+		default:
+			c.last = -1
+			return r
+		}
+		c.last = 0
+		return r
+	}
 	best, who := Pass, -1
 	var value, threshold int64
 	for i := range c.members {

@@ -54,6 +54,9 @@ func TestChainVerdicts(t *testing.T) {
 		decider  int // member whose Value/Threshold the view carries
 	}{
 		{nil, Pass, -1},
+		{[]Verdict{Pass}, Pass, -1}, // one member: run's shortcut
+		{[]Verdict{Mark}, Mark, 0},
+		{[]Verdict{Drop}, Drop, 0},
 		{[]Verdict{Pass, Pass}, Pass, -1},
 		{[]Verdict{Pass, Mark, Pass}, Mark, 1},
 		{[]Verdict{Mark, Mark}, Mark, 0},
@@ -78,6 +81,25 @@ func TestChainVerdicts(t *testing.T) {
 				t.Errorf("%v: member %d saw %d packets, want 1", tc.verdicts, i, s.seen)
 			}
 		}
+	}
+}
+
+// A chain of one member (run's shortcut) counts as a longer one does.
+func TestChainCountersOneMember(t *testing.T) {
+	c, stubs := eqChain(t, NonECTDrop, Mark)
+	v := View{}
+	for range 4 {
+		c.Decide(&v, packet.ECT0)
+	}
+	stubs[0].verdict = Drop
+	c.Decide(&v, packet.ECT0)
+	stubs[0].verdict = Pass
+	c.Decide(&v, packet.ECT0)
+	if got := c.Counts(nil); len(got) != 1 || got[0] != (MemberCounts{"a", 4, 1}) {
+		t.Errorf("counts %+v, want a: 4 marks, 1 drop", got)
+	}
+	if tot := c.Totals(); tot.Marked != 4 || tot.Dropped != 1 || c.Decider() != -1 {
+		t.Errorf("totals %+v, decider %d; want 4 marked, 1 dropped, -1", tot, c.Decider())
 	}
 }
 
