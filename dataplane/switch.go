@@ -49,11 +49,14 @@ type port struct {
 	shaper *scheduler.Shaper
 	enq    *marking.Chain // nil when no enqueue markers
 	deq    *marking.Chain // nil when no dequeue markers
-	pool   int
-	nq     int
-	qinfo  []scheduler.QueueInfo
-	delay  *delayLine // nil when the port adds no delay
-	stamps rxStamps   // how received packets get their RxTime
+	// enqNeeds and deqNeeds are the costly View fields the chains read
+	// (marking.Needer): fillView leaves the others 0.
+	enqNeeds, deqNeeds marking.Need
+	pool               int
+	nq                 int
+	qinfo              []scheduler.QueueInfo
+	delay              *delayLine // nil when the port adds no delay
+	stamps             rxStamps   // how received packets get their RxTime
 
 	// The virtual line (see worker.go).
 	vnow     int64          // time of the port's last event: arrival, release from the delay line, departure
@@ -194,6 +197,12 @@ func newPort(idx int, pc *PortConfig, dev ports.Port, batch int, now int64) (*po
 	}
 	if p.deq, err = newChain("dequeue", marking.Dequeue, pc.Dequeue, pc.NonECT, nq); err != nil {
 		return nil, err
+	}
+	if p.enq != nil {
+		p.enqNeeds = p.enq.Needs()
+	}
+	if p.deq != nil {
+		p.deqNeeds = p.deq.Needs()
 	}
 	for _, sp := range pc.Enqueue {
 		p.markers = append(p.markers, sp.Name)

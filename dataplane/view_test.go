@@ -34,22 +34,32 @@ func TestFillViewSetsEveryField(t *testing.T) {
 	d := &packet.Desc{Len: 100, EnqTime: 7}
 
 	w.view = marking.View{}
-	want := *w.fillView(p, d, 10, 1)
+	want := *w.fillView(p, d, 10, 1, marking.NeedAll)
 
-	junk := reflect.ValueOf(&w.view).Elem()
-	for i := range junk.NumField() {
-		f := junk.Field(i)
-		switch f.Kind() {
-		case reflect.Bool:
-			f.SetBool(!f.Bool())
-		case reflect.Int, reflect.Int64:
-			f.SetInt(f.Int() + 12345)
-		default:
-			t.Fatalf("View.%s is a %v: teach this test to spoil it", junk.Type().Field(i).Name, f.Kind())
+	spoil := func() {
+		junk := reflect.ValueOf(&w.view).Elem()
+		for i := range junk.NumField() {
+			f := junk.Field(i)
+			switch f.Kind() {
+			case reflect.Bool:
+				f.SetBool(!f.Bool())
+			case reflect.Int, reflect.Int64:
+				f.SetInt(f.Int() + 12345)
+			default:
+				t.Fatalf("View.%s is a %v: teach this test to spoil it", junk.Type().Field(i).Name, f.Kind())
+			}
 		}
 	}
-	if got := *w.fillView(p, d, 10, 1); got != want {
+	spoil()
+	if got := *w.fillView(p, d, 10, 1, marking.NeedAll); got != want {
 		t.Fatalf("after a spoiled view fillView gives\n%+v\nwant\n%+v", got, want)
+	}
+	// A chain that needs none of the costly fields finds them 0, not
+	// the last packet's, and the rest as before.
+	spoil()
+	want.RoundTime, want.BusyWeightSum, want.PortBytes, want.PortPackets, want.QueueEmptySince, want.PortEmptySince = 0, 0, 0, 0, 0, 0
+	if got := *w.fillView(p, d, 10, 1, 0); got != want {
+		t.Fatalf("needing nothing costly, after a spoiled view fillView gives\n%+v\nwant\n%+v", got, want)
 	}
 }
 

@@ -76,7 +76,8 @@ type Chain struct {
 	stage   Stage
 	nonECT  NonECT
 	members []chainMember
-	last    int // index of the member whose verdict the last packet got; -1 if none
+	last    int  // index of the member whose verdict the last packet got; -1 if none
+	needs   Need // what the members read, together
 
 	marked, dropped, nonECTDropped, nonECTPassed chainCounter
 }
@@ -109,6 +110,9 @@ func NewChain(stage Stage, nonECT NonECT, members ...Member) (*Chain, error) {
 			return nil, fmt.Errorf("marking: chain: member %q is placed at %v, the chain at %v", m.Name, p.Stage(), stage)
 		}
 		c.members[i].name, c.members[i].marker = m.Name, m.Marker
+	}
+	for i := range c.members {
+		c.needs |= Needs(c.members[i].marker)
 	}
 	return c, nil
 }
@@ -188,6 +192,9 @@ func (c *Chain) run(v *View) Verdict {
 	}
 	return best
 }
+
+// Needs implements Needer: what its members read, together.
+func (c *Chain) Needs() Need { return c.needs }
 
 // Decider returns the index of the member whose verdict the last packet
 // got, or -1 if every member passed it. Like Decide, it belongs to the

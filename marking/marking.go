@@ -87,6 +87,37 @@ type View struct {
 // Sojourn returns how long the packet has been queued: Now − EnqTime.
 func (v *View) Sojourn() int64 { return v.Now - v.EnqTime }
 
+// Need names the View fields that cost a port work to fill, so that it
+// fills only those its markers read (Needer). The rest of View is always
+// filled.
+type Need uint8
+
+// The View fields a marker may need.
+const (
+	NeedRoundTime  Need = 1 << iota // RoundTime
+	NeedBusyWeight                  // BusyWeightSum
+	NeedPort                        // PortBytes and PortPackets
+	NeedEmptySince                  // QueueEmptySince and PortEmptySince
+
+	NeedAll = NeedRoundTime | NeedBusyWeight | NeedPort | NeedEmptySince
+)
+
+// Needer is a Marker that says which of the costly View fields it reads;
+// a port may leave the others 0. A Marker that is not a Needer gets them
+// all.
+type Needer interface {
+	Needs() Need
+}
+
+// Needs returns the costly View fields m reads: m.Needs() for a Needer,
+// else NeedAll.
+func Needs(m Marker) Need {
+	if n, ok := m.(Needer); ok {
+		return n.Needs()
+	}
+	return NeedAll
+}
+
 // Marker decides whether to mark one packet. A marker value serves one
 // egress port and keeps whatever per-queue state it needs; it is used by one
 // goroutine, the port's worker.

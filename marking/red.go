@@ -223,6 +223,20 @@ func (r *red) Mark(v *View) Verdict {
 	return r.profile.decide(v, x, kmin, kmax)
 }
 
+// Needs implements Needer: the port's occupancy when it measures the
+// port, and the times the queue and port went idle when it averages (the
+// idle rule). Thresholds need LineRate, which every View has.
+func (r *red) Needs() Need {
+	var n Need
+	if r.measure == MeasurePort {
+		n |= NeedPort
+	}
+	if r.weight > 0 {
+		n |= NeedEmptySince
+	}
+	return n
+}
+
 // average folds occupancy q into st and returns the new average in bytes.
 func (r *red) average(st *redState, v *View, q int64) int64 {
 	if q > 0 {
