@@ -302,9 +302,9 @@ func runDXFlows(ctx context.Context, bed *demo.Bed, cc transport.Kind, headroom 
 		}
 		cfg := udp.Config{
 			Flow: uint32(i + 1), CC: cc, Headroom: headroom, Tolerance: dxTolerance, Rate: pace,
-			OnSample: func(seq uint64, k int, q, _ int64) {
+			OnSample: func(x udp.DelaySample) {
 				if window.Load() {
-					samples[i] = append(samples[i], flowSample{seq, k, q})
+					samples[i] = append(samples[i], flowSample{x.Seq, x.Packets, x.Queue})
 				}
 			},
 		}

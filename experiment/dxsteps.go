@@ -50,6 +50,15 @@ const (
 	dxStepsBurst   = 32 // packets
 )
 
+// The unloaded phase that comes first: one flow paced at C/dxNoiseShare,
+// one packet at a time, so that no packet waits behind another, for
+// dxNoiseDefault (dxNoiseShort in a short run).
+const (
+	dxNoiseShare   = 100
+	dxNoiseDefault = 2 * time.Second
+	dxNoiseShort   = 500 * time.Millisecond
+)
+
 // dxProbe starts the payload of every injected packet: the tap tells
 // them from the flow's data by it.
 var dxProbe = []byte("ecnswitch dx-steps probe")
@@ -73,6 +82,20 @@ type dxStepsRun struct {
 	missed uint64
 	drops  uint64
 	sender udp.SenderStats
+	noise  *rttNoise // the unloaded phase; nil if not run
+}
+
+// rttNoise is what the unloaded phase measured: 004 §VI-A's noise of RTT
+// samples between hosts back to back (Fig. 10, 11), here through the
+// switch with nothing else on the port.
+type rttNoise struct {
+	rate     int64 // the flow's pace, bit/s
+	duration time.Duration
+	busy     float64
+	// rtt and host are the RTT of every ACK that covered one packet, from
+	// the stamps and with the sender's receive path (udp.DelaySample), ns.
+	rtt, host []int64
+	sojourn   []int64 // the switch's sojourn of each of the flow's packets, ns
 }
 
 func runDXSteps(ctx context.Context, env Env) (*Report, error) {
@@ -82,10 +105,21 @@ func runDXSteps(ctx context.Context, env Env) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dx-steps: %w", err)
 	}
-	r, err := runSteps(ctx, bed, warmup, duration/dxSteps)
+	noiseFor := dxNoiseDefault
+	if env.Short {
+		noiseFor = dxNoiseShort
+	}
+	noise, err := runNoise(ctx, bed, warmup, noiseFor)
+	var r *dxStepsRun
+	if err == nil {
+		fmt.Fprintf(orDiscard(env.Out), "dx-steps: unloaded, %d RTT samples, σ %.2f µs from the stamps, %.2f µs with the host's receive path\n",
+			len(noise.rtt), stddev(noise.rtt)/1e3, stddev(noise.host)/1e3)
+		r, err = runSteps(ctx, bed, warmup, duration/dxSteps)
+	}
 	if err = errors.Join(err, down()); err != nil {
 		return nil, fmt.Errorf("dx-steps: %w", err)
 	}
+	r.noise = noise
 	fmt.Fprintf(orDiscard(env.Out), "dx-steps: busy %s, %d of %d injected packets seen\n", Busy(r.busy), len(r.inject), r.sent)
 	return dxStepsReport(env, bed.Options(), warmup, duration, r), nil
 }
@@ -134,9 +168,9 @@ func runSteps(ctx context.Context, bed *demo.Bed, warmup, interval time.Duration
 	}
 	s, err := udp.NewSender(conn, nil, udp.Config{
 		Flow: 1, CC: transport.KindECNStar, Tolerance: dxTolerance, Rate: o.Rate, Burst: dxStepsBurst,
-		OnSample: func(seq uint64, n int, q, _ int64) {
+		OnSample: func(x udp.DelaySample) {
 			if on.Load() {
-				samples = append(samples, flowSample{seq, n, q})
+				samples = append(samples, flowSample{x.Seq, x.Packets, x.Queue})
 			}
 		},
 	})
@@ -192,6 +226,65 @@ func runSteps(ctx context.Context, bed *demo.Bed, warmup, interval time.Duration
 	r.sender = s.Stats()
 	r.missed = tap.missed.Load()
 	r.inject, r.sw, r.dx = placeSteps(tap.records(), samples)
+	return r, nil
+}
+
+// runNoise sends one flow from h1 to h5 through an unmarked, otherwise
+// idle port, paced at C/dxNoiseShare one packet at a time, and records
+// for d after warmup the RTT of every ACK that covers one packet and the
+// switch's sojourn of every packet.
+func runNoise(ctx context.Context, bed *demo.Bed, warmup, d time.Duration) (r *rttNoise, err error) {
+	o := bed.Options()
+	r = &rttNoise{rate: o.Rate / dxNoiseShare, duration: d}
+	g, err := newUDPRig(bed, demo.NoMarking, d/dxNoiseShare, nil, udp.ReceiverConfig{})
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, g.close()) }()
+	var on atomic.Bool
+	c, err := bed.Hosts()[0].DialUDP(ctx, g.dst, demo.DSCP(0), packet.ECT0)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	conn, err := udp.Prepare(c, udp.ECT0)
+	if err != nil {
+		return nil, err
+	}
+	s, err := udp.NewSender(conn, nil, udp.Config{
+		Flow: 1, CC: transport.KindECNStar, Tolerance: dxTolerance, Rate: r.rate, Burst: 1,
+		OnSample: func(x udp.DelaySample) {
+			if on.Load() && x.Packets == 1 {
+				r.rtt, r.host = append(r.rtt, x.RTT), append(r.host, x.HostRTT)
+			}
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	stop := runEndpoints(ctx, g.rcv, []*udp.Sender{s})
+	if err := warm(ctx, g.rcv, 1, warmup); err != nil {
+		return nil, errors.Join(err, stop())
+	}
+	st0 := g.sw.Stats().Ports[demo.Bottleneck]
+	start := time.Now()
+	g.tap.on.Store(true)
+	on.Store(true)
+	werr := sleep(ctx, d)
+	g.tap.on.Store(false)
+	on.Store(false)
+	elapsed := time.Since(start)
+	st1 := g.sw.Stats().Ports[demo.Bottleneck]
+	if err := errors.Join(werr, stop()); err != nil {
+		return nil, err
+	}
+	if err := g.stop(); err != nil {
+		return nil, err
+	}
+	r.busy = demo.PortBusy(st0, st1, o.Rate, elapsed)
+	for _, rec := range g.tap.records() {
+		r.sojourn = append(r.sojourn, rec.sojourn)
+	}
 	return r, nil
 }
 
@@ -347,7 +440,96 @@ func dxStepsReport(env Env, o demo.Options, warmup, duration time.Duration, r *d
 			"queue also creeps up by about one packet per 14,000 sent; a sender woken later than its bucket covers falls " +
 			"behind C and the queue shrinks.",
 	}
+	if n := r.noise; n != nil {
+		rep.Claims = append(rep.Claims, noiseClaim(n))
+		rep.Tables = append(rep.Tables, noiseTable(n))
+		rep.Plots = append(rep.Plots, Plot{
+			File: "rtt-noise.png", Caption: "RTT samples on the unloaded path (004 Fig. 11): from the stamps, and with the sender's receive path.",
+			Draw: func(path string) error { return drawNoise(path, n) },
+		})
+		rep.Limits = append(rep.Limits, "On the unloaded path the stamps take out the receiver's hold and the sender's "+
+			"receive path, nothing else: t1 is read in user space before sendmmsg, and between the hosts are two veths "+
+			"and the switch's worker, which sleeps on an idle port (after 16 idle passes) and wakes for each packet. "+
+			"The paper's hosts were cabled back to back and stamped at DPDK's poll or at the NIC.")
+		rep.Setup = append(rep.Setup, fmt.Sprintf("First, unloaded (004 §VI-A, Fig. 10–11, measured there between two hosts "+
+			"back to back): after %v of warm-up, h1 sends one flow to h5 for %v, paced at C/%d (%.1f Mbit/s) one packet at "+
+			"a time, so that no packet waits behind another; the port has nothing else to send. Every ACK that covers one "+
+			"packet gives two RTTs: from the stamps, (t4 − t1) − (t3 − t2), and with the sender's receive path left in, "+
+			"the time the sender read the ACK in place of t4. The port's busy fraction does not apply to this phase.",
+			warmup, n.duration, dxNoiseShare, float64(n.rate)/1e6))
+	}
 	return rep
+}
+
+// noiseClaim compares the noise of the stamped RTT with the paper's:
+// direction only, as the stamps differ (the paper's are DPDK's and the
+// NIC's, ours the kernel's software stamps and t1 in user space).
+func noiseClaim(n *rttNoise) Claim {
+	sr, sh := stddev(n.rtt), stddev(n.host)
+	rr, rh := spread(n.rtt), spread(n.host)
+	return Claim{
+		Source: "004 §VI-A, Fig. 10–11",
+		What:   "noise of RTT samples on an unloaded path: from the stamps, against the RTT with host delay",
+		Paper:  "σ 1.98 µs with DPDK software stamps, 0.53 µs with NIC stamps, against 80.7 µs in the kernel's TCP stack",
+		Ours: fmt.Sprintf("σ %.2f µs from the stamps against %.2f µs with the sender's receive path; p1–p99 %.2f against %.2f µs (%d samples)",
+			sr/1e3, sh/1e3, float64(rr)/1e3, float64(rh)/1e3, len(n.rtt)),
+		Holds: len(n.rtt) > 1 && sr < sh && rr < rh,
+		Rule: "the stamped RTT's σ and p1–p99 spread both below the host-time RTT's (direction only: the paper's " +
+			"stamps are DPDK's and the NIC's)",
+	}
+}
+
+// spread returns the distance from the 1st to the 99th percentile of xs:
+// σ follows the rare late sample (a descheduled thread), this does not.
+func spread(xs []int64) int64 { return quantile(xs, 0.99) - quantile(xs, 0.01) }
+
+// noiseTable gives the distribution of both RTTs and of the switch's
+// sojourn in the unloaded phase.
+func noiseTable(n *rttNoise) Table {
+	row := func(name string, xs []int64) []string {
+		us := func(v float64) string { return fmt.Sprintf("%.2f µs", v/1e3) }
+		return []string{name, fmt.Sprint(len(xs)), us(float64(quantile(xs, 0.01))), us(float64(quantile(xs, 0.5))),
+			us(float64(quantile(xs, 0.99))), us(float64(quantile(xs, 1))), us(stddev(xs))}
+	}
+	return Table{
+		Title:  "Unloaded path: RTT samples and the switch's sojourn",
+		Header: []string{"", "samples", "p1", "median", "p99", "max", "σ"},
+		Rows: [][]string{
+			row("RTT from the stamps", n.rtt),
+			row("RTT with the sender's receive path", n.host),
+			row("the switch's sojourn of the flow's packets", n.sojourn),
+		},
+		Note: fmt.Sprintf("The flow paced at %.1f Mbit/s, one packet at a time, for %v; the port %.1f%% busy. The paper "+
+			"(004 §VI-A) reports σ 1.98 µs with DPDK software stamps and burst control, 0.53 µs with NIC stamps, against "+
+			"80.7 µs for the kernel's TCP RTT; with NIC stamps the range was 11.38 µs against the kernel's 710 µs (Fig. 11).",
+			float64(n.rate)/1e6, n.duration, 100*n.busy),
+	}
+}
+
+// drawNoise plots the CDFs of the unloaded phase's two RTTs.
+func drawNoise(path string, n *rttNoise) error {
+	if len(n.rtt) == 0 {
+		return errors.New("dx-steps: no RTT samples to plot")
+	}
+	durs := func(xs []int64) []time.Duration {
+		ds := make([]time.Duration, len(xs))
+		for i, x := range xs {
+			ds[i] = time.Duration(x)
+		}
+		return ds
+	}
+	p, err := newPlot("RTT on the unloaded path", "RTT (µs)", "CDF", []Line{
+		cdf("from the stamps", durs(n.rtt)),
+		cdf("with the sender's receive path", durs(n.host)),
+	})
+	if err != nil {
+		return err
+	}
+	// The rare late sample would squeeze the body into the left edge: the
+	// x axis ends past the host-time RTT's p99, the table has the rest.
+	p.X.Min, p.X.Max = 0, 1.5*float64(quantile(n.host, 0.99))/1e3
+	p.Legend.Top, p.Legend.Left = false, false
+	return saveTiles(path, 1, []*plot.Plot{p}, 16*vg.Centimeter, 9*vg.Centimeter)
 }
 
 // drawSteps plots the run's delays in 1 ms bins.

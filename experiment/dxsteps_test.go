@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -101,6 +102,41 @@ func TestDXStepsReport(t *testing.T) {
 	}
 }
 
+// The unloaded phase's claim compares the two RTTs' σ, worked by hand:
+// stamped RTTs 10.0, 10.2, 9.8, 10.0 µs have σ 0.16 µs; host-time RTTs
+// 10, 14, 8, 12 µs have σ 2.58 µs.
+func TestNoiseClaim(t *testing.T) {
+	n := &rttNoise{
+		rate: demo.DefaultRate / dxNoiseShare, duration: time.Second, busy: 0.01,
+		rtt:     []int64{10_000, 10_200, 9800, 10_000},
+		host:    []int64{10_000, 14_000, 8000, 12_000},
+		sojourn: []int64{0, 0, 100},
+	}
+	c := noiseClaim(n)
+	if !c.Holds || !strings.Contains(c.Ours, "σ 0.16 µs from the stamps against 2.58 µs") || !strings.Contains(c.Ours, "p1–p99 0.40 against 6.00 µs") {
+		t.Errorf("claim holds %v, ours %q; want it to hold with σ 0.16 against 2.58 µs, p1–p99 0.40 against 6.00 µs", c.Holds, c.Ours)
+	}
+	n.rtt, n.host = n.host, n.rtt
+	if noiseClaim(n).Holds {
+		t.Error("the claim holds with the stamped RTT the noisier")
+	}
+	// One late sample makes the stamped σ the larger; the spread alone
+	// does not save the claim.
+	n.rtt, n.host = []int64{10_000, 10_200, 9800, 10_000, 10_000, 10_100, 9900, 10_000, 10_000, 10_000, 30_000}, []int64{10_000, 14_000, 8000, 12_000, 10_000, 14_000, 8000, 12_000, 10_000, 14_000, 8000}
+	if noiseClaim(n).Holds {
+		t.Errorf("the claim holds with σ %.0f ns from the stamps against %.0f ns", stddev(n.rtt), stddev(n.host))
+	}
+	r := staircase(dxSteps, 3000, timestamp.TransmissionTime(dxWire, demo.DefaultRate), 0)
+	r.noise = n
+	rep := dxStepsReport(Env{Command: "test"}, demo.Options{Rate: demo.DefaultRate, Buffer: demo.DefaultBuffer}, time.Second, dxStepsDefault, r)
+	if len(rep.Claims) != 3 || len(rep.Plots) != 2 {
+		t.Fatalf("%d claims and %d plots with the unloaded phase, want 3 and 2", len(rep.Claims), len(rep.Plots))
+	}
+	if err := rep.Write(t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestIsProbe(t *testing.T) {
 	f := packettest.UDP4(t, packettest.Options{Size: 14 + 20 + 8 + udp.DefaultSize})
 	copy(f[14+20+8:], dxProbe)
@@ -143,5 +179,20 @@ func TestStepsThroughSwitch(t *testing.T) {
 	}
 	if len(r.dx) == 0 || empty > len(lv)/4 {
 		t.Errorf("%d DX samples, %d of %d intervals without one", len(r.dx), empty, len(lv))
+	}
+
+	// The unloaded phase: every single-packet ACK gives both RTTs, and
+	// the sender reads an ACK no earlier than the kernel stamped it.
+	n, err := runNoise(context.Background(), bed, 300*time.Millisecond, 500*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(n.rtt) < 10 || len(n.rtt) != len(n.host) || len(n.sojourn) == 0 {
+		t.Fatalf("%d stamped and %d host-time RTTs, %d sojourns; want ≥ 10 pairs and some sojourns", len(n.rtt), len(n.host), len(n.sojourn))
+	}
+	for i := range n.rtt {
+		if n.rtt[i] <= 0 || n.host[i] < n.rtt[i] {
+			t.Errorf("sample %d: RTT %d ns from the stamps, %d ns with the receive path; want 0 < stamped ≤ host", i, n.rtt[i], n.host[i])
+		}
 	}
 }

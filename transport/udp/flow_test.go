@@ -397,7 +397,9 @@ func msgs(bs ...[]byte) []ipv4.Message {
 // receiver holds each ACK 300 ns, and packet 1 waits 20 µs in a queue.
 func TestDelaySamples(t *testing.T) {
 	a, _ := newPipe(ECT0, NotECT)
-	s, err := NewSender(a, nil, Config{Flow: 1, CC: transport.KindDX, LogEvery: -1})
+	var got []DelaySample
+	s, err := NewSender(a, nil, Config{Flow: 1, CC: transport.KindDX, LogEvery: -1,
+		OnSample: func(x DelaySample) { got = append(got, x) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -425,6 +427,17 @@ func TestDelaySamples(t *testing.T) {
 	}
 	if st := s.Stats(); st.Acked != 3 || st.Samples != 3 {
 		t.Errorf("acked %d, samples %d; want 3, 3", st.Acked, st.Samples)
+	}
+	// Each ACK was read 1 µs after the kernel stamped it: the host-time
+	// RTT keeps that microsecond, the stamped one does not.
+	for i, x := range got {
+		want := DelaySample{Seq: uint64(i), Packets: 1, Queue: queue[i], RTT: 2*prop + queue[i], HostRTT: 2*prop + queue[i] + 1000}
+		if x != want {
+			t.Errorf("sample %d = %+v, want %+v", i, x, want)
+		}
+	}
+	if len(got) != 3 {
+		t.Errorf("%d samples reported, want 3", len(got))
 	}
 
 	// One ACK covers packets 3 and 4: 3 waited 30 µs, 4 none, and 4's

@@ -28,6 +28,19 @@ const (
 // link: UDP, IPv4 and Ethernet headers, FCS, preamble and gap.
 const wireOverhead = 8 + 20 + 14 + 4 + 8 + 12
 
+// DelaySample is one delay sample, taken from an ACK. Times are in ns.
+type DelaySample struct {
+	Seq     uint64 // the newest packet the ACK covers
+	Packets int    // how many it covers: Seq−Packets+1..Seq, in order
+	Queue   int64  // their mean queueing delay, OWD − OWD_base (004 §III)
+	RTT     int64  // the newest packet's RTT from the stamps, (t4 − t1) − (t3 − t2) (004 §III)
+	// HostRTT is that RTT with the sender's receive path left in: the
+	// time this process read the ACK in place of the kernel's receive
+	// stamp t4. 004 §III removes such host delay from the RTT; HostRTT
+	// shows what that removes.
+	HostRTT int64
+}
+
 // Config is one sender's flow.
 type Config struct {
 	Flow uint32         // the flow's number at the receiver
@@ -51,10 +64,8 @@ type Config struct {
 	MinRTO time.Duration
 	// MaxWindow caps the packets in flight; default DefaultMaxWindow.
 	MaxWindow int
-	// OnSample, if set, sees every delay sample: the newest packet the
-	// ACK covers, how many it covers (packets seq−n+1..seq, in order),
-	// their mean queueing delay and the newest packet's RTT, in ns.
-	OnSample func(seq uint64, n int, queue, rtt int64)
+	// OnSample, if set, sees every delay sample, one per ACK.
+	OnSample func(DelaySample)
 	// LogEvery is the period of the per-flow log; default
 	// DefaultLogEvery, negative for none.
 	LogEvery time.Duration
@@ -424,7 +435,7 @@ func (s *Sender) ack(b []byte, rx RX, read int64) {
 		s.rttSample(rtt)
 		s.stats.Samples++
 		if s.cfg.OnSample != nil {
-			s.cfg.OnSample(h.Seq, int(n), s.lastQ, rtt)
+			s.cfg.OnSample(DelaySample{Seq: h.Seq, Packets: int(n), Queue: s.lastQ, RTT: rtt, HostRTT: (read - t1) - int64(h.DX.Hold)})
 		}
 	}
 	base, _ := s.delay.MinRTT()
