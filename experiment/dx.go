@@ -21,6 +21,7 @@ import (
 	"github.com/ecnswitch/ecnswitch/demo"
 	"github.com/ecnswitch/ecnswitch/node"
 	"github.com/ecnswitch/ecnswitch/packet"
+	"github.com/ecnswitch/ecnswitch/testbed"
 	"github.com/ecnswitch/ecnswitch/transport"
 	"github.com/ecnswitch/ecnswitch/transport/udp"
 )
@@ -237,6 +238,23 @@ func (g *udpRig) close() error {
 	return errors.Join(err, g.stop())
 }
 
+// dialSender dials dst from h (DSCP 0, ECT(0)) and returns a sender of
+// cfg on the connection, which the caller closes when the sender is done.
+func dialSender(ctx context.Context, h testbed.Host, dst netip.AddrPort, cfg udp.Config) (*udp.Sender, *net.UDPConn, error) {
+	c, err := h.DialUDP(ctx, dst, demo.DSCP(0), packet.ECT0)
+	if err != nil {
+		return nil, nil, err
+	}
+	conn, err := udp.Prepare(c, udp.ECT0)
+	if err == nil {
+		var s *udp.Sender
+		if s, err = udp.NewSender(conn, nil, cfg); err == nil {
+			return s, c, nil
+		}
+	}
+	return nil, nil, errors.Join(err, c.Close())
+}
+
 // runEndpoints runs the receiver and the senders until stop, which ends
 // the senders, lets their last ACKs arrive, ends the receiver and returns
 // their errors.
@@ -290,16 +308,6 @@ func runDXFlows(ctx context.Context, bed *demo.Bed, cc transport.Kind, headroom 
 	samples := make([][]flowSample, n)
 	var senders []*udp.Sender
 	for i := range n {
-		h := hosts[i%demo.Bottleneck]
-		c, err := h.DialUDP(ctx, dst, demo.DSCP(0), packet.ECT0)
-		if err != nil {
-			return nil, err
-		}
-		defer c.Close()
-		conn, err := udp.Prepare(c, udp.ECT0)
-		if err != nil {
-			return nil, err
-		}
 		cfg := udp.Config{
 			Flow: uint32(i + 1), CC: cc, Headroom: headroom, Tolerance: dxTolerance, Rate: pace,
 			OnSample: func(x udp.DelaySample) {
@@ -308,10 +316,11 @@ func runDXFlows(ctx context.Context, bed *demo.Bed, cc transport.Kind, headroom 
 				}
 			},
 		}
-		s, err := udp.NewSender(conn, nil, cfg)
+		s, c, err := dialSender(ctx, hosts[i%demo.Bottleneck], dst, cfg)
 		if err != nil {
 			return nil, err
 		}
+		defer c.Close()
 		senders = append(senders, s)
 	}
 

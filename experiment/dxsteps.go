@@ -157,16 +157,7 @@ func runSteps(ctx context.Context, bed *demo.Bed, warmup, interval time.Duration
 	// flow sends at the pace, C, "full throttle" (004 §VI-A).
 	var on atomic.Bool
 	var samples []flowSample
-	c, err := hosts[0].DialUDP(ctx, dst, demo.DSCP(0), packet.ECT0)
-	if err != nil {
-		return nil, err
-	}
-	defer c.Close()
-	conn, err := udp.Prepare(c, udp.ECT0)
-	if err != nil {
-		return nil, err
-	}
-	s, err := udp.NewSender(conn, nil, udp.Config{
+	s, c, err := dialSender(ctx, hosts[0], dst, udp.Config{
 		Flow: 1, CC: transport.KindECNStar, Tolerance: dxTolerance, Rate: o.Rate, Burst: dxStepsBurst,
 		OnSample: func(x udp.DelaySample) {
 			if on.Load() {
@@ -177,6 +168,7 @@ func runSteps(ctx context.Context, bed *demo.Bed, warmup, interval time.Duration
 	if err != nil {
 		return nil, err
 	}
+	defer c.Close()
 	pc, err := hosts[1].DialUDP(ctx, probeDst, demo.DSCP(0), packet.NotECT)
 	if err != nil {
 		return nil, err
@@ -242,16 +234,7 @@ func runNoise(ctx context.Context, bed *demo.Bed, warmup, d time.Duration) (r *r
 	}
 	defer func() { err = errors.Join(err, g.close()) }()
 	var on atomic.Bool
-	c, err := bed.Hosts()[0].DialUDP(ctx, g.dst, demo.DSCP(0), packet.ECT0)
-	if err != nil {
-		return nil, err
-	}
-	defer c.Close()
-	conn, err := udp.Prepare(c, udp.ECT0)
-	if err != nil {
-		return nil, err
-	}
-	s, err := udp.NewSender(conn, nil, udp.Config{
+	s, c, err := dialSender(ctx, bed.Hosts()[0], g.dst, udp.Config{
 		Flow: 1, CC: transport.KindECNStar, Tolerance: dxTolerance, Rate: r.rate, Burst: 1,
 		OnSample: func(x udp.DelaySample) {
 			if on.Load() && x.Packets == 1 {
@@ -262,6 +245,7 @@ func runNoise(ctx context.Context, bed *demo.Bed, warmup, d time.Duration) (r *r
 	if err != nil {
 		return nil, err
 	}
+	defer c.Close()
 	stop := runEndpoints(ctx, g.rcv, []*udp.Sender{s})
 	if err := warm(ctx, g.rcv, 1, warmup); err != nil {
 		return nil, errors.Join(err, stop())
