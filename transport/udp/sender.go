@@ -64,7 +64,8 @@ type Config struct {
 	MinRTO time.Duration
 	// MaxWindow caps the packets in flight; default DefaultMaxWindow.
 	MaxWindow int
-	// OnSample, if set, sees every delay sample, one per ACK.
+	// OnSample, if set, sees every delay sample: one per ACK of a packet
+	// that was not sent again.
 	OnSample func(DelaySample)
 	// LogEvery is the period of the per-flow log; default
 	// DefaultLogEvery, negative for none.
