@@ -23,7 +23,7 @@ fuzzflags = -fuzztime $(or $(FUZZTIME),$(1)) -fuzzminimizetime $(FUZZMINIMIZE)
 # make soak's duration (not part of make test).
 SOAK     ?= 10m
 # Packages with concurrent code, run again under the race detector.
-RACE_PKGS := ./internal/... ./buffer/... ./ports/... ./dataplane/... ./testbed/... ./capture/... ./telemetry/... ./node/... ./transport/...
+RACE_PKGS := ./internal/... ./buffer/... ./ports/... ./dataplane/... ./testbed/... ./capture/... ./telemetry/... ./node/... ./transport/... ./experiment/...
 
 .PHONY: all build install uninstall test check unit race fuzz demo experiments bench bench-switch bench-tcp closed-loop deps help clean pgo
 

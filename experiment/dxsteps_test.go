@@ -169,7 +169,9 @@ func TestStepsThroughSwitch(t *testing.T) {
 		t.Error("an interval without a switch sample")
 	}
 	// DX's samples need the sender's ACKs, which a loaded machine can
-	// hold up past an interval: most intervals, not all.
+	// hold up past an interval: most intervals, not all. Under the race
+	// detector the endpoints run several times slower and fall behind
+	// C, so only some samples are required.
 	lv, _ := levels(r.dx, r.inject)
 	empty := 0
 	for _, l := range lv {
@@ -177,7 +179,7 @@ func TestStepsThroughSwitch(t *testing.T) {
 			empty++
 		}
 	}
-	if len(r.dx) == 0 || empty > len(lv)/4 {
+	if len(r.dx) == 0 || !raceEnabled && empty > len(lv)/4 {
 		t.Errorf("%d DX samples, %d of %d intervals without one", len(r.dx), empty, len(lv))
 	}
 
