@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ecnswitch/ecnswitch/demo"
+	"github.com/ecnswitch/ecnswitch/internal/race"
 	"github.com/ecnswitch/ecnswitch/packet/packettest"
 	"github.com/ecnswitch/ecnswitch/timestamp"
 	"github.com/ecnswitch/ecnswitch/transport/udp"
@@ -179,7 +180,7 @@ func TestStepsThroughSwitch(t *testing.T) {
 			empty++
 		}
 	}
-	if len(r.dx) == 0 || !raceEnabled && empty > len(lv)/4 {
+	if len(r.dx) == 0 || !race.Enabled && empty > len(lv)/4 {
 		t.Errorf("%d DX samples, %d of %d intervals without one", len(r.dx), empty, len(lv))
 	}
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ecnswitch/ecnswitch/buffer"
 	"github.com/ecnswitch/ecnswitch/dataplane"
+	"github.com/ecnswitch/ecnswitch/internal/race"
 	"github.com/ecnswitch/ecnswitch/marking"
 	"github.com/ecnswitch/ecnswitch/scheduler"
 	"github.com/ecnswitch/ecnswitch/testbed"
@@ -66,7 +67,7 @@ import (
 // R·T/8 in any interval T (scheduler.Shaper), 0.8% of R over 2 s, which the
 // first check enforces.
 func TestTCPGoodputAtShapedRate(t *testing.T) {
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("a rate measurement: the race detector slows the worker several-fold (79% of the rate in a trial)")
 	}
 	const (
