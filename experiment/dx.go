@@ -220,6 +220,20 @@ func newUDPRig(bed *demo.Bed, scheme string, window time.Duration, probe []byte,
 	return g, nil
 }
 
+// window opens the tap and the senders' sample gate on for d, and returns
+// the bottleneck port's counters at its two ends and how long it was open.
+func (g *udpRig) window(ctx context.Context, on *atomic.Bool, d time.Duration) (st0, st1 dataplane.PortStats, elapsed time.Duration, err error) {
+	st0 = g.sw.Stats().Ports[demo.Bottleneck]
+	start := time.Now()
+	g.tap.on.Store(true)
+	on.Store(true)
+	err = sleep(ctx, d)
+	g.tap.on.Store(false)
+	on.Store(false)
+	elapsed = time.Since(start)
+	return st0, g.sw.Stats().Ports[demo.Bottleneck], elapsed, err
+}
+
 // stop stops the switch; the tap is quiet once its workers stop.
 func (g *udpRig) stop() error {
 	if g.stopped {
@@ -246,13 +260,14 @@ func dialSender(ctx context.Context, h testbed.Host, dst netip.AddrPort, cfg udp
 		return nil, nil, err
 	}
 	conn, err := udp.Prepare(c, udp.ECT0)
-	if err == nil {
-		var s *udp.Sender
-		if s, err = udp.NewSender(conn, nil, cfg); err == nil {
-			return s, c, nil
-		}
+	if err != nil {
+		return nil, nil, errors.Join(err, c.Close())
 	}
-	return nil, nil, errors.Join(err, c.Close())
+	s, err := udp.NewSender(conn, nil, cfg)
+	if err != nil {
+		return nil, nil, errors.Join(err, c.Close())
+	}
+	return s, c, nil
 }
 
 // runEndpoints runs the receiver and the senders until stop, which ends
@@ -330,15 +345,8 @@ func runDXFlows(ctx context.Context, bed *demo.Bed, cc transport.Kind, headroom 
 	}
 	bytes0 := received(rcv)
 	sw.ResetSojourn()
-	st0 := sw.Stats().Ports[demo.Bottleneck]
-	start := time.Now()
-	tap.on.Store(true)
-	window.Store(true)
-	werr := sleep(ctx, duration)
-	tap.on.Store(false)
-	window.Store(false)
-	r.elapsed = time.Since(start)
-	st1 := sw.Stats().Ports[demo.Bottleneck]
+	st0, st1, elapsed, werr := g.window(ctx, &window, duration)
+	r.elapsed = elapsed
 	bytes1 := received(rcv)
 	if err := errors.Join(werr, stop()); err != nil {
 		return nil, err

@@ -250,15 +250,7 @@ func runNoise(ctx context.Context, bed *demo.Bed, warmup, d time.Duration) (r *r
 	if err := warm(ctx, g.rcv, 1, warmup); err != nil {
 		return nil, errors.Join(err, stop())
 	}
-	st0 := g.sw.Stats().Ports[demo.Bottleneck]
-	start := time.Now()
-	g.tap.on.Store(true)
-	on.Store(true)
-	werr := sleep(ctx, d)
-	g.tap.on.Store(false)
-	on.Store(false)
-	elapsed := time.Since(start)
-	st1 := g.sw.Stats().Ports[demo.Bottleneck]
+	st0, st1, elapsed, werr := g.window(ctx, &on, d)
 	if err := errors.Join(werr, stop()); err != nil {
 		return nil, err
 	}
