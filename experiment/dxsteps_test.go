@@ -121,9 +121,18 @@ func TestNoiseClaim(t *testing.T) {
 	if noiseClaim(n).Holds {
 		t.Error("the claim holds with the stamped RTT the noisier")
 	}
-	// One late sample makes the stamped σ the larger; the spread alone
-	// does not save the claim.
-	n.rtt, n.host = []int64{10_000, 10_200, 9800, 10_000, 10_000, 10_100, 9900, 10_000, 10_000, 10_000, 30_000}, []int64{10_000, 14_000, 8000, 12_000, 10_000, 14_000, 8000, 12_000, 10_000, 14_000, 8000}
+	// One sample 1 ms late among 200 makes the stamped σ the larger while
+	// the stamped p1–p99 spread stays the smaller: the spread alone does
+	// not save the claim.
+	n.rtt, n.host = nil, nil
+	for i := range 200 {
+		n.rtt = append(n.rtt, 10_000+200*int64(i%2))
+		n.host = append(n.host, 8000+6000*int64(i%2))
+	}
+	n.rtt[199] = 1_000_000
+	if spread(n.rtt) >= spread(n.host) || stddev(n.rtt) <= stddev(n.host) {
+		t.Fatalf("the case does not isolate σ: spread %d vs %d ns, σ %.0f vs %.0f ns", spread(n.rtt), spread(n.host), stddev(n.rtt), stddev(n.host))
+	}
 	if noiseClaim(n).Holds {
 		t.Errorf("the claim holds with σ %.0f ns from the stamps against %.0f ns", stddev(n.rtt), stddev(n.host))
 	}
