@@ -72,7 +72,7 @@ func LineMove(ctx context.Context, a, b, rounds int) (time.Duration, error) {
 	errc := make(chan error, 1)
 	var took time.Duration
 	go func() {
-		runtime.LockOSThread()
+		runtime.LockOSThread() // as above
 		if err := pin(a); err != nil {
 			errc <- err
 			return
