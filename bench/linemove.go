@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ecnswitch/ecnswitch/dataplane"
 )
 
 // LineMove measures how long one cache line takes to move from CPU a to
@@ -22,8 +24,8 @@ import (
 // runs are comparable.
 //
 // The threads spin, so the result includes any time a or b spends on other
-// work: measure on an otherwise idle pair of CPUs. ctx is checked between
-// rounds; a cancelled measurement returns ctx's error.
+// work: measure on an otherwise idle pair of CPUs. ctx is checked every
+// 2048 rounds; a cancelled measurement returns ctx's error.
 func LineMove(ctx context.Context, a, b, rounds int) (time.Duration, error) {
 	if rounds <= 0 {
 		return 0, fmt.Errorf("bench: line move: rounds = %d: must be positive", rounds)
@@ -31,14 +33,8 @@ func LineMove(ctx context.Context, a, b, rounds int) (time.Duration, error) {
 	if a == b {
 		return 0, fmt.Errorf("bench: line move: CPUs %d and %d: must differ", a, b)
 	}
-	var allowed unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &allowed); err != nil {
-		return 0, fmt.Errorf("bench: line move: reading this thread's CPUs: %w", err)
-	}
-	for _, c := range []int{a, b} {
-		if c < 0 || !allowed.IsSet(c) {
-			return 0, fmt.Errorf("bench: line move: CPU %d: not one this process may run on (%d CPUs allowed)", c, allowed.Count())
-		}
+	if err := dataplane.CheckCPUs([]int{a, b}); err != nil {
+		return 0, fmt.Errorf("bench: line move: %w", err)
 	}
 	var line struct {
 		_ [64]byte

@@ -41,7 +41,7 @@ func TestBenchCacheLine(t *testing.T) {
 	switch {
 	case code == exitOK && !strings.Contains(out, "CPU 0 <-> 1: "):
 		t.Errorf("bench cacheline: %q, want a line with \"CPU 0 <-> 1: \"", out)
-	case code != exitOK && !strings.Contains(errs, "CPU 1: not one this process may run on"): // a machine with one CPU
+	case code != exitOK && !strings.Contains(errs, "CPU 1 is not one this process may run on"): // a machine with one CPU
 		t.Errorf("bench cacheline: exit %d\n%s", code, errs)
 	}
 }
