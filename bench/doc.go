@@ -1,7 +1,9 @@
 // Package bench is ecnswitch's load tester: a traffic generator and sink
 // over any ports.Port (AF_XDP in a testbed namespace or on a NIC, memory
-// ports in tests), and RunSwitch, the RFC 2544 forwarding benchmark of
-// ecnswitch against a Linux bridge.
+// ports in tests); RunSwitch, the RFC 2544 forwarding benchmark of
+// ecnswitch against DPDK testpmd, OVS and a Linux bridge; RunTCP, real
+// kernel TCP through ecnswitch, testpmd and a bridge; and LineMove, which
+// times a cache line's move between two CPUs.
 //
 // # Frames
 //

@@ -6,6 +6,8 @@
 #   iproute2, ethtool  the testbed and the tests (ip, ethtool)
 #   tshark             the capture tests' cross-check of the files ecnswitch writes
 #   systemd            systemd-analyze, which checks the unit make install installs
+#   iputils-ping       the ping that `ecnswitch testbed up` suggests trying
+#   linux-perf         perf, with which the README's profiles were taken
 #
 # With --testpmd (make bench-tcp), also DPDK's testpmd and its AF_XDP
 # driver, the peer bench tcp compares ecnswitch with; with --peers (make
@@ -34,6 +36,8 @@ command -v ethtool >/dev/null 2>&1 || need+=(ethtool)
 optional=()
 command -v tshark >/dev/null 2>&1 || optional+=(tshark)
 command -v systemd-analyze >/dev/null 2>&1 || optional+=(systemd)
+command -v ping >/dev/null 2>&1 || optional+=(iputils-ping)
+command -v perf >/dev/null 2>&1 || optional+=(linux-perf)
 
 all=("${need[@]}" "${optional[@]}")
 if [ ${#all[@]} -gt 0 ]; then
@@ -44,7 +48,7 @@ if [ ${#all[@]} -gt 0 ]; then
 		fi
 		# Building needs neither; the tests that use them skip (and fail
 		# under CI=true, where tests run as root).
-		echo "deps: missing ${optional[*]}, which some tests use (as root: apt-get install ${optional[*]})" >&2
+		echo "deps: missing ${optional[*]}, which some tests and documented commands use (as root: apt-get install ${optional[*]})" >&2
 	else
 		echo "deps: installing ${all[*]}"
 		# wireshark-common asks whether non-root users may capture;

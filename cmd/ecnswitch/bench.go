@@ -25,21 +25,23 @@ import (
 // benchUsage is the help of `ecnswitch bench`.
 const benchUsage = `usage: ecnswitch bench gen    --iface IF [--netns NS] [--mode auto|xdp|afxdp] [--cpus 0,1] [--rate R] [--size S] [--dscp M] [--ecn M] [--flows N] [--duration D | --count N]
        ecnswitch bench sink   --iface IF [--netns NS] [--mode auto|xdp|afxdp] [--json FILE] [--duration D]
-       ecnswitch bench cacheline [--cpus 0,1] [--rounds N] [--count K] [--interval D]
        ecnswitch bench switch [--out DIR] [--sizes 64,512,1500] [--devices ecnswitch,patch,testpmd,ovs-afxdp,bridge] [--trial 1s] [--generator auto|xdp|afxdp] [--sink auto|xdp|afxdp]
+       ecnswitch bench tcp    [--devices ecnswitch,testpmd,bridge] [--flows N] [--runs N] [--duration D] [--cc CC]
+       ecnswitch bench cacheline [--cpus 0,1] [--rounds N] [--count K] [--interval D]
 
 gen and sink are a traffic generator (XDP live frames, or AF_XDP) and a sink
 (counting in XDP, or AF_XDP; root): UDP frames with a flow id, sequence number and TX timestamp, counted per flow at the sink (lost,
 reordered, duplicated, CE) with one-way latency. Run both on one machine (in
 testbed hosts with --netns): they share CLOCK_MONOTONIC. switch runs the RFC 2544
-benchmark of ecnswitch against a Linux bridge on a testbed of its own. tcp
-measures real kernel TCP through ecnswitch, DPDK testpmd and a Linux bridge.
+benchmark of ecnswitch against DPDK testpmd, OVS and a Linux bridge on a
+testbed of its own. tcp measures real kernel TCP through ecnswitch, DPDK
+testpmd and a Linux bridge.
 cacheline times a cache line's move between two CPUs: on a VM it changes
 with where the host puts the vCPUs, and with it the rates of a benchmark.
 
 'ecnswitch bench COMMAND -h' lists a command's flags.`
 
-// benchCmd runs `ecnswitch bench gen|sink|switch|tcp [flags]`.
+// benchCmd runs `ecnswitch bench gen|sink|switch|tcp|cacheline [flags]`.
 func benchCmd(e *env, args []string) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		fmt.Fprintln(e.stderr, benchUsage)

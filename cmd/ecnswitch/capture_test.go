@@ -345,7 +345,7 @@ func TestHumanBytes(t *testing.T) {
 
 func TestUsageListsCaptureAndBench(t *testing.T) {
 	code, _, errs := cli(t, "help")
-	if code != exitOK || !strings.Contains(errs, "  capture   start --port P [flags] | stop ID | status") || !strings.Contains(errs, "  bench     gen | sink | switch [flags]") {
+	if code != exitOK || !strings.Contains(errs, "  capture   start --port P [flags] | stop ID | status") || !strings.Contains(errs, "  bench     gen | sink | switch | tcp | cacheline [flags]") {
 		t.Errorf("help: exit %d\n%s", code, errs)
 	}
 	if code, _, _ := cli(t, "bench"); code != exitUsage {

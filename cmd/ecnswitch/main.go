@@ -57,7 +57,7 @@ func commands() []command {
 		{"testbed", "up -n N [--state FILE] | down [--state FILE]", "create or remove hosts in network namespaces", testbedCmd},
 		{"demo", "", "run the MQ-ECN static-flow demo on a testbed", demoCmd},
 		{"experiment", "NAME | list [flags]", "rerun one of the papers' experiments on a testbed: report.md and plots", experimentCmd},
-		{"bench", "gen | sink | switch [flags]", "AF_XDP traffic generator and sink, and the RFC 2544 benchmark against a Linux bridge", benchCmd},
+		{"bench", "gen | sink | switch | tcp | cacheline [flags]", "AF_XDP traffic generator and sink, and benchmarks against DPDK testpmd, OVS and a Linux bridge", benchCmd},
 		{"endpoint", "recv [flags] | send --to ADDR:PORT [flags]", "DX, DCTCP and ECN* endpoints over UDP (transport/udp): a receiver, and senders that log each flow", endpointCmd},
 	}
 }
