@@ -25,8 +25,12 @@ func experimentCmd(e *env, args []string) int {
 		"bottleneck port's busy fraction (runs below 95% are marked not comparable). Run it\n" +
 		"on a quiet machine. Everything is torn down at the end, on error and on Ctrl-C.\n" +
 		"Needs root. 'ecnswitch experiment list' lists the experiments:\n")
+	w := 0 // the name column's width
 	for _, x := range experiment.All() {
-		fmt.Fprintf(&help, "\n  %-14s %s", x.Name, x.Summary)
+		w = max(w, len(x.Name))
+	}
+	for _, x := range experiment.All() {
+		fmt.Fprintf(&help, "\n  %-*s %s", w, x.Name, x.Summary)
 	}
 	fs, level := e.flagSet("experiment", "[flags] NAME | list", help.String())
 	out := fs.String("out", "", "directory for report.md and the plots (default out/experiments/NAME)")
@@ -58,7 +62,7 @@ func experimentCmd(e *env, args []string) int {
 	}
 	if name == "list" {
 		for _, x := range experiment.All() {
-			fmt.Fprintf(e.stdout, "%-14s %s\n%-14s %s\n", x.Name, x.Summary, "", x.Paper)
+			fmt.Fprintf(e.stdout, "%-*s %s\n%-*s %s\n", w, x.Name, x.Summary, w, "", x.Paper)
 		}
 		return exitOK
 	}

@@ -309,3 +309,26 @@ func TestCPUProfile(t *testing.T) {
 		t.Fatalf("profile into a missing directory: err = %v, want one naming cpuprofile", err)
 	}
 }
+
+// TestExperimentListAligns checks that every experiment's summary and
+// paper start in one column, past the longest name.
+func TestExperimentListAligns(t *testing.T) {
+	code, out, _ := cli(t, "experiment", "list")
+	if code != exitOK {
+		t.Fatalf("experiment list: exit %d", code)
+	}
+	col := -1
+	for i, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		name, rest, _ := strings.Cut(line, " ")
+		at := len(line) - len(strings.TrimLeft(rest, " "))
+		if i%2 == 1 && name != "" {
+			t.Errorf("line %d %q: want the paper under the summary", i+1, line)
+		}
+		if col == -1 {
+			col = at
+		}
+		if at != col || at <= len(name) {
+			t.Errorf("line %d %q: text starts at column %d, want %d", i+1, line, at, col)
+		}
+	}
+}
