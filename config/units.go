@@ -2,7 +2,7 @@ package config
 
 import (
 	"fmt"
-	"math"
+	"math/big"
 	"regexp"
 	"strconv"
 	"strings"
@@ -118,42 +118,23 @@ func describeNode(n *yaml.Node) string {
 var numUnitRE = regexp.MustCompile(`^\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-zµ/]*)\s*$`)
 
 // scaled returns num × mult exactly for a decimal string num, and false if
-// the product is not a whole number or overflows.
+// the product is not a whole number or does not fit an int64. It works in
+// big integers, so that a long fraction ("10.000000001Gbit") or a number
+// of 19 digits does not overflow on the way to a result that fits.
 func scaled(num string, mult int64) (int64, bool) {
 	intPart, frac, _ := strings.Cut(num, ".")
 	frac = strings.TrimRight(frac, "0")
-	digits := intPart + frac
-	v, err := strconv.ParseInt(strings.TrimLeft(digits, "0")+"0", 10, 64)
-	if err != nil {
-		return 0, false
-	}
-	v /= 10 // the appended 0 keeps "" and "000" parseable
-	ok, prod := mulCheck(v, mult)
+	v, ok := new(big.Int).SetString(intPart+frac, 10)
 	if !ok {
 		return 0, false
 	}
-	div := int64(1)
-	for range len(frac) {
-		div *= 10
-		if div > 1e18 {
-			return 0, false
-		}
-	}
-	if prod%div != 0 {
+	v.Mul(v, big.NewInt(mult))
+	div := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(len(frac))), nil)
+	q, r := v.QuoRem(v, div, new(big.Int))
+	if r.Sign() != 0 || !q.IsInt64() {
 		return 0, false
 	}
-	return prod / div, true
-}
-
-// mulCheck returns a×b and whether it fits an int64 (a, b ≥ 0).
-func mulCheck(a, b int64) (bool, int64) {
-	if a == 0 || b == 0 {
-		return true, 0
-	}
-	if a > math.MaxInt64/b {
-		return false, 0
-	}
-	return true, a * b
+	return q.Int64(), true
 }
 
 var sizeUnits = map[string]int64{

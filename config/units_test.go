@@ -1,6 +1,7 @@
 package config
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ func TestParseSize(t *testing.T) {
 		{"0.1KB", 100, true}, {"7 B", 7, true}, {"0", 0, true},
 		{"1.5B", 0, false}, {"1.0001KB", 0, false}, {"3 bananas", 0, false}, {"-1KB", 0, false},
 		{"1Kb", 0, false}, {"KB", 0, false}, {"99999999999TB", 0, false},
+		{"9223372036854775807", math.MaxInt64, true}, {"9223372036854775808", 0, false}, {"1.000000000001KB", 0, false},
 	} {
 		got, err := ParseSize(tc.in)
 		if (err == nil) != tc.ok || got != tc.want {
@@ -35,6 +37,7 @@ func TestParseRate(t *testing.T) {
 		{"995Mbit", 995_000_000, true}, {"1Gbit", 1e9, true}, {"10Gbps", 10e9, true}, {"2.5Gbit/s", 2_500_000_000, true},
 		{"100kbit", 100_000, true}, {"100Kbps", 100_000, true}, {"0.1Gbit", 1e8, true}, {"1000", 1000, true}, {"1Tbit", 1e12, true},
 		{"5GB", 0, false}, {"1.5bit", 0, false}, {"fast", 0, false}, {"10Gbit/ms", 0, false},
+		{"10.000000001Gbit", 10_000_000_001, true}, {"1.234567891234Tbit", 1_234_567_891_234, true}, {"10.0000000001Gbit", 0, false},
 	} {
 		got, err := ParseRate(tc.in)
 		if (err == nil) != tc.ok || got != tc.want {
