@@ -94,6 +94,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' $(call fuzzflags,50000x) ./transport/udp
 	$(GO) test -run '^$$' -fuzz '^FuzzParseControl$$' $(call fuzzflags,50000x) ./transport/udp
 	$(GO) test -run '^$$' -fuzz '^FuzzProgram$$' $(call fuzzflags,20000x) ./bench/xdpsink
+	$(GO) test -run '^$$' -fuzz '^FuzzParseMix$$' $(call fuzzflags,60000x) ./bench
 
 test: deps check unit race fuzz
 

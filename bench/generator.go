@@ -174,7 +174,26 @@ func (c *GeneratorConfig) setDefaults() error {
 			return fmt.Errorf("ecn[%d]: %d: want 0 to 3", i, e.Value)
 		}
 	}
+	if err := checkWeights("sizes", c.Sizes); err != nil {
+		return err
+	}
+	if err := checkWeights("dscp", c.DSCP); err != nil {
+		return err
+	}
+	if err := checkWeights("ecn", c.ECN); err != nil {
+		return err
+	}
 	return c.Rate.validate()
+}
+
+// checkWeights reports the first weight of mix outside [1, MaxWeight].
+func checkWeights[T any](key string, mix []Share[T]) error {
+	for i, s := range mix {
+		if s.Weight < 1 || s.Weight > MaxWeight {
+			return fmt.Errorf("%s[%d]: weight %d: want 1 to %d", key, i, s.Weight, MaxWeight)
+		}
+	}
+	return nil
 }
 
 // Class is one (DSCP, ECN) pair of a generator's mix and the flows that

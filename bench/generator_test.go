@@ -419,6 +419,8 @@ func TestGeneratorConfigErrors(t *testing.T) {
 		{GeneratorConfig{Rate: Rate{Bits: 1e6, Packets: 10}}, "rate"},
 		{GeneratorConfig{Batch: 5000}, "batch"},
 		{GeneratorConfig{Sizes: []Share[int]{{64, 0}}}, "weight"},
+		{GeneratorConfig{Sizes: []Share[int]{{64, math.MaxInt}, {65, 1}}}, "sizes[0]: weight"}, // Σw overflowed into a panic
+		{GeneratorConfig{DSCP: []Share[uint8]{{0, 1}, {8, MaxWeight + 1}}}, "dscp[1]: weight"},
 	} {
 		_, err := NewGenerator(c.cfg, nil, timestamp.NewVirtual(0))
 		if err == nil || !contains(err.Error(), c.want) {

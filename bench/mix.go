@@ -29,6 +29,11 @@ func IMIX() []Share[int] {
 // divisor: a mix is unrolled into a pattern of that many entries.
 const maxPattern = 1 << 16
 
+// MaxWeight is the largest weight of one entry of a mix. No pattern has
+// more entries, and the product of a DSCP and an ECN weight, a class's,
+// stays far from overflowing an int.
+const MaxWeight = maxPattern
+
 // pattern unrolls weights into a sequence of indices in which index i
 // appears weights[i]/g times per Σweights/g entries (g the weights' GCD),
 // spread as evenly as smooth weighted round robin spreads them (each step
@@ -240,8 +245,8 @@ func parseMix[T comparable](s, key string, value func(string) (T, error)) ([]Sha
 		weight := 1
 		if hasW {
 			weight, err = strconv.Atoi(strings.TrimSpace(w))
-			if err != nil || weight <= 0 {
-				return nil, fmt.Errorf("%s %q: weight %q: want a positive integer", key, s, w)
+			if err != nil || weight < 1 || weight > MaxWeight {
+				return nil, fmt.Errorf("%s %q: weight %q: want an integer in [1, %d]", key, s, w, MaxWeight)
 			}
 		}
 		for _, o := range out {
