@@ -124,6 +124,9 @@ var numUnitRE = regexp.MustCompile(`^\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-zµ/]*)\s
 func scaled(num string, mult int64) (int64, bool) {
 	intPart, frac, _ := strings.Cut(num, ".")
 	frac = strings.TrimRight(frac, "0")
+	if len(frac) > 64 { // no unit (at most 2^40 or 10^12) makes that many decimals whole
+		return 0, false
+	}
 	v, ok := new(big.Int).SetString(intPart+frac, 10)
 	if !ok {
 		return 0, false
