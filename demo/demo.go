@@ -407,7 +407,9 @@ type QueueResult struct {
 	MeanDelay, P99Delay time.Duration
 	// MinRTT and SRTT are the flows' lowest and mean smoothed RTT as their
 	// senders' TCP saw them (TCP_INFO) at the end of the window; Retrans
-	// counts their retransmitted segments.
+	// counts the segments they retransmitted in the window, as Drops
+	// counts the switch's drops in it (slow start's losses in the warm-up
+	// count in neither).
 	MinRTT, SRTT time.Duration
 	Retrans      uint64
 }

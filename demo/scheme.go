@@ -44,7 +44,7 @@ func runScheme(ctx context.Context, bed *Bed, name string, say func(string, ...a
 		return res, err
 	}
 	for q := range fl.byQueue {
-		res.Queues[q].MinRTT, res.Queues[q].SRTT, res.Queues[q].Retrans = tcpInfo(fl.byQueue[q])
+		res.Queues[q].MinRTT, res.Queues[q].SRTT, _ = tcpInfo(fl.byQueue[q])
 	}
 	if err := run.stop(); err != nil {
 		return res, err
@@ -155,6 +155,16 @@ func connect(ctx context.Context, o Options, hosts []testbed.Host, dst []netip.A
 	return fl, nil
 }
 
+// retransmits returns the segments each queue's flows have retransmitted
+// so far (TCP_INFO).
+func (fl *flows) retransmits() []uint64 {
+	r := make([]uint64, len(fl.byQueue))
+	for q, cs := range fl.byQueue {
+		_, _, r[q] = tcpInfo(cs)
+	}
+	return r
+}
+
 // all returns every connection.
 func (fl *flows) all() []net.Conn {
 	var cs []net.Conn
@@ -215,6 +225,7 @@ type window struct {
 	bytes0, bytes1 []int64 // receivers' bytes per queue
 	port0, port1   dataplane.PortStats
 	wrk0, wrk1     dataplane.WorkerStats
+	retx0, retx1   []uint64 // segments each queue's flows had retransmitted
 	start, end     time.Time
 	series         []Sample          // every o.Sample, if set
 	rtts           [][]time.Duration // the flows' smoothed RTTs, every o.Sample
@@ -231,7 +242,7 @@ func measure(ctx context.Context, o Options, sw Switch, rcv *receivers, fl *flow
 	if err := p.wait(ctx, tick.C, o.Warmup, "warm-up"); err != nil {
 		return w, err
 	}
-	w.bytes0 = rcv.bytes()
+	w.bytes0, w.retx0 = rcv.bytes(), fl.retransmits()
 	sw.ResetSojourn() // delays describe the window, not the warm-up
 	st := sw.Stats()
 	w.port0, w.start = st.Ports[bottleneck], time.Now()
@@ -248,7 +259,7 @@ func measure(ctx context.Context, o Options, sw Switch, rcv *receivers, fl *flow
 	if err := p.wait(ctx, tick.C, o.Duration, ""); err != nil {
 		return w, err
 	}
-	w.bytes1 = rcv.bytes()
+	w.bytes1, w.retx1 = rcv.bytes(), fl.retransmits()
 	st = sw.Stats()
 	w.port1, w.end = st.Ports[bottleneck], time.Now()
 	if len(st.Workers) > 0 {
@@ -357,5 +368,6 @@ func (res *SchemeResult) fill(o Options, w window) {
 			qr.MeanDelay = time.Duration(max(sum, 0) / float64(n))
 		}
 		qr.P99Delay = time.Duration(b.Sojourn.P99)
+		qr.Retrans = w.retx1[q] - min(w.retx0[q], w.retx1[q])
 	}
 }

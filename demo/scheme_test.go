@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ecnswitch/ecnswitch/dataplane"
 	"github.com/ecnswitch/ecnswitch/marking"
 	"github.com/ecnswitch/ecnswitch/scheduler"
 	"github.com/ecnswitch/ecnswitch/testbed"
@@ -225,5 +226,35 @@ func TestCoDelScheme(t *testing.T) {
 	}
 	if err := (Options{HostDelay: []time.Duration{-1}}).Validate(); err == nil || !strings.Contains(err.Error(), "host_delay[0] -1ns outside") {
 		t.Errorf("negative host delay: %v", err)
+	}
+}
+
+// TestFillCountsTheWindow checks that a scheme's drops and its flows'
+// retransmits both count the measured window only: losses of the
+// warm-up's slow start (here 10 drops, 12 retransmits) show in neither,
+// so the table never pairs a window's zero drops with earlier
+// retransmits.
+func TestFillCountsTheWindow(t *testing.T) {
+	o, err := Options{}.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := func(drops uint64) dataplane.QueueStats {
+		return dataplane.QueueStats{Drops: map[string]uint64{"pool_full": drops}}
+	}
+	start := time.Unix(100, 0)
+	w := window{
+		bytes0: []int64{0, 0}, bytes1: []int64{1 << 20, 1 << 20},
+		port0: dataplane.PortStats{Queues: []dataplane.QueueStats{q(10), q(0)}},
+		port1: dataplane.PortStats{Queues: []dataplane.QueueStats{q(13), q(0)}},
+		retx0: []uint64{12, 0}, retx1: []uint64{15, 0},
+		start: start, end: start.Add(time.Second),
+	}
+	res := SchemeResult{Queues: make([]QueueResult, 2)}
+	res.fill(o, w)
+	for i, want := range [][2]uint64{{3, 3}, {0, 0}} {
+		if got := res.Queues[i]; got.Drops != want[0] || got.Retrans != want[1] {
+			t.Errorf("queue %d: %d drops, %d retransmits; want %d, %d", i+1, got.Drops, got.Retrans, want[0], want[1])
+		}
 	}
 }
