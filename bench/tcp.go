@@ -438,11 +438,16 @@ func switchSummary(sw Switch) string {
 		}
 	}
 	drops := map[string]uint64{}
+	var ringFull, fillEmpty uint64
 	for _, p := range st.Ports {
 		for k, v := range p.Drops {
 			drops[k] += v
 		}
+		if p.Device != nil {
+			ringFull += p.Device.RxRingFull
+			fillEmpty += p.Device.RxFillEmpty
+		}
 	}
-	fmt.Fprintf(&b, "drops %v, kernel drops %d", drops, sw.KernelDrops())
+	fmt.Fprintf(&b, "drops %v, kernel drops %d (RX ring full %d; fill ring found empty %d times)", drops, sw.KernelDrops(), ringFull, fillEmpty)
 	return b.String()
 }

@@ -114,10 +114,14 @@ type Stats struct {
 	RxOversize uint64 `json:"rx_oversize"` // frames dropped because they did not fit a frame or descriptor
 	RxDropped  uint64 `json:"rx_dropped"`  // frames the kernel or link dropped before Receive (ring full, no fill frame)
 	// RxRingFull is the part of RxDropped lost because the RX ring was
-	// full: the switch did not receive fast enough.
+	// full. An AF_XDP port keeps at most its fill ring's size of frames on
+	// its fill and RX rings together, so with an RX ring at least that
+	// large a switch that receives too slowly shows as RxFillEmpty.
 	RxRingFull uint64 `json:"rx_ring_full"`
 	// RxFillEmpty counts the times the kernel found no free frame on the
-	// fill ring; the frames it lost then are in RxDropped.
+	// fill ring: the switch had not yet taken enough of the frames it was
+	// sent to hand their places back, or had no free frames. The frames
+	// lost then are in RxDropped.
 	RxFillEmpty uint64 `json:"rx_fill_ring_empty"`
 	TxPackets   uint64 `json:"tx_packets"` // frames taken by Transmit
 	TxBytes     uint64 `json:"tx_bytes"`
