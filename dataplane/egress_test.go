@@ -3,6 +3,8 @@ package dataplane_test
 import (
 	"context"
 	"encoding/binary"
+	"maps"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -143,4 +145,61 @@ func processCPU(t *testing.T) time.Duration {
 		t.Fatal(err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// TestIdleLineBatchGrows: on an idle line (here unshaped), a batch of
+// departed packets that holds a full pass's worth waits for the next
+// passes, up to four passes' worth or the coalescing window, so that a
+// busy egress makes few, large transmit calls; a handful of packets (the
+// ACKs of the other direction) goes out in the pass that sends it; and
+// with no window every pass transmits what it sent.
+func TestIdleLineBatchGrows(t *testing.T) {
+	const window = 50 * time.Microsecond
+	for _, c := range []struct {
+		name   string
+		window time.Duration
+		n      int
+		calls  []int // frames per device call while the clock stands still
+		after  int   // frames that wait for the window
+	}{
+		{"200 frames", window, 200, nil, 200},
+		{"300 frames", window, 300, []int{256, 44}, 0},
+		{"10 frames", window, 10, []int{10}, 0},
+		{"no window", -1, 200, []int{64, 64, 64, 8}, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := dataplanetest.Config(2, 1, 0, 1<<20)
+			cfg.Ports[1].Coalesce = c.window
+			r := dataplanetest.New(t, cfg, memport.Link{})
+			dep := departures{}
+			r.Switch.SetTap(1, dep)
+			var frames [][]byte
+			for i := range c.n {
+				frames = append(frames, dataplanetest.Frame(t, 0, 1, packettest.Options{Size: 100, SrcPort: uint16(i)}))
+			}
+			r.Send(0, frames...)
+			var calls []int
+			for range 8 { // the clock stands still
+				r.Switch.Poll()
+				if k := len(r.Recv(1)); k > 0 {
+					calls = append(calls, k)
+				}
+			}
+			if !slices.Equal(calls, c.calls) {
+				t.Errorf("frames per call %v, want %v", calls, c.calls)
+			}
+			if c.after == 0 {
+				return
+			}
+			next := r.Switch.NextEvent()
+			if first := slices.Min(slices.Collect(maps.Values(dep))); next != first+int64(c.window) {
+				t.Errorf("next event at %d, want the window's end %d", next, first+int64(c.window))
+			}
+			r.Clock.Set(next)
+			r.Switch.Poll()
+			if k := len(r.Recv(1)); k != c.after {
+				t.Errorf("%d frames at the window's end, want %d", k, c.after)
+			}
+		})
+	}
 }

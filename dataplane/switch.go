@@ -183,7 +183,7 @@ func newPort(idx int, pc *PortConfig, dev ports.Port, batch int, now int64) (*po
 	p := &port{
 		idx: idx, name: pc.Name, dev: dev, sched: sched, shaper: shaper,
 		pool: pc.Pool, nq: nq, qc: make([]queueCounters, nq), sojourn: make([]histogram, nq),
-		vnow: now, next: never, staged: make([]*packet.Desc, 0, batch), coalesce: max(int64(pc.Coalesce), 0),
+		vnow: now, next: never, staged: make([]*packet.Desc, 0, stagedBatches*batch), coalesce: max(int64(pc.Coalesce), 0),
 	}
 	for q := 0; q < nq; q++ {
 		p.qinfo = append(p.qinfo, sched.Queue(q))

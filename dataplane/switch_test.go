@@ -253,6 +253,7 @@ func TestLinkDownLoggedOnce(t *testing.T) {
 	core, logs := observer.New(zap.InfoLevel)
 	cfg := dataplanetest.Config(2, 1, 0, 1<<20)
 	cfg.Forwarding.Patches = []dataplane.Patch{{From: 0, To: 1}}
+	cfg.Ports[1].Coalesce = -1 // every pass transmits its batch: the clock stands still
 	gen := &dataplanetest.Gen{Frame: dataplanetest.Frame(t, 0, 1, packettest.Options{})}
 	out := &flakyPort{down: true}
 	sw, err := dataplane.New(cfg, []ports.Port{gen, out}, timestamp.NewVirtual(0), zap.New(core))
