@@ -7,8 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/ecnswitch/ecnswitch/dataplane"
 )
 
@@ -47,8 +45,8 @@ func LineMove(ctx context.Context, a, b, rounds int) (time.Duration, error) {
 	go func() {
 		defer close(done)
 		runtime.LockOSThread() // never unlocked: the pinned thread exits with the goroutine
-		if err := pin(b); err != nil {
-			ready <- err
+		if err := dataplane.PinThread(b); err != nil {
+			ready <- fmt.Errorf("bench: line move: pinning a thread to CPU %d: %w", b, err)
 			return
 		}
 		ready <- nil
@@ -69,8 +67,8 @@ func LineMove(ctx context.Context, a, b, rounds int) (time.Duration, error) {
 	var took time.Duration
 	go func() {
 		runtime.LockOSThread() // as above
-		if err := pin(a); err != nil {
-			errc <- err
+		if err := dataplane.PinThread(a); err != nil {
+			errc <- fmt.Errorf("bench: line move: pinning a thread to CPU %d: %w", a, err)
 			return
 		}
 		start := time.Now()
@@ -93,14 +91,4 @@ func LineMove(ctx context.Context, a, b, rounds int) (time.Duration, error) {
 		return 0, err
 	}
 	return took / time.Duration(2*rounds), nil
-}
-
-// pin binds the calling OS thread to cpu.
-func pin(cpu int) error {
-	var set unix.CPUSet
-	set.Set(cpu)
-	if err := unix.SchedSetaffinity(0, &set); err != nil {
-		return fmt.Errorf("bench: line move: pinning a thread to CPU %d: %w", cpu, err)
-	}
-	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ecnswitch/ecnswitch/bench/xdpgen"
+	"github.com/ecnswitch/ecnswitch/dataplane"
 	"github.com/ecnswitch/ecnswitch/ports/afxdp"
 	"github.com/ecnswitch/ecnswitch/timestamp"
 )
@@ -301,9 +302,7 @@ func (g *LiveGenerator) Run(ctx context.Context) error {
 				}
 			}
 			if len(g.live.CPUs) > 0 {
-				var set unix.CPUSet
-				set.Set(g.live.CPUs[t])
-				if err := unix.SchedSetaffinity(0, &set); err != nil {
+				if err := dataplane.PinThread(g.live.CPUs[t]); err != nil {
 					errs[t] = fmt.Errorf("bench: live generator: pin to CPU %d: %w", g.live.CPUs[t], err)
 					return
 				}

@@ -51,6 +51,20 @@ func CheckCPUs(cpus []int) error {
 	return nil
 }
 
+// PinThread binds the calling OS thread to cpu (sched_setaffinity). The
+// caller locks its goroutine to the thread first (runtime.LockOSThread).
+// The error names the CPUs this process may run on; the caller says what
+// it pinned to which CPU.
+func PinThread(cpu int) error {
+	var set unix.CPUSet
+	set.Set(cpu)
+	if err := unix.SchedSetaffinity(0, &set); err != nil {
+		allowed, _ := AllowedCPUs()
+		return fmt.Errorf("sched_setaffinity: %w (this process may run on %s)", err, FormatCPUs(allowed))
+	}
+	return nil
+}
+
 // FormatCPUs writes a set of CPUs as taskset's list does: 0-3,6.
 func FormatCPUs(cpus []int) string {
 	var b strings.Builder

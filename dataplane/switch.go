@@ -300,11 +300,8 @@ func (s *Switch) Run(ctx context.Context) error {
 			if w.cpu < 0 && s.priority == 0 {
 				defer runtime.UnlockOSThread()
 			} else if w.cpu >= 0 {
-				var set unix.CPUSet
-				set.Set(w.cpu)
-				if err := unix.SchedSetaffinity(0, &set); err != nil {
-					allowed, _ := AllowedCPUs()
-					errs[i] = fmt.Errorf("dataplane: pin worker %d to CPU %d (this process may run on %s): %w", i, w.cpu, FormatCPUs(allowed), err)
+				if err := PinThread(w.cpu); err != nil {
+					errs[i] = fmt.Errorf("dataplane: pin worker %d to CPU %d: %w", i, w.cpu, err)
 					failed()
 					return
 				}
