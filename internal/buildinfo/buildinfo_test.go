@@ -1,0 +1,82 @@
+package buildinfo
+
+import (
+	"encoding/json"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestFromBuildInfo(t *testing.T) {
+	bi := &debug.BuildInfo{
+		GoVersion: "go1.26.0",
+		Main:      debug.Module{Path: "github.com/ecnswitch/ecnswitch", Version: "(devel)"},
+		Settings: []debug.BuildSetting{
+			{Key: "GOARCH", Value: "arm64"},
+			{Key: "vcs", Value: "git"},
+			{Key: "vcs.revision", Value: "2f1147e0123456789abcdef0123456789abcdef0"},
+			{Key: "vcs.time", Value: "2026-11-27T10:00:00Z"},
+			{Key: "vcs.modified", Value: "true"},
+		},
+	}
+	i := FromBuildInfo(bi)
+	want := Info{Version: "(devel)", Revision: "2f1147e0123456789abcdef0123456789abcdef0",
+		Time: time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC), Modified: true, GoVersion: "go1.26.0", Arch: "arm64"}
+	if i != want {
+		t.Fatalf("FromBuildInfo = %+v\nwant %+v", i, want)
+	}
+	if got := i.Short(); got != "(devel) (2f1147e01234, modified)" {
+		t.Errorf("Short = %q", got)
+	}
+	i.Kernel, i.CPU = "6.18.4", "AMD EPYC"
+	if got := i.String(); got != "ecnswitch (devel) (2f1147e01234, modified) built with go1.26.0 on Linux 6.18.4, AMD EPYC (arm64)" {
+		t.Errorf("String = %q", got)
+	}
+	b, err := json.Marshal(i)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"revision":"2f1147e0123456789abcdef0123456789abcdef0"`) || !strings.Contains(string(b), `"kernel":"6.18.4"`) {
+		t.Errorf("JSON %s", b)
+	}
+
+	// Without VCS stamping (go test, -buildvcs=false): version only.
+	bare := FromBuildInfo(&debug.BuildInfo{Main: debug.Module{Version: "v1.2.0"}})
+	if bare.Short() != "v1.2.0" || bare.GoVersion != runtime.Version() || bare.Arch != runtime.GOARCH {
+		t.Errorf("bare build: %+v, Short %q", bare, bare.Short())
+	}
+	b, _ = json.Marshal(bare)
+	if strings.Contains(string(b), "revision") || strings.Contains(string(b), `"time"`) {
+		t.Errorf("unknown fields in JSON: %s", b)
+	}
+	if FromBuildInfo(nil).Machine() != "unknown kernel, unknown CPU ("+runtime.GOARCH+")" {
+		t.Errorf("Machine of nothing = %q", FromBuildInfo(nil).Machine())
+	}
+}
+
+func TestParseCPUInfo(t *testing.T) {
+	for _, c := range []struct{ name, text, want string }{
+		{"x86", "processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel\t\t: 17\nmodel name\t: AMD EPYC\n\nprocessor\t: 1\nmodel name\t: AMD EPYC\n", "AMD EPYC"},
+		{"arm64 with Model", "processor\t: 0\nBogoMIPS\t: 108.00\nCPU part\t: 0xd0c\n\nModel\t\t: Raspberry Pi 4 Model B Rev 1.4\n", "Raspberry Pi 4 Model B Rev 1.4"},
+		{"power", "processor\t: 0\ncpu\t\t: POWER9 (raw), altivec supported\n", "POWER9 (raw), altivec supported"},
+		{"none", "processor\t: 0\nBogoMIPS\t: 50.00\n", ""},
+		{"empty value", "model name\t:\nHardware\t: BCM2835\n", "BCM2835"},
+	} {
+		if got := ParseCPUInfo(strings.NewReader(c.text)); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// On this machine: the running kernel's release and a CPU model.
+func TestRead(t *testing.T) {
+	i := Read()
+	if runtime.GOOS == "linux" && (i.Kernel == "" || !strings.Contains(i.Kernel, ".")) {
+		t.Errorf("kernel release %q", i.Kernel)
+	}
+	if i.GoVersion == "" || i.Arch == "" {
+		t.Errorf("%+v", i)
+	}
+}
