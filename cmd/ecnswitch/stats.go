@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/ecnswitch/ecnswitch/config"
-	"github.com/ecnswitch/ecnswitch/dataplane"
+	"github.com/ecnswitch/ecnswitch/node"
 	"github.com/ecnswitch/ecnswitch/telemetry"
 )
 
@@ -134,7 +134,7 @@ func renderStats(w io.Writer, cur, prev *telemetry.StatsResponse) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "PORT\tRX pkts\tRX pps\tRX Mbit/s\tTX pkts\tTX pps\tTX Mbit/s\tDROPS\tBUFFERED\tPEAK\t")
 	for i, p := range cur.Ports {
-		var pp dataplane.PortStats
+		var pp node.PortStats
 		if prev != nil {
 			pp = prev.Ports[i]
 		}
@@ -149,7 +149,7 @@ func renderStats(w io.Writer, cur, prev *telemetry.StatsResponse) {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "QUEUE\tENQUEUED\tENQ pps\tDEQ pps\tMARKED\tMARK/s\tDROPS\tBYTES\tPEAK\tLIMIT\t")
 		for q, qs := range p.Queues {
-			var pq dataplane.QueueStats
+			var pq node.QueueStats
 			if prev != nil && q < len(prev.Ports[i].Queues) {
 				pq = prev.Ports[i].Queues[q]
 			}

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ecnswitch/ecnswitch/dataplane"
 	"github.com/ecnswitch/ecnswitch/node"
 	"github.com/ecnswitch/ecnswitch/telemetry"
 	"github.com/ecnswitch/ecnswitch/testbed"
@@ -93,9 +92,9 @@ func testbedUp(e *env, args []string) int {
 	if err := node.CheckPrivileges(); err != nil {
 		return e.fail("testbed up", fmt.Errorf("creating namespaces: %w", err))
 	}
-	var pl dataplane.Placement
+	var pl node.Placement
 	if *place {
-		if pl, err = dataplane.Place(dataplane.DefaultWorkers); err != nil {
+		if pl, err = node.Place(node.DefaultWorkers); err != nil {
 			return e.fail("testbed up", err)
 		}
 		if len(pl.Workers) > 0 {
@@ -133,9 +132,9 @@ func testbedUp(e *env, args []string) int {
 	hostRun := ""
 	switch {
 	case len(pl.Workers) > 0:
-		others := dataplane.FormatCPUs(pl.Others)
+		others := node.FormatCPUs(pl.Others)
 		fmt.Fprintf(e.stdout, "cpus    the switch's worker on CPU %s (cpus: in the config); the hosts' receive processing on CPU %s\n",
-			dataplane.FormatCPUs(pl.Workers), others)
+			node.FormatCPUs(pl.Workers), others)
 		fmt.Fprintf(e.stdout, "        run the hosts' programs on CPU %s too, so that they never take the worker's CPU\n", others)
 		hostRun = "taskset -c " + others + " "
 	case *place:
@@ -192,7 +191,7 @@ func testbedDown(e *env, args []string) int {
 // host on its veth's switch end, native XDP (veth supports it; zero-copy it
 // does not, so auto falls back to copy mode), and the MQ-ECN prototype's
 // emulated 1 Gbit/s link (001 §4.2) with DCTCP marking. cpus, when set, pins
-// the switch (dataplane.Place's Workers).
+// the switch (node.Place's Workers).
 func testbedConfig(id, state string, hosts []testbed.Host, cpus []int) []byte {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# ecnswitch config for testbed %s (written by 'ecnswitch testbed up').\n", id)

@@ -7,8 +7,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/ecnswitch/ecnswitch/config"
-	"github.com/ecnswitch/ecnswitch/dataplane"
 	"github.com/ecnswitch/ecnswitch/marking"
+	"github.com/ecnswitch/ecnswitch/node"
 )
 
 func validateCmd(e *env, args []string) int {
@@ -108,8 +108,8 @@ func summarize(w io.Writer, c *config.Config) {
 	}
 }
 
-func describeDelay(d dataplane.Delay) string {
-	one := func(d dataplane.Delay) string {
+func describeDelay(d node.Delay) string {
+	one := func(d node.Delay) string {
 		s := d.Fixed.String()
 		if d.Jitter > 0 {
 			s += " + U[0, " + d.Jitter.String() + ")"

@@ -38,6 +38,13 @@ var sideways = map[string][]string{
 	"config": {"capture", "telemetry"},
 }
 
+// forbidden are imports the floors would allow but DESIGN.md does not:
+// cmd reaches the switch only through node and config, never the
+// dataplane directly.
+var forbidden = map[string][]string{
+	"cmd": {"dataplane"},
+}
+
 // leaves list exactly what the packages below dataplane may import, as
 // DESIGN.md's table does.
 var leaves = map[string][]string{
@@ -122,6 +129,13 @@ func check(name, dep string) string {
 	if ok, listed := leaves[name]; listed && !slices.Contains(ok, dep) {
 		return name + " imports " + dep + "; DESIGN.md allows only " + strings.Join(ok, ", ")
 	}
+	for root, deps := range forbidden {
+		for _, d := range deps {
+			if within(name, root) && within(dep, d) {
+				return name + " imports " + dep + ": DESIGN.md keeps " + root + " off " + d + " (re-export what it needs through node)"
+			}
+		}
+	}
 	nf, nroot := floor(name)
 	df, droot := floor(dep)
 	switch {
@@ -169,6 +183,9 @@ func TestCheck(t *testing.T) {
 		{"dataplane", "ports/afxdp", false},
 		{"marking", "buffer", false},
 		{"node", "cmd/ecnswitch", false},
+		{"cmd/ecnswitch", "dataplane", false},
+		{"cmd/ecnswitch", "dataplane/dataplanetest", false},
+		{"cmd/ecnswitch", "config", true},
 		{"internal/spsc", "packet", false},
 		{"ports/memport", "internal/spsc", true},
 	} {
