@@ -19,8 +19,8 @@ func TestBenchSinkFlags(t *testing.T) {
 			t.Errorf("%v: exit %d, want %d and %q:\n%s", c.args, code, exitUsage, c.want, errs)
 		}
 	}
-	if code, _, errs := cli(t, "bench", "sink", "-h"); code != exitOK || !strings.Contains(errs, "-sample") || !strings.Contains(errs, "counts in an XDP program") {
-		t.Errorf("bench sink -h: exit %d\n%s", code, errs)
+	if code, out, _ := cli(t, "bench", "sink", "-h"); code != exitOK || !strings.Contains(out, "--sample") || !strings.Contains(out, "counts in an XDP program") {
+		t.Errorf("bench sink -h: exit %d\n%s", code, out)
 	}
 }
 

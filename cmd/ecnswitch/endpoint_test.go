@@ -28,7 +28,7 @@ func TestEndpointSendRecv(t *testing.T) {
 	wg.Go(func() { rcode, rout, rerr = cli(t, "endpoint", "recv", "--listen", addr, "--duration", "2s") })
 	logPath := filepath.Join(t.TempDir(), "flows.csv")
 	code, out, errs := cli(t, "endpoint", "send", "--to", addr, "--cc", "dctcp", "--flows", "2", "--first-flow", "7",
-		"--rate", "100000000", "--duration", "500ms", "--log", logPath)
+		"--rate", "100Mbit", "--duration", "500ms", "--log", logPath)
 	wg.Wait()
 	if code != exitOK || rcode != exitOK {
 		t.Fatalf("send: %d (%s%s); recv: %d (%s%s)", code, out, errs, rcode, rout, rerr)
@@ -64,6 +64,7 @@ func TestEndpointRejectsBadFlags(t *testing.T) {
 		{"endpoint", "send", "--to", "127.0.0.1:9", "--flows", "0"},
 		{"endpoint", "send", "--to", "127.0.0.1:9", "--dscp", "64"},
 		{"endpoint", "recv", "--ack-every", "-1", "--duration", "1ms"},
+		{"endpoint", "send", "--to", "127.0.0.1:9", "--rate", "1000000000"}, // a rate needs its unit
 	} {
 		if code, _, errs := cli(t, args...); code != exitUsage || errs == "" {
 			t.Errorf("%v: exit %d, stderr %q; want %d and a reason", args, code, errs, exitUsage)

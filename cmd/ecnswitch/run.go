@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -10,23 +11,42 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/ecnswitch/ecnswitch/config"
 	"github.com/ecnswitch/ecnswitch/node"
 )
 
-func runCmd(e *env, args []string) int {
-	fs, level := e.flagSet("run", "-c FILE", "Run the switch: open an AF_XDP port on each configured interface, start the\n"+
-		"workers and the telemetry server, and run until SIGINT or SIGTERM; then stop the\n"+
-		"workers, detach the XDP programs, close the sockets and print the final counters.\n"+
-		"SIGHUP is logged and ignored: the switch does not reload its config; restart it.\n"+
-		"Needs root, or CAP_NET_ADMIN, CAP_NET_RAW, CAP_BPF and CAP_IPC_LOCK.")
-	path := fs.String("c", "", "config file (required)")
-	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (pprof) of the whole run to `FILE`")
-	cfg, code, ok := loadConfig(e, fs, path, args)
-	if !ok {
-		return code
+// runCommand is `ecnswitch run`: the switch of a config file, until
+// SIGINT or SIGTERM.
+func runCommand() *command {
+	return &command{
+		name: "run", synopsis: "-c FILE [flags]", short: map[string]string{"c": "config"},
+		summary: "run the switch on the config's ports until SIGINT/SIGTERM (root)",
+		help: "Run the switch: open an AF_XDP port on each configured interface, start the\n" +
+			"workers and the telemetry server, and run until SIGINT or SIGTERM; then stop the\n" +
+			"workers, detach the XDP programs, close the sockets and print the final counters.\n" +
+			"SIGHUP is logged and ignored: the switch does not reload its config; restart it.\n" +
+			"Needs root, or CAP_NET_ADMIN, CAP_NET_RAW, CAP_BPF and CAP_IPC_LOCK.",
+		setup: runSetup,
 	}
-	if *cpuProfile != "" {
-		stop, err := startCPUProfile(*cpuProfile)
+}
+
+func runSetup(fs *flag.FlagSet) action {
+	path := fs.String("config", "", "config `FILE` (required)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (pprof) of the whole run to `FILE`")
+	level := logLevelFlag(fs, "", "log level: debug, info, warn or error (default: the config's log_level, else info)")
+	return func(e *env, _ []string) int {
+		cfg, code, ok := loadConfig(e, "run", *path)
+		if !ok {
+			return code
+		}
+		return runSwitch(e, cfg, *level, *cpuProfile)
+	}
+}
+
+// runSwitch runs the switch of cfg until SIGINT or SIGTERM.
+func runSwitch(e *env, cfg *config.Config, level, cpuProfile string) int {
+	if cpuProfile != "" {
+		stop, err := startCPUProfile(cpuProfile)
 		if err != nil {
 			return e.fail("run", err)
 		}
@@ -36,7 +56,7 @@ func runCmd(e *env, args []string) int {
 			}
 		}()
 	}
-	log, err := newLogger(logLevel(*level, cfg.LogLevel), e.stderr)
+	log, err := newLogger(logLevel(level, cfg.LogLevel), e.stderr)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "ecnswitch run:", err)
 		return exitUsage

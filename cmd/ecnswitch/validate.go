@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -11,20 +12,31 @@ import (
 	"github.com/ecnswitch/ecnswitch/node"
 )
 
-func validateCmd(e *env, args []string) int {
-	fs, _ := e.flagSet("validate", "-c FILE", "Check a config: decode it strictly and validate every key, marker and piece of\n"+
-		"the switch it describes, as the switch would (no root needed). Prints a summary, or\nevery error with its key, value and allowed range.")
-	path := fs.String("c", "", "config file (required)")
-	cfg, code, ok := loadConfig(e, fs, path, args)
-	if !ok {
-		return code
+// validateCommand is `ecnswitch validate`: a config checked as the
+// switch would, without root.
+func validateCommand() *command {
+	return &command{
+		name: "validate", synopsis: "-c FILE", short: map[string]string{"c": "config"},
+		summary: "check a config and print a summary",
+		help: "Check a config: decode it strictly and validate every key, marker and piece of\n" +
+			"the switch it describes, as the switch would (no root needed). Prints a summary, or\n" +
+			"every error with its key, value and allowed range.",
+		setup: func(fs *flag.FlagSet) action {
+			path := fs.String("config", "", "config `FILE` (required)")
+			return func(e *env, _ []string) int {
+				cfg, code, ok := loadConfig(e, "validate", *path)
+				if !ok {
+					return code
+				}
+				fmt.Fprintf(e.stdout, "%s: ok\n", *path)
+				for _, w := range cfg.Warnings {
+					fmt.Fprintf(e.stdout, "warning: %s\n", w)
+				}
+				summarize(e.stdout, cfg)
+				return exitOK
+			}
+		},
 	}
-	fmt.Fprintf(e.stdout, "%s: ok\n", *path)
-	for _, w := range cfg.Warnings {
-		fmt.Fprintf(e.stdout, "warning: %s\n", w)
-	}
-	summarize(e.stdout, cfg)
-	return exitOK
 }
 
 // summarize prints what a config sets up, one block per port.

@@ -40,6 +40,16 @@ type Info struct {
 	Arch   string `json:"arch"`
 }
 
+// What make build passes with -ldflags -X, for a binary the toolchain
+// stamped no VCS information into: built from a git worktree (whose .git
+// is a file, which the go command does not take for a repository), or
+// with -buildvcs=false. FromBuildInfo prefers the toolchain's stamps.
+var (
+	linkRevision string // git rev-parse HEAD
+	linkTime     string // git log -1 --format=%cI
+	linkModified string // "true" if git status --porcelain printed anything
+)
+
 // Read returns the running binary's build and this machine's kernel and
 // CPU model.
 func Read() Info {
@@ -54,6 +64,11 @@ func Read() Info {
 // but for the Go version and architecture, which are this binary's).
 func FromBuildInfo(bi *debug.BuildInfo) Info {
 	i := Info{GoVersion: runtime.Version(), Arch: runtime.GOARCH}
+	if linkRevision != "" {
+		i.Revision = linkRevision
+		i.Time, _ = time.Parse(time.RFC3339, linkTime)
+		i.Modified = linkModified == "true"
+	}
 	if bi == nil {
 		return i
 	}
