@@ -24,6 +24,7 @@ func commands() *command {
 			experimentCommand(),
 			benchCommand(),
 			endpointCommand(),
+			doctorCommand(),
 			versionCommand(),
 			completionCommand(),
 		},

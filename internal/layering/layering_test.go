@@ -26,7 +26,7 @@ var floors = [][]string{
 	{"timestamp", "buffer", "scheduler", "marking", "ports", "testbed", "packet/packettest"},
 	{"ports/memport", "ports/afxdp", "bench/xdpgen", "bench/xdpsink", "transport"},
 	{"dataplane"},
-	{"config", "telemetry", "capture", "bench", "demo"},
+	{"config", "telemetry", "capture", "bench", "demo", "doctor"},
 	{"node"},
 	{"experiment"},
 	{"cmd"},
