@@ -18,6 +18,7 @@ import (
 
 	"github.com/ecnswitch/ecnswitch/bench/xdpgen"
 	"github.com/ecnswitch/ecnswitch/dataplane"
+	"github.com/ecnswitch/ecnswitch/internal/buildinfo"
 	"github.com/ecnswitch/ecnswitch/packet"
 	"github.com/ecnswitch/ecnswitch/ports/afxdp"
 	"github.com/ecnswitch/ecnswitch/testbed"
@@ -222,7 +223,7 @@ func RunSwitch(ctx context.Context, o SwitchOptions) (rep *SwitchReport, err err
 	if o.Start == nil && slices.ContainsFunc(o.Devices, func(d Device) bool { return d == DeviceSwitch || d == DevicePatch }) {
 		return nil, errors.New("bench: switch: SwitchOptions.Start is nil: run the benchmark through node.BenchSwitch, which starts ecnswitch")
 	}
-	r := &rig{o: o, rep: &SwitchReport{Start: time.Now(), CPUs: runtime.NumCPU()}}
+	r := &rig{o: o, rep: &SwitchReport{Start: time.Now(), CPUs: runtime.NumCPU(), Build: buildinfo.Read()}}
 	var uts unix.Utsname
 	if unix.Uname(&uts) == nil {
 		r.rep.Kernel = unix.ByteSliceToString(uts.Release[:])

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"gonum.org/v1/plot"
+
+	"github.com/ecnswitch/ecnswitch/internal/buildinfo"
 )
 
 // TestScaling: a 10 Gbit/s paper's time constant grows tenfold (and a
@@ -108,6 +110,7 @@ func TestReportWrite(t *testing.T) {
 	for _, want := range []string{
 		"# x: a test\n",
 		"Made by `ecnswitch experiment x` on 2026-11-23 18:00 UTC.",
+		"Build and machine: " + buildinfo.Read().String() + ".", // Write records them
 		"## Scaling\n\nThe paper measured at 10 Gbit/s",
 		"| 001 Fig. 3(a) | ratio | 1.34 | 1.50 | 97.0% | **holds** | in [1.1, 2.7] |",
 		`| 001 Fig. 6(b) | a\|b | −32% | −5% | 90.0% (not comparable) | **does not hold (not comparable)** | lower by 10–70% |`,

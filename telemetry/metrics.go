@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ecnswitch/ecnswitch/dataplane"
+	"github.com/ecnswitch/ecnswitch/internal/buildinfo"
 	"github.com/ecnswitch/ecnswitch/ports"
 )
 
@@ -229,4 +230,6 @@ type StatsResponse struct {
 	TimeNS int64 `json:"time_ns"` // the switch clock when the snapshot was taken
 	dataplane.Stats
 	PoolNames []string `json:"pool_names"`
+	// Build is the switch's build and the machine it runs on.
+	Build *buildinfo.Info `json:"build,omitempty"`
 }

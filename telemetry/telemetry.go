@@ -20,6 +20,7 @@ import (
 
 	"github.com/ecnswitch/ecnswitch/buffer"
 	"github.com/ecnswitch/ecnswitch/dataplane"
+	"github.com/ecnswitch/ecnswitch/internal/buildinfo"
 	"github.com/ecnswitch/ecnswitch/internal/httpguard"
 	"github.com/ecnswitch/ecnswitch/timestamp"
 )
@@ -97,6 +98,7 @@ type Server struct {
 	reg     *prometheus.Registry
 	sampler *Sampler
 	paths   []string
+	build   buildinfo.Info // for /stats
 	// queuesBusy bounds the /queues requests copying the ring at once, and
 	// so their memory (MaxWindowValues each).
 	queuesBusy chan struct{}
@@ -134,7 +136,7 @@ func New(sw Switch, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{sw: sw, opts: opts, log: opts.Logger.Named("telemetry"), mux: http.NewServeMux(), reg: prometheus.NewRegistry(), sampler: sampler,
+	s := &Server{sw: sw, opts: opts, log: opts.Logger.Named("telemetry"), mux: http.NewServeMux(), reg: prometheus.NewRegistry(), sampler: sampler, build: buildinfo.Read(),
 		queuesBusy: make(chan struct{}, maxQueuesInFlight)}
 	if err := s.reg.Register(newCollector(sw, opts.PoolNames)); err != nil {
 		return nil, fmt.Errorf("telemetry: %w", err)
@@ -235,7 +237,7 @@ func (s *Server) serveIndex(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (s *Server) serveStats(w http.ResponseWriter, _ *http.Request) {
-	body := StatsResponse{TimeNS: s.opts.Clock.Now(), Stats: s.sw.Stats(), PoolNames: s.opts.PoolNames}
+	body := StatsResponse{TimeNS: s.opts.Clock.Now(), Stats: s.sw.Stats(), PoolNames: s.opts.PoolNames, Build: &s.build}
 	writeJSON(w, http.StatusOK, body)
 }
 

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ecnswitch/ecnswitch/bench"
+	"github.com/ecnswitch/ecnswitch/internal/buildinfo"
 	"github.com/ecnswitch/ecnswitch/node"
 	"github.com/ecnswitch/ecnswitch/ports/afxdp"
 	"github.com/ecnswitch/ecnswitch/testbed"
@@ -289,7 +290,7 @@ func benchGenSetup(fs *flag.FlagSet) action {
 					fmt.Fprintf(stdout, "fell behind the schedule by %v in all (stalls beyond --burst): the rate was not kept\n", time.Duration(st.Late))
 				}
 				if *jsonOut != "" {
-					if werr := writeJSON(*jsonOut, st); werr != nil {
+					if werr := writeJSON(*jsonOut, genJSON{buildinfo.Read(), st}); werr != nil {
 						err = errors.Join(err, werr)
 					}
 				}
@@ -358,6 +359,19 @@ func si(v float64) string {
 	}
 	return strconv.FormatFloat(v, 'f', 1, 64) + " "
 }
+
+// genJSON and sinkJSON are what bench gen --json and bench sink --json
+// write: the counters, with the build and the machine that counted.
+type (
+	genJSON struct {
+		Build buildinfo.Info `json:"build"`
+		bench.GeneratorStats
+	}
+	sinkJSON struct {
+		Build buildinfo.Info `json:"build"`
+		bench.Report
+	}
+)
 
 // writeJSON writes v as indented JSON to path.
 func writeJSON(path string, v any) error {
@@ -444,11 +458,7 @@ func benchSinkSetup(fs *flag.FlagSet) action {
 			err = errors.Join(err, werr)
 		}
 		if *jsonOut != "" {
-			f, ferr := os.Create(*jsonOut)
-			if ferr == nil {
-				ferr = errors.Join(rep.WriteJSON(f), f.Close())
-			}
-			err = errors.Join(err, ferr)
+			err = errors.Join(err, writeJSON(*jsonOut, sinkJSON{buildinfo.Read(), rep}))
 		}
 		return err
 	})
@@ -571,7 +581,7 @@ func benchTCPSetup(fs *flag.FlagSet) action {
 		}
 		rep, err := node.BenchTCP(ctx, o)
 		if rep != nil && len(rep.Results) > 0 && len(rep.Results[0].Goodput) > 0 {
-			fmt.Fprint(e.stdout, rep.Markdown(e.commandLine()))
+			fmt.Fprintf(e.stdout, "%s\n%s.\n", rep.Markdown(e.commandLine()), buildinfo.Read())
 		}
 		return err
 	})

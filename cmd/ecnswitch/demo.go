@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ecnswitch/ecnswitch/demo"
+	"github.com/ecnswitch/ecnswitch/internal/buildinfo"
 	"github.com/ecnswitch/ecnswitch/node"
 )
 
@@ -98,6 +99,7 @@ func runDemo(e *env, o demo.Options, level string) int {
 		if werr := res.WriteTable(e.stdout); werr != nil && err == nil {
 			err = werr
 		}
+		fmt.Fprintf(e.stdout, "\n%s.\n", buildinfo.Read())
 	}
 	if errors.Is(err, context.Canceled) {
 		return e.fail("demo", errors.New("interrupted; the testbed is torn down"))
