@@ -80,3 +80,19 @@ func TestRead(t *testing.T) {
 		t.Errorf("%+v", i)
 	}
 }
+
+// A binary the go command stamped nothing into (a git worktree,
+// -buildvcs=false) takes the revision make build passed with -X; the go
+// command's stamps win where there are both.
+func TestLinkRevision(t *testing.T) {
+	defer func(r, tm, m string) { linkRevision, linkTime, linkModified = r, tm, m }(linkRevision, linkTime, linkModified)
+	linkRevision, linkTime, linkModified = "a573daf0", "2026-11-28T08:16:28Z", "true"
+	i := FromBuildInfo(&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}})
+	if i.Revision != "a573daf0" || !i.Modified || i.Time != time.Date(2026, 11, 28, 8, 16, 28, 0, time.UTC) {
+		t.Errorf("from -X: %+v", i)
+	}
+	i = FromBuildInfo(&debug.BuildInfo{Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "2f1147e0"}, {Key: "vcs.modified", Value: "false"}}})
+	if i.Revision != "2f1147e0" || i.Modified {
+		t.Errorf("the go command's stamps and -X: %+v", i)
+	}
+}
