@@ -115,6 +115,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseControl$$' $(call fuzzflags,50000x) ./transport/udp
 	$(GO) test -run '^$$' -fuzz '^FuzzProgram$$' $(call fuzzflags,20000x) ./bench/xdpsink
 	$(GO) test -run '^$$' -fuzz '^FuzzParseMix$$' $(call fuzzflags,60000x) ./bench
+	$(GO) test -run '^$$' -fuzz '^FuzzCPUList$$' $(call fuzzflags,60000x) ./doctor
 
 test: deps check unit race fuzz
 

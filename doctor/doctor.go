@@ -248,6 +248,10 @@ func (h Host) dctcp() Check {
 		Fix: "a kernel with CONFIG_TCP_CONG_DCTCP, or a DCTCP loaded as BPF struct_ops (needs btf and struct_ops above)"}
 }
 
+// maxCPUs bounds the CPU numbers cpuList takes: the kernel's NR_CPUS is at
+// most 8192.
+const maxCPUs = 8192
+
 // cpuList parses a kernel CPU list such as 0-3,6.
 func cpuList(s string) ([]int, error) {
 	var cpus []int
@@ -265,6 +269,9 @@ func cpuList(s string) ([]int, error) {
 			if b, err = strconv.Atoi(hi); err != nil || b < a {
 				return nil, fmt.Errorf("CPU list %q: bad range %q", s, part)
 			}
+		}
+		if a < 0 || b >= maxCPUs {
+			return nil, fmt.Errorf("CPU list %q: CPU numbers run from 0 to %d", s, maxCPUs-1)
 		}
 		for c := a; c <= b; c++ {
 			cpus = append(cpus, c)
