@@ -375,7 +375,7 @@ func (s *xsk) kick() error {
 	if s.tx.produced() == 0 {
 		return nil
 	}
-	if !s.zeroCopy && s.stall.on && !s.stall.over(atomic.LoadUint32(s.comp.producer)) {
+	if !s.zeroCopy && s.stall.on && !s.stall.over(atomic.LoadUint32(s.comp.producer), time.Now()) {
 		return nil
 	}
 	s.stall.on = false
@@ -395,7 +395,7 @@ func (s *xsk) kick() error {
 			return nil
 		}
 		if after := atomic.LoadUint32(s.tx.consumer); after-before < kickBatch && s.tx.produced() != 0 {
-			s.stall.begin(after, atomic.LoadUint32(s.comp.producer))
+			s.stall.begin(after, atomic.LoadUint32(s.comp.producer), time.Now())
 			return nil
 		}
 	}
@@ -425,17 +425,17 @@ const (
 	stallRetry = 20 * time.Microsecond
 )
 
-// begin records a stall: txCons is the TX ring's consumer index and comp
-// the completion ring's producer index, so that txCons − comp frames are
-// in flight.
-func (g *kickGate) begin(txCons, comp uint32) {
-	g.on, g.comp, g.want, g.since = true, comp, min(txCons-comp, kickBatch), time.Now()
+// begin records a stall at now: txCons is the TX ring's consumer index and
+// comp the completion ring's producer index, so that txCons − comp frames
+// are in flight.
+func (g *kickGate) begin(txCons, comp uint32, now time.Time) {
+	g.on, g.comp, g.want, g.since = true, comp, min(txCons-comp, kickBatch), now
 }
 
-// over reports whether the stall is over, given the completion ring's
-// producer index now.
-func (g *kickGate) over(comp uint32) bool {
-	return g.want > 0 && comp-g.comp >= g.want || time.Since(g.since) >= stallRetry
+// over reports whether the stall is over at now, given the completion
+// ring's producer index then.
+func (g *kickGate) over(comp uint32, now time.Time) bool {
+	return g.want > 0 && comp-g.comp >= g.want || now.Sub(g.since) >= stallRetry
 }
 
 // account adds this socket's frames to a.
