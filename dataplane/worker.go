@@ -691,12 +691,23 @@ func (w *worker) flushDue(p *port, now int64, more bool) bool {
 const stagedBatches = 4
 
 // flush hands p's staged packets to the device at now and releases the
-// frames it took. What the device did not take stays staged, and the line
-// stops until it does (p.blocked): the line restarts at the time the
-// device takes them. A device error (link down, say) loses the frames it
-// refused: they are counted rather than retried forever.
+// frames it took. A device may take fewer than it is offered (one call of
+// XDP live frames sends at most 256): while it takes some, flush offers it
+// the rest. What it does not take at all stays staged, and the line stops
+// until it does (p.blocked): that is push-back, and the line restarts at
+// the time the device takes them. A device error (link down, say) loses
+// the frames it refused: they are counted rather than retried forever.
 func (w *worker) flush(p *port, now int64) int {
-	n, err := p.dev.Transmit(p.staged)
+	n := 0
+	var err error
+	for n < len(p.staged) && err == nil {
+		var k int
+		k, err = p.dev.Transmit(p.staged[n:])
+		if k == 0 {
+			break
+		}
+		n += k
+	}
 	p.health(w.s, "transmit", &p.txErr, err)
 	var bytes uint64
 	for _, d := range p.staged[:n] {
