@@ -187,21 +187,16 @@ func (s *Switch) KernelDrops() uint64 {
 	return n
 }
 
-// Frames returns where each port's UMEM frames are, once the kernel holds
-// none between its rings (or a second has passed): at rest every frame of
-// a port's reserve is free or on one of its rings (FrameAccount.InKernel
-// is 0) and none was handed back twice (Violations). The workers must have
+// Frames returns where each port's UMEM frames are once they are at rest
+// (afxdp.FrameAccount.AtRest), or a second has passed: every frame of a
+// port's reserve is free or on one of its rings, but those a zero-copy
+// driver keeps for receiving and those waiting for a downed link, and
+// none was handed back twice (Violations). The workers must have
 // stopped: it drives the ports itself.
 func (s *Switch) Frames() []afxdp.FrameAccount {
 	as := make([]afxdp.FrameAccount, len(s.ports))
 	for i, p := range s.ports {
-		for deadline := time.Now().Add(time.Second); ; time.Sleep(5 * time.Millisecond) {
-			p.Transmit(nil) // reap completions, kick what is left
-			as[i] = p.Frames()
-			if a := as[i]; a.InKernel() == 0 && a.Tx == 0 && a.Completion == 0 || time.Now().After(deadline) {
-				break
-			}
-		}
+		as[i] = p.Settle(time.Second)
 	}
 	return as
 }

@@ -202,16 +202,7 @@ func (r *rig) stop() {
 	// completions and wait until the kernel holds no frame between rings.
 	r.frames = make([]afxdp.FrameAccount, len(r.ports))
 	for i, p := range r.ports {
-		deadline := time.Now().Add(2 * time.Second)
-		for {
-			p.Transmit(nil)
-			a := p.Frames()
-			r.frames[i] = a
-			if (a.InKernel() == 0 && a.Tx == 0 && a.Completion == 0) || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+		r.frames[i] = p.Settle(2 * time.Second)
 	}
 	// Every frame moved between the ports and the switch's arena by
 	// exchange, never by copy: they share one UMEM.

@@ -402,6 +402,21 @@ func (s *xsk) kick() error {
 	return nil
 }
 
+// probe makes one sendto whatever the rings hold and the stall gate says,
+// to learn whether the link takes frames again (sendto fails with
+// ENETDOWN while it is administratively down); a sendto that succeeds
+// also moves what the TX ring holds. It returns the errno as kick does.
+func (s *xsk) probe() error {
+	_, _, e := unix.RawSyscall6(unix.SYS_SENDTO, uintptr(s.fd), 0, 0, unix.MSG_DONTWAIT, 0, 0)
+	switch e {
+	case 0, unix.EAGAIN, unix.EINTR, unix.EBUSY, unix.ENOBUFS:
+		s.stall.on = false
+		s.reap()
+		return nil
+	}
+	return s.errno("sendto", e)
+}
+
 // kickGate decides when a stalled copy-mode socket is worth another
 // sendto. A sendto stops short of its batch when the socket's send buffer
 // is full of skbs the device has not freed yet (each posts its completion
@@ -446,6 +461,10 @@ func (s *xsk) account(a *FrameAccount) {
 	a.Rx += int(s.rx.consumable())
 	a.Tx += int(s.tx.produced())
 	a.Completion += int(s.comp.consumable())
+	// The fill ring's consumer index counts the frames the kernel took,
+	// the RX ring's producer index those it handed back; both start at 0
+	// and wrap together.
+	a.Driver += int(atomic.LoadUint32(s.fill.consumer) - atomic.LoadUint32(s.rx.producer))
 	a.Violations += s.violations.Load()
 }
 
