@@ -25,7 +25,7 @@ SOAK     ?= 10m
 # Packages with concurrent code, run again under the race detector.
 RACE_PKGS := ./internal/... ./buffer/... ./ports/... ./dataplane/... ./testbed/... ./capture/... ./telemetry/... ./node/... ./transport/... ./experiment/...
 
-.PHONY: all build install uninstall test check unit race fuzz demo experiments bench bench-switch bench-tcp closed-loop deps help clean pgo
+.PHONY: all build install uninstall test check unit race fuzz flake demo experiments bench bench-switch bench-tcp closed-loop deps help clean pgo
 
 all: build
 
@@ -33,6 +33,7 @@ help:
 	@echo "make demo     build and run the MQ-ECN static-flow demo on a 5-host testbed (root)"
 	@echo "make experiments  rerun every experiment of the papers on a testbed; reports in docs/experiments/NAME (root, quiet machine, minutes)"
 	@echo "make test     formatting, vet, unit and integration tests, race detector, bounded fuzzing"
+	@echo "make flake    the timing-sensitive packages 20 times, with and without -race, beside two busy loops (root, about an hour)"
 	@echo "make soak     $(SOAK) of mixed, malformed, flooded and oversize traffic, link flaps and API abuse against 'ecnswitch run' (root)"
 	@echo "make bench    hot-path micro-benchmarks (pipeline, scheduler, parser, markers)"
 	@echo "make build    build $(BIN)"
@@ -97,6 +98,12 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseMix$$' $(call fuzzflags,60000x) ./bench
 
 test: deps check unit race fuzz
+
+# The hunt for flaky tests (scripts/flake.sh): COUNT runs of every
+# timing-sensitive package, without and with -race, under LOAD busy loops.
+flake: deps
+	@if [ "$$(id -u)" != 0 ]; then echo "the flake hunt runs the privileged tests: run it as root"; exit 1; fi
+	scripts/flake.sh
 
 # The soak test (cmd/ecnswitch/soak_linux_test.go, build tag soak): the
 # built binary on a three-host testbed for $(SOAK); see the README.
