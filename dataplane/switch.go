@@ -43,10 +43,8 @@ type port struct {
 	idx    int
 	name   string
 	dev    ports.Port
-	pender ports.Pender // dev, if it can hold taken frames unsent; nil otherwise
-	mtu    int          // the largest frame dev sends (ports.MaxFramer); 0: any
-	sched  scheduler.Scheduler
-	shaper *scheduler.Shaper
+	pender ports.Pender   // dev, if it can hold taken frames unsent; nil otherwise
+	mtu    int            // the largest frame dev sends (ports.MaxFramer); 0: any
 	enq    *marking.Chain // nil when no enqueue markers
 	deq    *marking.Chain // nil when no dequeue markers
 	// enqNeeds and deqNeeds are the costly View fields the chains read
@@ -55,15 +53,9 @@ type port struct {
 	pool               int
 	nq                 int
 	qinfo              []scheduler.QueueInfo
-	delay              *delayLine // nil when the port adds no delay
-	stamps             rxStamps   // how received packets get their RxTime
+	stamps             rxStamps // how received packets get their RxTime
 
-	// The virtual line (see worker.go).
-	vnow     int64          // time of the port's last event: arrival, release from the delay line, departure
-	next     int64          // time of its next event on the line; never if none
-	staged   []*packet.Desc // left the line, waiting for the device; their TxTime is their departure time
-	blocked  bool           // the device refused staged packets: departures wait for it
-	coalesce int64          // ns a departed packet may wait to be batched
+	line // queues, shaper, delay line, and the times of their events
 
 	c       portCounters
 	qc      []queueCounters
@@ -180,10 +172,14 @@ func newPort(idx int, pc *PortConfig, dev ports.Port, batch int, now int64) (*po
 	if err != nil {
 		return nil, err
 	}
+	delay, err := newDelayLine(pc.Delay, nq)
+	if err != nil {
+		return nil, err
+	}
 	p := &port{
-		idx: idx, name: pc.Name, dev: dev, sched: sched, shaper: shaper,
+		idx: idx, name: pc.Name, dev: dev,
 		pool: pc.Pool, nq: nq, qc: make([]queueCounters, nq), sojourn: make([]histogram, nq),
-		vnow: now, next: never, staged: make([]*packet.Desc, 0, stagedBatches*batch), coalesce: max(int64(pc.Coalesce), 0),
+		line: newLine(sched, shaper, delay, batch, int64(pc.Coalesce), now),
 	}
 	for q := 0; q < nq; q++ {
 		p.qinfo = append(p.qinfo, sched.Queue(q))
@@ -212,9 +208,6 @@ func newPort(idx int, pc *PortConfig, dev ports.Port, batch int, now int64) (*po
 	}
 	if len(p.markers) > MaxMarkers {
 		return nil, fmt.Errorf("markers: %d configured, at most %d", len(p.markers), MaxMarkers)
-	}
-	if p.delay, err = newDelayLine(pc.Delay, nq); err != nil {
-		return nil, err
 	}
 	return p, nil
 }
@@ -260,10 +253,7 @@ func (s *Switch) NextEvent() int64 {
 	next := int64(never)
 	for _, w := range s.workers {
 		for _, p := range w.ports {
-			next = min(next, p.next)
-			if len(p.staged) > 0 {
-				next = min(next, p.staged[0].TxTime+p.coalesce)
-			}
+			next = min(next, p.next, p.deadline())
 		}
 	}
 	return next

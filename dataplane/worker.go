@@ -208,7 +208,7 @@ func (w *worker) poll(now int64) int {
 	n += w.advanceAll(horizon, horizon < now)
 	carried := 0
 	for i, p := range w.ports {
-		if w.flushDue(p, now, more) {
+		if p.due(now, w.batch, more) {
 			n += w.flush(p, now)
 		} else if p.pender != nil && p.pender.Pending() {
 			// Frames the device took but has not sent: push them on, or
@@ -445,7 +445,7 @@ func (w *worker) forward(in *port, d *packet.Desc, out int, now int64) {
 // port emulates one, else straight to admission and the queue. First every
 // port's virtual line runs up to that instant.
 func (w *worker) toEgress(p *port, d *packet.Desc, now int64) {
-	at := min(max(d.RxTime, p.vnow), now)
+	at := min(max(d.RxTime, p.now), now)
 	w.advanceAll(at, true)
 	if p.mtu > 0 && d.Len > p.mtu {
 		w.drop(p, d, DropOversize, at) // the device would lose it and count it sent
@@ -455,8 +455,7 @@ func (w *worker) toEgress(p *port, d *packet.Desc, now int64) {
 		if !p.delay.push(d, at) {
 			w.drop(p, d, DropDelayFull, at)
 		}
-		p.next = w.nextEvent(p)
-		w.next = min(w.next, p.next)
+		w.reschedule(p)
 		return
 	}
 	w.enqueue(p, d, at)
@@ -475,7 +474,7 @@ var bufferDrop = [buffer.NumReasons]DropReason{
 func (w *worker) enqueue(p *port, d *packet.Desc, at int64) {
 	q := int(d.Queue)
 	mmu := w.s.mmu
-	p.vnow = max(p.vnow, at)
+	p.arrive(at)
 	d.EnqTime = at
 	var v *marking.View
 	if p.enq != nil {
@@ -511,8 +510,7 @@ func (w *worker) enqueue(p *port, d *packet.Desc, at int64) {
 		// A departure is now due. With packets queued already it was due
 		// before: every event before at has run, so the next departure is
 		// no earlier than at, and the shaper gives the same time from at.
-		p.next = w.nextEvent(p)
-		w.next = min(w.next, p.next)
+		w.reschedule(p)
 	}
 }
 
@@ -553,36 +551,6 @@ func (w *worker) fillView(p *port, d *packet.Desc, now int64, q int, need markin
 	return v
 }
 
-// The virtual line.
-//
-// Each egress port follows an ideal line at its shaper's rate C: a packet
-// leaves the queue at the first instant the token bucket allows (Shaper:
-// credit not negative) at which the queue holds a packet, never before the
-// port's previous event, and the dequeue markers, the sojourn time, the
-// round time and the buffer's release all happen at that instant — the
-// packet's departure time — whenever the worker gets round to computing
-// it. Packets released from the delay line enter the queue at their own
-// release time. So every marking decision is the one a perfect shaper,
-// serving each packet at its instant, would make, however the worker's
-// passes fall (TestVirtualLineMatchesPerPacketShaper checks this against a
-// run polled every nanosecond). Physically, the packets that have left the
-// line wait in p.staged and go to the device in batches (flushDue), each
-// at most PortConfig.Coalesce after its departure time.
-
-// nextEvent returns the time of p's next event on its line: the release of
-// the first packet of its delay line or the next departure, whichever is
-// first; never when there is none (or the device holds the line up).
-func (w *worker) nextEvent(p *port) int64 {
-	next := int64(never)
-	if _, at, ok := p.delay.next(); ok {
-		next = at
-	}
-	if _, queued := p.sched.Len(); !p.blocked && queued > 0 {
-		next = min(next, p.shaper.Next(p.vnow))
-	}
-	return next
-}
-
 // advanceAll runs the virtual lines of the worker's ports up to until, one
 // event at a time in time order across ports (ties: lowest port first, a
 // port's releases before its departures): through events at until when
@@ -614,11 +582,11 @@ func (w *worker) advanceAll(until int64, before bool) int {
 func (w *worker) step(p *port, t int64) int {
 	if q, at, ok := p.delay.next(); ok && at == t {
 		w.enqueue(p, p.delay.take(q), t)
-		p.next = w.nextEvent(p)
+		p.reschedule()
 		return 0
 	}
 	n := w.depart(p, t)
-	p.next = w.nextEvent(p)
+	p.reschedule()
 	return n
 }
 
@@ -628,7 +596,7 @@ func (w *worker) step(p *port, t int64) int {
 func (w *worker) depart(p *port, t int64) int {
 	mmu := w.s.mmu
 	d := p.sched.Dequeue(t)
-	p.vnow = t
+	p.departAt(t)
 	q := int(d.Queue)
 	mmu.Release(p.idx, q, d.Len)
 	p.qc[q].dequeued.Add(1)
@@ -653,42 +621,11 @@ func (w *worker) depart(p *port, t int64) int {
 	if p.tap.Load() != nil {
 		w.tapEvent(p, EventEgress, d, t, 0, d.MarkedBy, t-d.EnqTime)
 	}
-	p.staged = append(p.staged, d)
-	if len(p.staged) == cap(p.staged) {
+	if p.stage(d) {
 		return w.flush(p, t)
 	}
 	return 0
 }
-
-// flushDue reports whether p's staged packets must go to the device at
-// now: the first has waited p.coalesce, or the device has been holding
-// them up, or no packet can join the batch before that deadline: the
-// line's next departure comes later, and the line is not an idle one
-// whose batch is worth growing.
-//
-// An idle line (an unshaped port, or a shaped one with its queues empty)
-// sends an arrival at once, so one that holds a full pass's worth of
-// frames (w.batch), or half of that with more input waiting (more), is a
-// busy egress: its batch waits for the next passes, up to stagedBatches
-// passes' worth or p.coalesce. Each transmit call has a fixed cost, and on
-// veth each call of XDP live frames leaves the kernel a page pool to tear
-// down, at a cost that grows with the pools not yet torn down: in bench
-// tcp, unshaped at 4 Gbit/s, a kworker spent half the worker's CPU on it
-// at 59 frames a call. A line with few frames staged (the ACKs of the
-// other direction) still sends them at once.
-func (w *worker) flushDue(p *port, now int64, more bool) bool {
-	if len(p.staged) == 0 {
-		return false
-	}
-	deadline := p.staged[0].TxTime + p.coalesce
-	grow := p.next == never && (len(p.staged) >= w.batch || more && 2*len(p.staged) >= w.batch)
-	return p.blocked || now >= deadline || p.next > deadline && !grow
-}
-
-// stagedBatches is how many passes' worth of departed packets (w.batch
-// each) a port may stage for one transmit call: 4 × 64 = 256, the most
-// one call of XDP live frames sends (afxdp.MaxLiveMin).
-const stagedBatches = 4
 
 // flush hands p's staged packets to the device at now and releases the
 // frames it took. A device may take fewer than it is offered (one call of
@@ -716,43 +653,22 @@ func (w *worker) flush(p *port, now int64) int {
 	}
 	p.c.txPackets.Add(uint64(n))
 	p.c.txBytes.Add(bytes)
-	rest := p.staged[n:]
-	if err != nil && !errors.Is(err, ports.ErrClosed) && len(rest) > 0 {
-		for _, d := range rest {
+	done := n
+	if err != nil && !errors.Is(err, ports.ErrClosed) {
+		for _, d := range p.staged[n:] {
 			w.drop(p, d, DropTxError, d.TxTime)
 		}
-		rest = nil
+		done = len(p.staged)
 	}
-	p.staged = p.staged[:copy(p.staged, rest)]
-	wasBlocked := p.blocked
-	p.blocked = len(p.staged) > 0
-	if wasBlocked && !p.blocked {
-		p.vnow = max(p.vnow, now)
-		p.next = w.nextEvent(p)
-		w.next = min(w.next, p.next)
-	} else if p.blocked {
-		p.next = w.nextEvent(p) // only releases from the delay line go on
+	if p.sent(done, now) {
+		w.reschedule(p)
 	}
 	return n
 }
 
-// wake returns when p next needs the worker without an arrival: the
-// deadline of its staged packets, or that of the next packet to leave its
-// line; now while the device holds the line up, soon while it holds taken
-// frames unsent (Pending); never when it is idle.
-func (w *worker) wake(p *port, now int64) int64 {
-	switch {
-	case p.blocked:
-		return now
-	case p.pender != nil && p.pender.Pending():
-		return now + pendingWait
-	case len(p.staged) > 0:
-		return p.staged[0].TxTime + p.coalesce
-	case p.next == never:
-		return never
-	}
-	return p.next + p.coalesce
-}
+// reschedule recomputes p's next event and keeps w.next a lower bound of
+// its ports' next events.
+func (w *worker) reschedule(p *port) { w.next = min(w.next, p.reschedule()) }
 
 // run is the worker's poll-mode loop, until stop is set: pass after pass
 // while there is work; with none, spin for w.spin passes, then sleep until
@@ -777,7 +693,7 @@ func (w *worker) run(stop *atomic.Bool) error {
 			wake = after // arrivals wait for a pass
 		}
 		for _, p := range w.ports {
-			wake = min(wake, w.wake(p, after))
+			wake = min(wake, p.wake(after, p.pender != nil && p.pender.Pending()))
 		}
 		if wake <= after {
 			continue
