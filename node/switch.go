@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"time"
 
@@ -149,14 +150,26 @@ func Open(cfg dataplane.Config, devs []Device, clock timestamp.Clock, log *zap.L
 }
 
 // Start starts the workers. They run until Stop, or until one fails
-// (Exited).
+// (Exited). The process gets a P (GOMAXPROCS) per worker on top of one per
+// CPU (see dataplane.Switch.Run), so that its other goroutines (the demo's
+// hosts, telemetry) keep the CPUs the workers leave them.
 func (s *Switch) Start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel, s.exited = cancel, make(chan struct{})
+	reserveProcs(s.Workers())
 	go func() {
 		s.runErr = s.Run(ctx)
 		close(s.exited)
 	}()
+}
+
+// reserveProcs raises GOMAXPROCS to at least a P per CPU plus one per
+// worker. It never lowers it: another switch of the process may still
+// run, and an idle P costs nothing.
+func reserveProcs(workers int) {
+	if need := runtime.NumCPU() + workers; runtime.GOMAXPROCS(0) < need {
+		runtime.GOMAXPROCS(need)
+	}
 }
 
 // Start opens devs, builds cfg over them and starts the workers: Open,

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -117,6 +118,12 @@ func newRig(t *testing.T, n int, config func([]testbed.Host) dataplane.Config, o
 		t.Fatalf("dataplane.New: %v", err)
 	}
 	r.sw = sw
+	// The worker keeps its P while it sleeps: the hosts' TCP goroutines
+	// of this process need theirs (see dataplane.Switch.Run).
+	if need := runtime.NumCPU() + sw.Workers(); runtime.GOMAXPROCS(0) < need {
+		old := runtime.GOMAXPROCS(need)
+		t.Cleanup(func() { runtime.GOMAXPROCS(old) })
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r.cancel, r.done = cancel, make(chan error, 1)
 	go func() { r.done <- sw.Run(ctx) }()
