@@ -41,7 +41,7 @@ func TestCoalescedTransmit(t *testing.T) {
 		cfg.Ports[1].Coalesce = c.window
 		r := dataplanetest.New(t, cfg, memport.Link{}) // instant links: a frame arrives when sent
 		dep := departures{}
-		r.Switch.SetTap(1, dep)
+		r.Switch.AddTap(1, dep)
 		var frames [][]byte
 		for i := 0; i < n; i++ {
 			frames = append(frames, dataplanetest.Frame(t, 0, 1, packettest.Options{Size: size, SrcPort: uint16(i)}))
@@ -172,7 +172,7 @@ func TestIdleLineBatchGrows(t *testing.T) {
 			cfg.Ports[1].Coalesce = c.window
 			r := dataplanetest.New(t, cfg, memport.Link{})
 			dep := departures{}
-			r.Switch.SetTap(1, dep)
+			r.Switch.AddTap(1, dep)
 			var frames [][]byte
 			for i := range c.n {
 				frames = append(frames, dataplanetest.Frame(t, 0, 1, packettest.Options{Size: 100, SrcPort: uint16(i)}))

@@ -34,6 +34,8 @@ type Switch struct {
 
 	priority int // SCHED_FIFO priority of the workers; 0 for none
 
+	tapMu sync.Mutex // serializes ReplaceTap
+
 	running atomic.Bool
 }
 
@@ -64,7 +66,7 @@ type port struct {
 	rxErr   error        // the device's last receive error, so that only changes are logged
 	txErr   error        // likewise for transmit
 	held    atomic.Int64 // packets in the delay line and staged for the device, published once per pass
-	tap     tapPointer   // capture; nil when off
+	tap     tapPointer   // captures and probes; nil when none
 	markers []string     // names of the enqueue chain's members, then the dequeue chain's
 }
 

@@ -168,7 +168,7 @@ func dxOptions(env Env) demo.Options {
 
 // tapper is the switch a run sets its tap on (node.Switch).
 type tapper interface {
-	SetTap(port int, t dataplane.Tap) error
+	AddTap(port int, t dataplane.Tap) error
 }
 
 // udpRig is what dx and dx-steps run their endpoints through: the switch
@@ -202,7 +202,7 @@ func newUDPRig(bed *demo.Bed, scheme string, window time.Duration, probe []byte,
 	}
 	pps := float64(bed.Options().Rate) / (8 * dxWire)
 	g.tap = &sojournTap{probe: probe, recs: make([]tapRecord, int(pps*window.Seconds()*1.5)+1024)}
-	if err := tp.SetTap(demo.Bottleneck, g.tap); err != nil {
+	if err := tp.AddTap(demo.Bottleneck, g.tap); err != nil {
 		return nil, err
 	}
 	rh := bed.Hosts()[demo.Bottleneck]

@@ -226,7 +226,7 @@ func newSim(sc Scenario) (*sim, error) {
 	s.sw = sw
 	if sc.CC == DX {
 		s.sojourns = map[flowSeq]int64{}
-		if err := sw.SetTap(nq, sojournTap{s.sojourns}); err != nil {
+		if err := sw.AddTap(nq, &sojournTap{s.sojourns}); err != nil {
 			return nil, fmt.Errorf("closedloop: %w", err)
 		}
 	}
