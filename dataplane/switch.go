@@ -42,13 +42,14 @@ type Switch struct {
 // port is one switch port with its egress state. Everything below dev is
 // owned by the port's worker.
 type port struct {
-	idx    int
-	name   string
-	dev    ports.Port
-	pender ports.Pender   // dev, if it can hold taken frames unsent; nil otherwise
-	mtu    int            // the largest frame dev sends (ports.MaxFramer); 0: any
-	enq    *marking.Chain // nil when no enqueue markers
-	deq    *marking.Chain // nil when no dequeue markers
+	idx     int
+	name    string
+	dev     ports.Port
+	pender  ports.Pender   // dev, if it can hold taken frames unsent; nil otherwise
+	mtu     int            // the largest frame dev sends (ports.MaxFramer); 0: any
+	reshape Reshaper       // nil: refused packets are dropped
+	enq     *marking.Chain // nil when no enqueue markers
+	deq     *marking.Chain // nil when no dequeue markers
 	// enqNeeds and deqNeeds are the costly View fields the chains read
 	// (marking.Needer): fillView leaves the others 0.
 	enqNeeds, deqNeeds marking.Need
@@ -186,6 +187,7 @@ func newPort(idx int, pc *PortConfig, dev ports.Port, batch int, now int64) (*po
 	for q := 0; q < nq; q++ {
 		p.qinfo = append(p.qinfo, sched.Queue(q))
 	}
+	p.reshape = pc.Reshape
 	p.pender, _ = dev.(ports.Pender)
 	if m, ok := dev.(ports.MaxFramer); ok {
 		p.mtu = m.MaxFrame()

@@ -481,15 +481,16 @@ func (w *worker) enqueue(p *port, d *packet.Desc, at int64) {
 		v = w.fillView(p, d, at, q, p.enqNeeds)
 	}
 	if r := mmu.Admit(p.idx, q, d.Len); r != buffer.Admitted {
-		w.drop(p, d, bufferDrop[r], at)
+		w.refused(p, d, bufferDrop[r], at, nil)
 		return
 	}
+	d.Charged = uint32(d.Len)
 	if v != nil {
 		switch p.enq.Decide(v, d.ECN) {
 		case marking.Drop:
-			mmu.Release(p.idx, q, d.Len)
+			mmu.Release(p.idx, q, int(d.Charged))
 			mmu.CountDrop(p.idx, q, buffer.Marker, d.Len)
-			w.markerDrop(p, d, p.enq, marking.Enqueue, v, DropEnqueueMarker, at)
+			w.refused(p, d, DropEnqueueMarker, at, v)
 			return
 		case marking.Mark:
 			if d.ECN.IsECT() && packet.SetCE(d) { // a packet that arrived CE was marked upstream
@@ -498,9 +499,15 @@ func (w *worker) enqueue(p *port, d *packet.Desc, at int64) {
 			}
 		}
 	}
+	w.queue(p, d, at)
+}
+
+// queue puts d, which the buffer admitted, on its egress queue at time at.
+func (w *worker) queue(p *port, d *packet.Desc, at int64) {
+	q := int(d.Queue)
 	_, queued := p.sched.Len()
 	if !p.sched.Enqueue(d, at) {
-		mmu.Release(p.idx, q, d.Len)
+		w.s.mmu.Release(p.idx, q, int(d.Charged))
 		w.drop(p, d, DropQueueFull, at)
 		return
 	}
@@ -512,6 +519,33 @@ func (w *worker) enqueue(p *port, d *packet.Desc, at int64) {
 		// no earlier than at, and the shaper gives the same time from at.
 		w.reschedule(p)
 	}
+}
+
+// refused disposes of d, which the buffer or an enqueue marker (then v is
+// its view) refused at time at for reason r. A port with a Reshaper may
+// turn d into a packet it can still carry, which goes to the queue the
+// Reshaper names if the buffer admits it there, past the enqueue markers;
+// else d is dropped, for the reshaped packet's own refusal if it had one.
+func (w *worker) refused(p *port, d *packet.Desc, r DropReason, at int64, v *marking.View) {
+	if p.reshape != nil {
+		if q, ok := p.reshape.Reshape(d, r); ok && q >= 0 && q < p.nq {
+			d.Queue = uint8(q)
+			a := w.s.mmu.Admit(p.idx, q, d.Len)
+			if a == buffer.Admitted {
+				d.Charged = uint32(d.Len)
+				p.qc[q].reshaped.Add(1)
+				w.queue(p, d, at)
+				return
+			}
+			w.drop(p, d, bufferDrop[a], at)
+			return
+		}
+	}
+	if v != nil {
+		w.markerDrop(p, d, p.enq, marking.Enqueue, v, r, at)
+		return
+	}
+	w.drop(p, d, r, at)
 }
 
 // fillView loads the marker view for d in queue q of p. The queue and port
@@ -598,7 +632,7 @@ func (w *worker) depart(p *port, t int64) int {
 	d := p.sched.Dequeue(t)
 	p.departAt(t)
 	q := int(d.Queue)
-	mmu.Release(p.idx, q, d.Len)
+	mmu.Release(p.idx, q, int(d.Charged))
 	p.qc[q].dequeued.Add(1)
 	p.qc[q].deqBytes.Add(uint64(d.Len))
 	p.sojourn[q].add(t - d.EnqTime)
