@@ -179,10 +179,10 @@ func (s *Switch) Stats() Stats {
 			}
 			ps.Queues = append(ps.Queues, qs)
 		}
-		if p.enq != nil {
+		if p.enq.Chain != nil {
 			ps.Markers = append(ps.Markers, p.enq.Counts(nil)...)
 		}
-		if p.deq != nil {
+		if p.deq.Chain != nil {
 			ps.Markers = append(ps.Markers, p.deq.Counts(nil)...)
 		}
 		st.Ports = append(st.Ports, ps)

@@ -42,21 +42,17 @@ type Switch struct {
 // port is one switch port with its egress state. Everything below dev is
 // owned by the port's worker.
 type port struct {
-	idx     int
-	name    string
-	dev     ports.Port
-	pender  ports.Pender   // dev, if it can hold taken frames unsent; nil otherwise
-	mtu     int            // the largest frame dev sends (ports.MaxFramer); 0: any
-	reshape Reshaper       // nil: refused packets are dropped
-	enq     *marking.Chain // nil when no enqueue markers
-	deq     *marking.Chain // nil when no dequeue markers
-	// enqNeeds and deqNeeds are the costly View fields the chains read
-	// (marking.Needer): fillView leaves the others 0.
-	enqNeeds, deqNeeds marking.Need
-	pool               int
-	nq                 int
-	qinfo              []scheduler.QueueInfo
-	stamps             rxStamps // how received packets get their RxTime
+	idx      int
+	name     string
+	dev      ports.Port
+	pender   ports.Pender // dev, if it can hold taken frames unsent; nil otherwise
+	mtu      int          // the largest frame dev sends (ports.MaxFramer); 0: any
+	reshape  Reshaper     // nil: refused packets are dropped
+	enq, deq chainStage   // the marker chains at the two stages
+	pool     int
+	nq       int
+	qinfo    []scheduler.QueueInfo
+	stamps   rxStamps // how received packets get their RxTime
 
 	line // queues, shaper, delay line, and the times of their events
 
@@ -192,17 +188,11 @@ func newPort(idx int, pc *PortConfig, dev ports.Port, batch int, now int64) (*po
 	if m, ok := dev.(ports.MaxFramer); ok {
 		p.mtu = m.MaxFrame()
 	}
-	if p.enq, err = newChain("enqueue", marking.Enqueue, pc.Enqueue, pc.NonECT, nq); err != nil {
+	if p.enq, err = newStage("enqueue", marking.Enqueue, pc.Enqueue, pc.NonECT, nq); err != nil {
 		return nil, err
 	}
-	if p.deq, err = newChain("dequeue", marking.Dequeue, pc.Dequeue, pc.NonECT, nq); err != nil {
+	if p.deq, err = newStage("dequeue", marking.Dequeue, pc.Dequeue, pc.NonECT, nq); err != nil {
 		return nil, err
-	}
-	if p.enq != nil {
-		p.enqNeeds = p.enq.Needs()
-	}
-	if p.deq != nil {
-		p.deqNeeds = p.deq.Needs()
 	}
 	for _, sp := range pc.Enqueue {
 		p.markers = append(p.markers, sp.Name)
@@ -216,19 +206,39 @@ func newPort(idx int, pc *PortConfig, dev ports.Port, batch int, now int64) (*po
 	return p, nil
 }
 
-func newChain(key string, stage marking.Stage, specs []MarkerSpec, nonECT marking.NonECT, nq int) (*marking.Chain, error) {
+// chainStage is a port's marker chain at one stage, with what its
+// members read, bound when the port is built.
+type chainStage struct {
+	*marking.Chain // nil when the stage has no markers
+	stage          marking.Stage
+	needs          marking.Need // the costly View fields the chain reads (marking.Needer): fillView leaves the others 0
+	peers          []int        // by queue: the queue the chain reads beside it (marking.Peerer); nil for none
+}
+
+// newStage builds the chain of specs for stage, one marker each for a port
+// of nq queues; key names the stage in errors.
+func newStage(key string, stage marking.Stage, specs []MarkerSpec, nonECT marking.NonECT, nq int) (chainStage, error) {
+	st := chainStage{stage: stage}
 	if len(specs) == 0 {
-		return nil, nil
+		return st, nil
 	}
 	members := make([]marking.Member, 0, len(specs))
 	for i, sp := range specs {
 		m, err := sp.New(nq)
 		if err != nil {
-			return nil, fmt.Errorf("markers.%s[%d] (%s): %w", key, i, sp.Name, err)
+			return st, fmt.Errorf("markers.%s[%d] (%s): %w", key, i, sp.Name, err)
 		}
 		members = append(members, marking.Member{Name: sp.Name, Marker: m})
 	}
-	return marking.NewChain(stage, nonECT, members...)
+	c, err := marking.NewChain(stage, nonECT, members...)
+	if err != nil {
+		return st, fmt.Errorf("markers.%s: %w", key, err)
+	}
+	if st.peers, err = c.Peers(nq); err != nil {
+		return st, fmt.Errorf("markers.%s: %w", key, err)
+	}
+	st.Chain, st.needs = c, c.Needs()
+	return st, nil
 }
 
 // Poll runs one pass of every worker on the calling goroutine: receive a

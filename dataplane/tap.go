@@ -131,7 +131,7 @@ func (p *port) markerName(by uint8) string {
 
 // markerIndex returns the MarkedBy value of member i of the chain at stage.
 func (p *port) markerIndex(stage marking.Stage, i int) uint8 {
-	if stage == marking.Dequeue && p.enq != nil {
+	if stage == marking.Dequeue && p.enq.Chain != nil {
 		i += p.enq.Len()
 	}
 	return uint8(i + 1)
@@ -153,7 +153,7 @@ func (w *worker) tapEvent(p *port, kind EventKind, d *packet.Desc, now int64, r 
 	}
 	if marker != 0 {
 		ev.Marker = p.markerName(marker)
-		if p.enq == nil || int(marker) > p.enq.Len() {
+		if p.enq.Chain == nil || int(marker) > p.enq.Len() {
 			ev.Stage = marking.Dequeue
 		}
 		ev.Value, ev.Threshold = d.MarkValue, d.MarkThreshold

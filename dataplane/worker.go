@@ -117,22 +117,22 @@ func (w *worker) drop(p *port, d *packet.Desc, r DropReason, now int64) {
 }
 
 // markerDrop is drop for a packet a marker of chain c dropped.
-func (w *worker) markerDrop(p *port, d *packet.Desc, c *marking.Chain, stage marking.Stage, v *marking.View, r DropReason, now int64) {
+func (w *worker) markerDrop(p *port, d *packet.Desc, c *chainStage, v *marking.View, r DropReason, now int64) {
 	p.c.drops[r].Add(1)
 	if p.tap.Load() != nil {
 		d.MarkValue, d.MarkThreshold = v.Value, v.Threshold
 		sojourn := int64(-1)
-		if stage == marking.Dequeue {
+		if c.stage == marking.Dequeue {
 			sojourn = now - d.EnqTime
 		}
-		w.tapEvent(p, EventDrop, d, now, r, p.markerIndex(stage, c.Decider()), sojourn)
+		w.tapEvent(p, EventDrop, d, now, r, p.markerIndex(c.stage, c.Decider()), sojourn)
 	}
 	w.release(d)
 }
 
 // noteMark records in d which member of chain c marked it and what it compared.
-func (w *worker) noteMark(p *port, d *packet.Desc, c *marking.Chain, stage marking.Stage, v *marking.View) {
-	d.MarkedBy = p.markerIndex(stage, c.Decider())
+func (w *worker) noteMark(p *port, d *packet.Desc, c *chainStage, v *marking.View) {
+	d.MarkedBy = p.markerIndex(c.stage, c.Decider())
 	d.MarkValue, d.MarkThreshold = v.Value, v.Threshold
 }
 
@@ -477,8 +477,8 @@ func (w *worker) enqueue(p *port, d *packet.Desc, at int64) {
 	p.arrive(at)
 	d.EnqTime = at
 	var v *marking.View
-	if p.enq != nil {
-		v = w.fillView(p, d, at, q, p.enqNeeds)
+	if p.enq.Chain != nil {
+		v = w.fillView(p, d, at, q, &p.enq)
 	}
 	if r := mmu.Admit(p.idx, q, d.Len); r != buffer.Admitted {
 		w.refused(p, d, bufferDrop[r], at, nil)
@@ -495,7 +495,7 @@ func (w *worker) enqueue(p *port, d *packet.Desc, at int64) {
 		case marking.Mark:
 			if d.ECN.IsECT() && packet.SetCE(d) { // a packet that arrived CE was marked upstream
 				p.qc[q].markedEnq.Add(1)
-				w.noteMark(p, d, p.enq, marking.Enqueue, v)
+				w.noteMark(p, d, &p.enq, v)
 			}
 		}
 	}
@@ -542,7 +542,7 @@ func (w *worker) refused(p *port, d *packet.Desc, r DropReason, at int64, v *mar
 		}
 	}
 	if v != nil {
-		w.markerDrop(p, d, p.enq, marking.Enqueue, v, r, at)
+		w.markerDrop(p, d, &p.enq, v, r, at)
 		return
 	}
 	w.drop(p, d, r, at)
@@ -554,7 +554,8 @@ func (w *worker) refused(p *port, d *packet.Desc, r DropReason, at int64, v *mar
 // the pool figures are the shared pool's, the occupancy the Dynamic
 // Threshold and BCC compare (002 §IV-B). The pool's packet count is not
 // tracked per packet and stays 0.
-func (w *worker) fillView(p *port, d *packet.Desc, now int64, q int, need marking.Need) *marking.View {
+func (w *worker) fillView(p *port, d *packet.Desc, now int64, q int, c *chainStage) *marking.View {
+	need := c.needs
 	mmu := w.s.mmu
 	qi := &p.qinfo[q]
 	v := &w.view // field by field: a composite literal would clear it first
@@ -582,7 +583,21 @@ func (w *worker) fillView(p *port, d *packet.Desc, now int64, q int, need markin
 	if need&marking.NeedEmptySince != 0 {
 		v.QueueEmptySince, v.PortEmptySince = p.sched.EmptySince(q)
 	}
+	v.PeerQueue, v.PeerBytes, v.PeerPackets, v.PeerSojourn = -1, 0, 0, 0
+	if c.peers != nil && c.peers[q] >= 0 {
+		fillPeer(v, p, now, c.peers[q])
+	}
 	return v
+}
+
+// fillPeer loads the view's fields of queue pq, the one its chain reads
+// beside the packet's (marking.Peerer).
+func fillPeer(v *marking.View, p *port, now int64, pq int) {
+	v.PeerQueue = pq
+	v.PeerBytes, v.PeerPackets = p.sched.Backlog(pq)
+	if at, ok := p.sched.Head(pq); ok {
+		v.PeerSojourn = now - at
+	}
 }
 
 // advanceAll runs the virtual lines of the worker's ports up to until, one
@@ -636,17 +651,17 @@ func (w *worker) depart(p *port, t int64) int {
 	p.qc[q].dequeued.Add(1)
 	p.qc[q].deqBytes.Add(uint64(d.Len))
 	p.sojourn[q].add(t - d.EnqTime)
-	if p.deq != nil {
-		v := w.fillView(p, d, t, q, p.deqNeeds)
+	if p.deq.Chain != nil {
+		v := w.fillView(p, d, t, q, &p.deq)
 		switch p.deq.Decide(v, d.ECN) {
 		case marking.Drop:
 			mmu.CountDrop(p.idx, q, buffer.Marker, d.Len)
-			w.markerDrop(p, d, p.deq, marking.Dequeue, v, DropDequeueMarker, t)
+			w.markerDrop(p, d, &p.deq, v, DropDequeueMarker, t)
 			return 0
 		case marking.Mark:
 			if d.ECN.IsECT() && packet.SetCE(d) { // not if already CE, here or upstream
 				p.qc[q].markedDeq.Add(1)
-				w.noteMark(p, d, p.deq, marking.Dequeue, v)
+				w.noteMark(p, d, &p.deq, v)
 			}
 		}
 	}

@@ -42,6 +42,10 @@ type Scheduler interface {
 	// 0 if they never held one. It is meaningful while they are empty, as
 	// the start of RED's idle time (Floyd and Jacobson's q_time).
 	EmptySince(q int) (queue, port int64)
+	// Head returns the enqueue time (Desc.EnqTime) of the packet at the
+	// head of queue q, and false when q is empty: a coupled AQM reads
+	// another queue's sojourn from it.
+	Head(q int) (enqTime int64, ok bool)
 }
 
 // QueueInfo describes a queue's place in the scheduler, as a marker needs it
@@ -182,6 +186,13 @@ func (b *base) Queue(i int) QueueInfo { return b.q[i].info }
 func (b *base) BusyWeightSum() int64 { return b.busyWeight }
 
 func (b *base) EmptySince(i int) (queue, port int64) { return b.q[i].emptySince, b.emptySince }
+
+func (b *base) Head(i int) (int64, bool) {
+	if q := &b.q[i]; q.head == q.tail {
+		return 0, false
+	}
+	return b.peek(i).EnqTime, true
+}
 
 // push appends d to queue i; false if the ring is full.
 func (b *base) push(i int, d *packet.Desc, now int64) bool {
