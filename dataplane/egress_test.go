@@ -82,8 +82,10 @@ func TestCoalescedTransmit(t *testing.T) {
 }
 
 // TestWorkerSleepsWhileBacklogged: a worker whose only work is a
-// backlogged port shaped to 10 Mbit/s (a 1500-byte departure every 1.2 ms)
+// backlogged port shaped to 1 Mbit/s (a 1500-byte departure every 12 ms)
 // sleeps between departures instead of polling, and its time shows it.
+// The backlog lasts 3.6 s of line time, so that the port is still
+// backlogged when Run returns however late a loaded machine lets it.
 // Whether it spun is judged by the CPU time the process used, which other
 // processes on the machine cannot inflate; the worker's own busy/sleep
 // split is wall-clock time, where a pass preempted by another process
@@ -91,7 +93,7 @@ func TestCoalescedTransmit(t *testing.T) {
 // sleep.
 func TestWorkerSleepsWhileBacklogged(t *testing.T) {
 	clk := timestamp.NewMonotonic()
-	cfg := dataplanetest.Config(2, 1, 10_000_000, 1<<20)
+	cfg := dataplanetest.Config(2, 1, 1_000_000, 1<<20)
 	cfg.Spin = 1 // sleep at the first idle pass: how long idle passes take (the race detector slows them) is not the point
 	cfg.Forwarding.Patches = []dataplane.Patch{{From: 0, To: 1}}
 	cfg.Forwarding.NoLearning = true
@@ -110,7 +112,7 @@ func TestWorkerSleepsWhileBacklogged(t *testing.T) {
 	}
 	defer sw.Close()
 	f := dataplanetest.Frame(t, 0, 1, packettest.Options{Size: 1500})
-	ds := make([]*packet.Desc, 300) // 360 ms of line time
+	ds := make([]*packet.Desc, 300) // 3.6 s of line time
 	for i := range ds {
 		ds[i] = &packet.Desc{Buf: f, Len: len(f)}
 	}
