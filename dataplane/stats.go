@@ -179,11 +179,8 @@ func (s *Switch) Stats() Stats {
 			}
 			ps.Queues = append(ps.Queues, qs)
 		}
-		if p.enq.Chain != nil {
-			ps.Markers = append(ps.Markers, p.enq.Counts(nil)...)
-		}
-		if p.deq.Chain != nil {
-			ps.Markers = append(ps.Markers, p.deq.Counts(nil)...)
+		for _, c := range p.chains.Load().chains() {
+			ps.Markers = c.Counts(ps.Markers)
 		}
 		st.Ports = append(st.Ports, ps)
 	}

@@ -34,7 +34,8 @@ type Switch struct {
 
 	priority int // SCHED_FIFO priority of the workers; 0 for none
 
-	tapMu sync.Mutex // serializes ReplaceTap
+	tapMu    sync.Mutex // serializes ReplaceTap
+	changeMu sync.Mutex // serializes changes (submit) and the start and end of Run
 
 	running atomic.Bool
 }
@@ -49,6 +50,8 @@ type port struct {
 	mtu      int          // the largest frame dev sends (ports.MaxFramer); 0: any
 	reshape  Reshaper     // nil: refused packets are dropped
 	enq, deq chainStage   // the marker chains at the two stages
+	nonECT   marking.NonECT
+	chains   atomic.Pointer[portChains] // enq and deq as published for Stats
 	pool     int
 	nq       int
 	qinfo    []scheduler.QueueInfo
@@ -60,12 +63,19 @@ type port struct {
 	qc      []queueCounters
 	sojourn []histogram // by queue: time from enqueue to dequeue
 
-	rxErr   error        // the device's last receive error, so that only changes are logged
-	txErr   error        // likewise for transmit
-	held    atomic.Int64 // packets in the delay line and staged for the device, published once per pass
-	tap     tapPointer   // captures and probes; nil when none
-	markers []string     // names of the enqueue chain's members, then the dequeue chain's
+	rxErr error        // the device's last receive error, so that only changes are logged
+	txErr error        // likewise for transmit
+	held  atomic.Int64 // packets in the delay line and staged for the device, published once per pass
+	tap   tapPointer   // captures and probes; nil when none
 }
+
+// portChains are a port's chains as its worker last published them, for
+// other goroutines to read their counters.
+type portChains struct{ enq, deq *marking.Chain }
+
+// publishChains publishes p's chains for Stats. Only p's worker (or the
+// switch's owner while it does not run) calls it.
+func (p *port) publishChains() { p.chains.Store(&portChains{p.enq.Chain, p.deq.Chain}) }
 
 // New builds a switch over devs, which must match cfg.Ports one for one.
 // The switch takes ownership of devs and closes them in Close. A nil logger
@@ -194,15 +204,11 @@ func newPort(idx int, pc *PortConfig, dev ports.Port, batch int, now int64) (*po
 	if p.deq, err = newStage("dequeue", marking.Dequeue, pc.Dequeue, pc.NonECT, nq); err != nil {
 		return nil, err
 	}
-	for _, sp := range pc.Enqueue {
-		p.markers = append(p.markers, sp.Name)
+	if n := p.enq.Len() + p.deq.Len(); n > MaxMarkers {
+		return nil, fmt.Errorf("markers: %d configured, at most %d", n, MaxMarkers)
 	}
-	for _, sp := range pc.Dequeue {
-		p.markers = append(p.markers, sp.Name)
-	}
-	if len(p.markers) > MaxMarkers {
-		return nil, fmt.Errorf("markers: %d configured, at most %d", len(p.markers), MaxMarkers)
-	}
+	p.nonECT = pc.NonECT
+	p.publishChains()
 	return p, nil
 }
 
@@ -213,6 +219,14 @@ type chainStage struct {
 	stage          marking.Stage
 	needs          marking.Need // the costly View fields the chain reads (marking.Needer): fillView leaves the others 0
 	peers          []int        // by queue: the queue the chain reads beside it (marking.Peerer); nil for none
+}
+
+// Len returns the number of the chain's members, 0 when there is none.
+func (c *chainStage) Len() int {
+	if c.Chain == nil {
+		return 0
+	}
+	return c.Chain.Len()
 }
 
 // newStage builds the chain of specs for stage, one marker each for a port
@@ -285,10 +299,22 @@ func (s *Switch) NextEvent() int64 {
 // (node does). With one P left for the rest, the hosts' TCP goroutines of
 // the demo, which share its process, moved 0.03 Gbit/s instead of 1.4.
 func (s *Switch) Run(ctx context.Context) error {
+	s.changeMu.Lock()
 	if !s.running.CompareAndSwap(false, true) {
+		s.changeMu.Unlock()
 		return errors.New("dataplane: switch is already running")
 	}
-	defer s.running.Store(false)
+	s.changeMu.Unlock()
+	defer func() {
+		// The workers have stopped: apply what they left, and from now on
+		// changes apply at once.
+		s.changeMu.Lock()
+		for _, w := range s.workers {
+			w.applyChanges()
+		}
+		s.running.Store(false)
+		s.changeMu.Unlock()
+	}()
 	// A worker that fails (one that cannot be pinned, say) stops them all.
 	ctx, failed := context.WithCancel(ctx)
 	defer failed()
@@ -375,4 +401,15 @@ func (p *port) health(s *Switch, op string, last *error, err error) {
 	}
 	*last = err
 	s.log.Warn("port device error; retrying", zap.String("port", p.name), zap.String("op", op), zap.Error(err))
+}
+
+// chains returns the chains that are set.
+func (c *portChains) chains() []*marking.Chain {
+	var cs []*marking.Chain
+	for _, ch := range [...]*marking.Chain{c.enq, c.deq} {
+		if ch != nil {
+			cs = append(cs, ch)
+		}
+	}
+	return cs
 }

@@ -123,10 +123,14 @@ func (s *Switch) Ports() []string {
 
 // markerName returns the name of the marker a descriptor's MarkedBy names.
 func (p *port) markerName(by uint8) string {
-	if by == 0 || int(by) > len(p.markers) {
+	i := int(by) - 1
+	if i < 0 || i >= p.enq.Len()+p.deq.Len() {
 		return ""
 	}
-	return p.markers[by-1]
+	if i < p.enq.Len() {
+		return p.enq.Name(i)
+	}
+	return p.deq.Name(i - p.enq.Len())
 }
 
 // markerIndex returns the MarkedBy value of member i of the chain at stage.

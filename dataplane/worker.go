@@ -35,6 +35,8 @@ type worker struct {
 	taken  []int            // by source: packets of this pass's batch processed
 	first  int              // rotates which source wins ties
 
+	changes *spsc.Ring[*change] // changes of our ports, applied between passes
+
 	in   []*spsc.Ring[*packet.Desc] // by source worker: packets for our ports
 	inb  [][]*packet.Desc           // by source worker: this pass's batch from in
 	out  []*spsc.Ring[*packet.Desc] // by destination worker
@@ -63,7 +65,7 @@ type workerTime struct {
 
 func newWorker(s *Switch, id int, cfg Config) (*worker, error) {
 	w := &worker{
-		s: s, id: id, batch: cfg.Batch, spin: cfg.Spin, cpu: -1, next: never,
+		s: s, id: id, batch: cfg.Batch, spin: cfg.Spin, cpu: -1, next: never, changes: newChangeRing(),
 		arena: make([]packet.Desc, cfg.Frames),
 		free:  make([]*packet.Desc, 0, cfg.Frames),
 		in:    make([]*spsc.Ring[*packet.Desc], cfg.Workers),
@@ -161,6 +163,7 @@ func (w *worker) release(d *packet.Desc) {
 // and each port hands the device what has left its line once the batch is
 // due (flushDue).
 func (w *worker) poll(now int64) int {
+	w.applyChanges()
 	for _, r := range w.back {
 		if r == nil {
 			continue

@@ -245,6 +245,26 @@ func (c *Chain) Counts(dst []MemberCounts) []MemberCounts {
 	return dst
 }
 
+// Inherit adds the counts of old, a chain this one replaces, to its own:
+// each member's from old's member of the same name, if it has one, and
+// the chain's outcomes. It must run before the chain decides anything, on
+// the goroutine that will use it.
+func (c *Chain) Inherit(old *Chain) {
+	for i := range c.members {
+		m := &c.members[i]
+		for j := range old.members {
+			if o := &old.members[j]; o.name == m.name {
+				m.marks.n.Add(o.marks.load())
+				m.drops.n.Add(o.drops.load())
+			}
+		}
+	}
+	c.marked.n.Add(old.marked.load())
+	c.dropped.n.Add(old.dropped.load())
+	c.nonECTDropped.n.Add(old.nonECTDropped.load())
+	c.nonECTPassed.n.Add(old.nonECTPassed.load())
+}
+
 // Totals returns the chain's outcome counts.
 func (c *Chain) Totals() ChainCounts {
 	return ChainCounts{
