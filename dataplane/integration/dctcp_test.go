@@ -24,10 +24,11 @@ import (
 // TestDCTCPHoldsQueueNearK: one DCTCP flow (the kernel's, or
 // testbed/dctcp's BPF one) from h1 to h2 through a port shaped to
 // 100 Mbit/s that marks every packet finding ≥ K = 30 KB queued (the
-// cut-off marking DCTCP prescribes, §3.1; 001 §2.2). DCTCP's answer to
-// marks is in proportion to them, so the queue stays near K: for one flow
-// it oscillates between about K − ½√(2(C·RTT + K)) and K + 1 packets
-// (§3.3), here K − 3 and K + 1. Over a second after slow start the median
+// cut-off marking DCTCP prescribes: Alizadeh et al., SIGCOMM 2010, §3.1;
+// 001 §2.2). DCTCP's answer to marks is in proportion to them, so the
+// queue stays near K: for one flow it oscillates between about
+// K − ½√(2(C·RTT + K)) and K + 1 packets (DCTCP §3.3), here K − 3 and
+// K + 1. Over a second after slow start the median
 // packet finds a queue within [K/2, K + 1 packet], and 99% find at most
 // K + 8 packets: the ACK clock's bursts (a delayed ACK acknowledges two
 // segments; AF_XDP delivers batches, larger when the machine is loaded)
