@@ -11,6 +11,7 @@
 //	ecnswitch capture status            list the running captures
 //	ecnswitch testbed up -n N           create N hosts in network namespaces, and a config for them (root)
 //	ecnswitch testbed down              remove them
+//	ecnswitch dctcp load|unload|status  DCTCP for a kernel without it, as BPF struct_ops (root)
 //	ecnswitch demo                      the MQ-ECN static-flow demo
 //	ecnswitch experiment NAME | list    rerun one of the papers' experiments; report.md and plots to --out (root)
 //	ecnswitch bench gen|sink|switch|tcp AF_XDP load generator and sink, the RFC 2544 switch benchmark, real TCP vs testpmd (root)
@@ -55,6 +56,7 @@ func commands() []command {
 		{"stats", "[--addr HOST:PORT] [--json] [--interval D]", "show a running switch's counters, refreshed like top", statsCmd},
 		{"capture", "start --port P [flags] | stop ID | status [--socket PATH] [--json]", "capture a running switch's packets (e.g. --filter marked) to pcapng or pcap", captureCmd},
 		{"testbed", "up -n N [--state FILE] | down [--state FILE]", "create or remove hosts in network namespaces", testbedCmd},
+		{"dctcp", "load | unload [--force] | status", "DCTCP for a kernel without it: ecnswitch's, as BPF struct_ops", dctcpCmd},
 		{"demo", "", "run the MQ-ECN static-flow demo on a testbed", demoCmd},
 		{"experiment", "NAME | list [flags]", "rerun one of the papers' experiments on a testbed: report.md and plots", experimentCmd},
 		{"bench", "gen | sink | switch | tcp | cacheline [flags]", "AF_XDP traffic generator and sink, and benchmarks against DPDK testpmd, OVS and a Linux bridge", benchCmd},

@@ -62,7 +62,9 @@ func testbedUp(e *env, args []string) int {
 	ipv6 := fs.Bool("ipv6", false, "also give hosts addresses in 2001:2::/48")
 	noECN := fs.Bool("no-ecn", false, "leave net.ipv4.tcp_ecn at the kernel default instead of 1")
 	cc := fs.String("cc", testbed.DefaultCongestionControl, "the hosts' default TCP congestion control: "+strings.Join(testbed.CongestionControls(), ", ")+
-		" (dctcp where the kernel has it); bbr ignores ECN marks")
+		" (dctcp: the kernel's, or else ecnswitch's BPF DCTCP, held until testbed down); bbr ignores ECN marks")
+	rtoMin := fs.Duration("rto-min", 0, "the hosts' minimum TCP retransmission timeout, net.ipv4.tcp_rto_min_us, 1µs..35m47s\n"+
+		"(e.g. 10ms as 001 §5.1, 5ms as 002 §V-A; 0 keeps the kernel's 200ms)")
 	place := fs.Bool("place", true, "split the CPUs: the switch's worker on the highest one this process may use (cpus: in the\n"+
 		"config), the hosts' receive processing (RPS) on the rest; false leaves every CPU shared")
 	if code, ok := parse(fs, args, 0); !ok {
@@ -83,7 +85,7 @@ func testbedUp(e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "ecnswitch testbed up: --subnet %q: %v\n", *subnet, err)
 		return exitUsage
 	}
-	opts := testbed.Options{Hosts: *n, MTU: *mtu, Subnet: pfx, IPv6: *ipv6, DisableECN: *noECN, CongestionControl: *cc, Logger: log}
+	opts := testbed.Options{Hosts: *n, MTU: *mtu, Subnet: pfx, IPv6: *ipv6, DisableECN: *noECN, CongestionControl: *cc, RTOMin: *rtoMin, Logger: log}
 	if *state != "" {
 		if opts.StateDir, opts.ID, err = splitState(*state); err != nil {
 			fmt.Fprintln(e.stderr, "ecnswitch testbed up:", err)
@@ -124,8 +126,14 @@ func testbedUp(e *env, args []string) int {
 		ecn = "not requested"
 	}
 	fmt.Fprintf(e.stdout, "tcp     congestion control %s in every host, ECN %s\n", tb.CongestionControl(), ecn)
+	if tb.HoldsDCTCP() {
+		fmt.Fprintf(e.stdout, "        (this kernel has no dctcp: ecnswitch's BPF DCTCP, held by this testbed until testbed down; ecnswitch dctcp status)\n")
+	}
 	if tb.AllowedCongestionControl() {
 		fmt.Fprintf(e.stdout, "        (added %s to net.ipv4.tcp_allowed_congestion_control, so that a host may default to it)\n", tb.CongestionControl())
+	}
+	if r := tb.RTOMin(); r > 0 {
+		fmt.Fprintf(e.stdout, "        RTO_min %v in every host (net.ipv4.tcp_rto_min_us)\n", r)
 	}
 	if w := tb.ECNWarning(); w != "" {
 		fmt.Fprintln(e.stderr, "ecnswitch testbed up: warning:", w)

@@ -17,12 +17,13 @@ const module = "github.com/ecnswitch/ecnswitch/"
 //	cmd → experiment → node → {config, telemetry, capture, bench, demo} → dataplane → leaves → packet
 //
 // A package may import packages of lower floors only, except the
-// same-floor edges in sideways. A package's sub-packages (bench/closedloop,
+// same-floor edges in sideways. testbed/dctcp, a leaf that testbed
+// imports, sits on the ground floor. A package's sub-packages (bench/closedloop,
 // dataplane/dataplanetest, testbed/bulk, …) live on its floor unless
 // listed, and may import their parent. internal/* leaves import nothing of
 // ours and may be imported from every floor.
 var floors = [][]string{
-	{"packet"},
+	{"packet", "testbed/dctcp"},
 	{"timestamp", "buffer", "scheduler", "marking", "ports", "testbed", "packet/packettest"},
 	{"ports/memport", "ports/afxdp", "bench/xdpgen", "bench/xdpsink", "transport"},
 	{"dataplane"},
@@ -53,7 +54,8 @@ var leaves = map[string][]string{
 	"transport/udp": {"timestamp", "transport"},       // the endpoints: DX's stamps, the window laws
 	"bench/xdpgen":  {},
 	"bench/xdpsink": {},
-	"testbed":       {"packet"},
+	"testbed":       {"packet", "testbed/dctcp"},
+	"testbed/dctcp": {},
 	"dataplane":     {"packet", "timestamp", "buffer", "scheduler", "marking", "ports"},
 }
 
@@ -171,6 +173,9 @@ func TestCheck(t *testing.T) {
 		{"node", "cmd/ecnswitch", false},
 		{"internal/spsc", "packet", false},
 		{"ports/memport", "internal/spsc", true},
+		{"testbed", "testbed/dctcp", true},
+		{"testbed/dctcp", "testbed", false},
+		{"testbed/dctcp", "packet", false},
 	} {
 		if got := check(c.name, c.dep) == ""; got != c.ok {
 			t.Errorf("%s → %s allowed = %v, want %v (%s)", c.name, c.dep, got, c.ok, check(c.name, c.dep))
