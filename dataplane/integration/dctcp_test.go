@@ -66,7 +66,7 @@ func TestDCTCPHoldsQueueNearK(t *testing.T) {
 	bpf := r.tb.HoldsDCTCP()
 	var tally tcpTally
 	for port := range 2 {
-		if err := r.sw.SetTap(port, &tally); err != nil {
+		if err := r.sw.AddTap(port, &tally); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -168,7 +168,7 @@ func TestDCTCPHoldsQueueNearK(t *testing.T) {
 	// may meet the marker above K and be dropped: the port's policy is
 	// RED's (NonECTDrop). None of them is TCP.
 	for _, port := range []int{0, 1} {
-		if err := r.sw.SetTap(port, nil); err != nil {
+		if err := r.sw.RemoveTap(port, &tally); err != nil {
 			t.Fatal(err)
 		}
 	}
