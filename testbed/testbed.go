@@ -17,6 +17,8 @@ import (
 	"github.com/vishvananda/netns"
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
+
+	"github.com/ecnswitch/ecnswitch/internal/nsenter"
 )
 
 // stateVersion is the version of the state file format.
@@ -180,7 +182,7 @@ func (t *Testbed) addHost(o Options, i int) error {
 	if !o.DisableECN {
 		pre = append(pre, sysctl{"net/ipv4/tcp_ecn", "1"})
 	}
-	err = inNetns(hs.Netns, func() error {
+	err = nsenter.Do(hs.Netns, func() error {
 		if err := setSysctls(pre); err != nil {
 			return err
 		}
@@ -261,7 +263,7 @@ func createVeth(o Options, netnsName, sw string) (netlink.Link, error) {
 // returns HostIf's MAC address.
 func configureHostIf(hs hostState, subnet, subnet6 netip.Prefix, noGRO bool) (net.HardwareAddr, error) {
 	var mac net.HardwareAddr
-	err := inNetns(hs.Netns, func() error {
+	err := nsenter.Do(hs.Netns, func() error {
 		h, err := netlink.NewHandle()
 		if err != nil {
 			return fmt.Errorf("netlink in netns %s: %w", hs.Netns, err)
