@@ -1,4 +1,4 @@
-package bench
+package loadgen
 
 import (
 	"fmt"
@@ -37,7 +37,7 @@ func NewSystemClock() (*SystemClock, error) {
 		var ts unix.Timespec
 		t0 := int64(time.Since(c.base))
 		if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
-			return nil, fmt.Errorf("bench: clock_gettime(CLOCK_MONOTONIC): %w", err)
+			return nil, fmt.Errorf("loadgen: clock_gettime(CLOCK_MONOTONIC): %w", err)
 		}
 		t1 := int64(time.Since(c.base))
 		if rtt := t1 - t0; best < 0 || rtt < best {

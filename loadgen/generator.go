@@ -1,4 +1,4 @@
-package bench
+package loadgen
 
 import (
 	"context"
@@ -265,7 +265,7 @@ type Generator struct {
 // SystemClock.
 func NewGenerator(cfg GeneratorConfig, port ports.Port, clock timestamp.Clock) (*Generator, error) {
 	if err := cfg.setDefaults(); err != nil {
-		return nil, fmt.Errorf("bench: generator: %w", err)
+		return nil, fmt.Errorf("loadgen: generator: %w", err)
 	}
 	if clock == nil {
 		c, err := NewSystemClock()
@@ -285,7 +285,7 @@ func NewGenerator(cfg GeneratorConfig, port ports.Port, clock timestamp.Clock) (
 	}
 	var err error
 	if g.choice.sizePat, err = pattern(w); err != nil {
-		return nil, fmt.Errorf("bench: generator: sizes: %w", err)
+		return nil, fmt.Errorf("loadgen: generator: sizes: %w", err)
 	}
 	w = w[:0]
 	total := 0
@@ -297,7 +297,7 @@ func NewGenerator(cfg GeneratorConfig, port ports.Port, clock timestamp.Clock) (
 		}
 	}
 	if g.choice.classPat, err = pattern(w); err != nil {
-		return nil, fmt.Errorf("bench: generator: dscp×ecn: %w", err)
+		return nil, fmt.Errorf("loadgen: generator: dscp×ecn: %w", err)
 	}
 	for i := range g.classes {
 		g.classes[i].Share = float64(w[i]) / float64(total)
@@ -567,12 +567,12 @@ func (g *Generator) Run(ctx context.Context) error {
 		now := g.clock.Now()
 		next, blocked, err := g.step(now)
 		if err != nil && !errors.Is(err, unix.EAGAIN) {
-			return fmt.Errorf("bench: generator: transmit on %s: %w", g.port.Name(), err)
+			return fmt.Errorf("loadgen: generator: transmit on %s: %w", g.port.Name(), err)
 		}
 		switch {
 		case blocked && g.wait != nil:
 			if _, err := g.wait.Wait(int64(time.Millisecond)); err != nil {
-				return fmt.Errorf("bench: generator: wait on %s: %w", g.port.Name(), err)
+				return fmt.Errorf("loadgen: generator: wait on %s: %w", g.port.Name(), err)
 			}
 		case blocked:
 			runtime.Gosched()

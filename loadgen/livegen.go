@@ -1,4 +1,4 @@
-package bench
+package loadgen
 
 import (
 	"context"
@@ -13,8 +13,8 @@ import (
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
-	"github.com/ecnswitch/ecnswitch/bench/xdpgen"
-	"github.com/ecnswitch/ecnswitch/dataplane"
+	"github.com/ecnswitch/ecnswitch/internal/affinity"
+	"github.com/ecnswitch/ecnswitch/loadgen/xdpgen"
 	"github.com/ecnswitch/ecnswitch/ports/afxdp"
 	"github.com/ecnswitch/ecnswitch/timestamp"
 )
@@ -88,7 +88,7 @@ func NewLiveGenerator(cfg GeneratorConfig, live LiveConfig, clock timestamp.Cloc
 	seen := map[int]bool{}
 	for i, c := range live.CPUs {
 		if c < 0 || c >= runtime.NumCPU() || seen[c] {
-			return nil, fmt.Errorf("bench: live generator: cpus[%d]: %d: want distinct CPUs 0 to %d", i, c, runtime.NumCPU()-1)
+			return nil, fmt.Errorf("loadgen: live generator: cpus[%d]: %d: want distinct CPUs 0 to %d", i, c, runtime.NumCPU()-1)
 		}
 		seen[c] = true
 	}
@@ -105,7 +105,7 @@ func NewLiveGenerator(cfg GeneratorConfig, live LiveConfig, clock timestamp.Cloc
 	cfg = gen.cfg
 	for _, c := range gen.classes {
 		if len(c.Flows) < threads {
-			return nil, fmt.Errorf("bench: live generator: flows: %d: want at least %d (one per DSCP×ECN class per thread)",
+			return nil, fmt.Errorf("loadgen: live generator: flows: %d: want at least %d (one per DSCP×ECN class per thread)",
 				cfg.Flows, len(gen.classes)*threads)
 		}
 	}
@@ -172,7 +172,7 @@ func NewLiveGenerator(cfg GeneratorConfig, live LiveConfig, clock timestamp.Cloc
 		if g.prog != nil {
 			g.Close()
 		}
-		return nil, fmt.Errorf("bench: live generator on %s: %w", live.Iface, err)
+		return nil, fmt.Errorf("loadgen: live generator on %s: %w", live.Iface, err)
 	}
 	for t := range threads {
 		g.runners = append(g.runners, g.prog.Runner(t, g.ifindex))
@@ -257,7 +257,7 @@ func (g *LiveGenerator) Run(ctx context.Context) error {
 	if g.live.Netns != "" {
 		h, err := netns.GetFromName(g.live.Netns)
 		if err != nil {
-			return fmt.Errorf("bench: live generator: netns %s: %w", g.live.Netns, err)
+			return fmt.Errorf("loadgen: live generator: netns %s: %w", g.live.Netns, err)
 		}
 		defer h.Close()
 		ns = h
@@ -297,19 +297,19 @@ func (g *LiveGenerator) Run(ctx context.Context) error {
 			runtime.LockOSThread()
 			if ns != -1 {
 				if err := netns.Set(ns); err != nil {
-					errs[t] = fmt.Errorf("bench: live generator: enter netns %s: %w", g.live.Netns, err)
+					errs[t] = fmt.Errorf("loadgen: live generator: enter netns %s: %w", g.live.Netns, err)
 					return
 				}
 			}
 			if len(g.live.CPUs) > 0 {
-				if err := dataplane.PinThread(g.live.CPUs[t]); err != nil {
-					errs[t] = fmt.Errorf("bench: live generator: pin to CPU %d: %w", g.live.CPUs[t], err)
+				if err := affinity.Pin(g.live.CPUs[t]); err != nil {
+					errs[t] = fmt.Errorf("loadgen: live generator: pin to CPU %d: %w", g.live.CPUs[t], err)
 					return
 				}
 			}
 			for !stop.Load() && (counts[t] == 0 || g.prog.Counters(t).Frames < counts[t]) {
 				if err := g.runners[t].Run(liveRepeat, liveBatch); err != nil && !errors.Is(err, unix.EINTR) {
-					errs[t] = fmt.Errorf("bench: live generator: bpf(BPF_PROG_RUN): %w", err)
+					errs[t] = fmt.Errorf("loadgen: live generator: bpf(BPF_PROG_RUN): %w", err)
 					return
 				}
 			}
@@ -360,10 +360,10 @@ wait:
 	}
 }
 
-// probeLive reports whether this kernel loads the live-frames
+// ProbeLive reports whether this kernel loads the live-frames
 // generator's program (XDP, CAP_BPF): it loads it for cfg, sending
 // nothing, and unloads it.
-func probeLive(cfg GeneratorConfig, clock timestamp.Clock) error {
+func ProbeLive(cfg GeneratorConfig, clock timestamp.Clock) error {
 	cfg.Batch = 1
 	gen, err := NewGenerator(cfg, nil, clock)
 	if err != nil {

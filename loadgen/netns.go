@@ -1,10 +1,10 @@
-package bench
+package loadgen
 
 import (
 	"fmt"
 
+	"github.com/ecnswitch/ecnswitch/internal/nsenter"
 	"github.com/ecnswitch/ecnswitch/ports/afxdp"
-	"github.com/ecnswitch/ecnswitch/testbed"
 )
 
 // NetnsPort is an AF_XDP port opened inside a named network namespace,
@@ -41,10 +41,10 @@ func (p *NetnsPort) Close() error {
 }
 
 // inNetns runs fn in the named namespace ("" runs it here), on a thread
-// that never serves another goroutine while switched (testbed.Host.Do).
+// that never serves another goroutine while switched (nsenter.Do).
 func inNetns(netns string, fn func() error) error {
 	if netns == "" {
 		return fn()
 	}
-	return testbed.Host{Netns: netns}.Do(fn)
+	return nsenter.Do(netns, fn)
 }

@@ -1,4 +1,4 @@
-package bench
+package loadgen
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/ecnswitch/ecnswitch/bench/xdpsink"
+	"github.com/ecnswitch/ecnswitch/loadgen/xdpsink"
 	"github.com/ecnswitch/ecnswitch/packet"
 	"github.com/ecnswitch/ecnswitch/ports"
 	"github.com/ecnswitch/ecnswitch/timestamp"
@@ -156,7 +156,7 @@ type Sink struct {
 // NewSink makes a sink on port; clock nil means a SystemClock.
 func NewSink(cfg SinkConfig, port ports.Port, clock timestamp.Clock) (*Sink, error) {
 	if err := cfg.setDefaults(); err != nil {
-		return nil, fmt.Errorf("bench: sink: %w", err)
+		return nil, fmt.Errorf("loadgen: sink: %w", err)
 	}
 	clock, err := orSystemClock(clock)
 	if err != nil {
@@ -327,7 +327,7 @@ func (s *Sink) Run(ctx context.Context) error {
 		now := s.clock.Now()
 		s.account(n, now)
 		if err != nil {
-			return fmt.Errorf("bench: sink: receive on %s: %w", s.port.Name(), err)
+			return fmt.Errorf("loadgen: sink: receive on %s: %w", s.port.Name(), err)
 		}
 		if s.cfg.Progress != nil && now-s.progLast >= int64(s.cfg.ProgressEvery) {
 			s.cfg.Progress(s.progress(now))
@@ -341,7 +341,7 @@ func (s *Sink) Run(ctx context.Context) error {
 		}
 		if s.wait != nil {
 			if _, err := s.wait.Wait(int64(time.Millisecond)); err != nil {
-				return fmt.Errorf("bench: sink: wait on %s: %w", s.port.Name(), err)
+				return fmt.Errorf("loadgen: sink: wait on %s: %w", s.port.Name(), err)
 			}
 		} else {
 			time.Sleep(50 * time.Microsecond)

@@ -1,4 +1,4 @@
-package bench
+package loadgen
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/cilium/ebpf/link"
 
-	"github.com/ecnswitch/ecnswitch/bench/xdpsink"
+	"github.com/ecnswitch/ecnswitch/loadgen/xdpsink"
 	"github.com/ecnswitch/ecnswitch/timestamp"
 )
 
@@ -77,7 +77,7 @@ func NewXDPSink(cfg SinkConfig, netns, ifname string, generic bool, clock timest
 	})
 	if err != nil {
 		s.prog.Close()
-		return nil, fmt.Errorf("bench: XDP sink on %s: %w", ifname, err)
+		return nil, fmt.Errorf("loadgen: XDP sink on %s: %w", ifname, err)
 	}
 	return s, nil
 }
@@ -85,7 +85,7 @@ func NewXDPSink(cfg SinkConfig, netns, ifname string, generic bool, clock timest
 // newXDPSink loads the program without attaching it.
 func newXDPSink(cfg SinkConfig, clock timestamp.Clock) (*XDPSink, error) {
 	if err := cfg.setDefaults(); err != nil {
-		return nil, fmt.Errorf("bench: XDP sink: %w", err)
+		return nil, fmt.Errorf("loadgen: XDP sink: %w", err)
 	}
 	clock, err := orSystemClock(clock)
 	if err != nil {
@@ -93,7 +93,7 @@ func newXDPSink(cfg SinkConfig, clock timestamp.Clock) (*XDPSink, error) {
 	}
 	prog, err := xdpsink.Load(xdpsink.Config{Magic: Magic, Flows: cfg.Flows, Window: cfg.Window, Sample: cfg.Sample})
 	if err != nil {
-		return nil, fmt.Errorf("bench: XDP sink: %w", err)
+		return nil, fmt.Errorf("loadgen: XDP sink: %w", err)
 	}
 	s := &XDPSink{cfg: cfg, prog: prog, clock: clock, hist: hdrhistogram.New(1, MaxLatency, latencySigDigits)}
 	s.record = s.recordSample
@@ -122,7 +122,7 @@ func (s *XDPSink) Reset(run uint16) error {
 	s.cfg.Run = run
 	s.prog.SetRun(run)
 	if err := s.prog.Reset(); err != nil {
-		return fmt.Errorf("bench: XDP sink: %w", err)
+		return fmt.Errorf("loadgen: XDP sink: %w", err)
 	}
 	s.hist.Reset()
 	s.negative, s.clamped = 0, 0
@@ -161,7 +161,7 @@ func (s *XDPSink) Run(ctx context.Context) error {
 	s.progPackets, s.progBytes = t.Packets, t.Bytes
 	for ctx.Err() == nil {
 		if _, err := s.prog.ReadSamples(time.Now().Add(10*time.Millisecond), s.record); err != nil {
-			return fmt.Errorf("bench: XDP sink: %w", err)
+			return fmt.Errorf("loadgen: XDP sink: %w", err)
 		}
 		if now := s.clock.Now(); s.cfg.Progress != nil && now-s.progLast >= int64(s.cfg.ProgressEvery) {
 			p, err := s.progress(now)
@@ -172,7 +172,7 @@ func (s *XDPSink) Run(ctx context.Context) error {
 		}
 	}
 	if _, err := s.prog.ReadSamples(time.Time{}, s.record); err != nil {
-		return fmt.Errorf("bench: XDP sink: %w", err)
+		return fmt.Errorf("loadgen: XDP sink: %w", err)
 	}
 	return nil
 }
@@ -180,11 +180,11 @@ func (s *XDPSink) Run(ctx context.Context) error {
 func (s *XDPSink) progress(now int64) (Progress, error) {
 	g, err := s.prog.Global()
 	if err != nil {
-		return Progress{}, fmt.Errorf("bench: XDP sink: %w", err)
+		return Progress{}, fmt.Errorf("loadgen: XDP sink: %w", err)
 	}
 	flows, err := s.prog.Flows()
 	if err != nil {
-		return Progress{}, fmt.Errorf("bench: XDP sink: %w", err)
+		return Progress{}, fmt.Errorf("loadgen: XDP sink: %w", err)
 	}
 	dt := float64(now-s.progLast) / 1e9
 	p := Progress{
@@ -210,11 +210,11 @@ func (s *XDPSink) progress(now int64) (Progress, error) {
 func (s *XDPSink) Report() (Report, error) {
 	g, err := s.prog.Global()
 	if err != nil {
-		return Report{}, fmt.Errorf("bench: XDP sink: %w", err)
+		return Report{}, fmt.Errorf("loadgen: XDP sink: %w", err)
 	}
 	flows, err := s.prog.Flows()
 	if err != nil {
-		return Report{}, fmt.Errorf("bench: XDP sink: %w", err)
+		return Report{}, fmt.Errorf("loadgen: XDP sink: %w", err)
 	}
 	r := Report{Run: s.cfg.Run, Mode: SinkXDP, Foreign: g.Foreign, Malformed: g.Malformed, Stale: g.Stale, Unknown: g.Unknown}
 	slices.SortFunc(flows, func(a, b xdpsink.Flow) int { return a.ID - b.ID })

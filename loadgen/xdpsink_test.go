@@ -1,4 +1,4 @@
-package bench
+package loadgen
 
 import (
 	"bytes"
@@ -10,8 +10,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/ecnswitch/ecnswitch/bench/xdpsink"
 	"github.com/ecnswitch/ecnswitch/internal/testenv"
+	"github.com/ecnswitch/ecnswitch/loadgen/xdpsink"
 	"github.com/ecnswitch/ecnswitch/packet"
 )
 

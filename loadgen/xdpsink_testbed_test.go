@@ -1,4 +1,4 @@
-package bench_test
+package loadgen_test
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/link"
 
-	"github.com/ecnswitch/ecnswitch/bench"
+	"github.com/ecnswitch/ecnswitch/loadgen"
 	"github.com/ecnswitch/ecnswitch/testbed"
 	"github.com/ecnswitch/ecnswitch/testbed/testbedtest"
 )
@@ -29,11 +29,11 @@ import (
 func TestXDPSinkThroughVeth(t *testing.T) {
 	tb := testbedtest.New(t, 1)
 	h := tb.Hosts()[0]
-	clock, err := bench.NewSystemClock()
+	clock, err := loadgen.NewSystemClock()
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := bench.NewXDPSink(bench.SinkConfig{Run: 5, Flows: 16, Sample: 0.25}, "", h.SwitchIf, false, clock)
+	s, err := loadgen.NewXDPSink(loadgen.SinkConfig{Run: 5, Flows: 16, Sample: 0.25}, "", h.SwitchIf, false, clock)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,16 +43,16 @@ func TestXDPSinkThroughVeth(t *testing.T) {
 		}
 	})
 	// The sink's program on the switch end lets the host end take live frames.
-	if ok, err := bench.LiveUsable(h.Netns, h.HostIf); !ok {
+	if ok, err := loadgen.LiveUsable(h.Netns, h.HostIf); !ok {
 		t.Fatalf("live frames unusable with the sink attached: %v", err)
 	}
-	ecn, _ := bench.ParseECN("ect0:1,notect:1")
+	ecn, _ := loadgen.ParseECN("ect0:1,notect:1")
 	const count = 20000
-	cfg := bench.GeneratorConfig{
-		Addresses: bench.Addresses{SrcMAC: h.MAC, DstMAC: h.SwitchMAC, SrcIP: h.IPv4, DstIP: h.IPv4.Next()},
-		Run:       5, Sizes: bench.IMIX(), ECN: ecn, Flows: 8, Rate: bench.Rate{Packets: 100_000}, Count: count,
+	cfg := loadgen.GeneratorConfig{
+		Addresses: loadgen.Addresses{SrcMAC: h.MAC, DstMAC: h.SwitchMAC, SrcIP: h.IPv4, DstIP: h.IPv4.Next()},
+		Run:       5, Sizes: loadgen.IMIX(), ECN: ecn, Flows: 8, Rate: loadgen.Rate{Packets: 100_000}, Count: count,
 	}
-	g, err := bench.NewLiveGenerator(cfg, bench.LiveConfig{Netns: h.Netns, Iface: h.HostIf}, clock)
+	g, err := loadgen.NewLiveGenerator(cfg, loadgen.LiveConfig{Netns: h.Netns, Iface: h.HostIf}, clock)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func TestXDPSinkThroughVeth(t *testing.T) {
 	if err := g.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	rep := func() bench.Report {
+	rep := func() loadgen.Report {
 		r, err := s.Report()
 		if err != nil {
 			t.Fatal(err)
@@ -82,7 +82,7 @@ func TestXDPSinkThroughVeth(t *testing.T) {
 		t.Errorf("sent %d; received %d, lost %d, reordered %d, duplicated %d, stale %d, unknown %d: want all %d once, in order",
 			st.Sent, r.Received, r.Lost, r.Reordered, r.Duplicated, r.Stale, r.Unknown, count)
 	}
-	if r.Bytes != st.Bytes || r.CE != 0 || len(r.Flows) != 8 || r.Mode != bench.SinkXDP {
+	if r.Bytes != st.Bytes || r.CE != 0 || len(r.Flows) != 8 || r.Mode != loadgen.SinkXDP {
 		t.Errorf("received %d bytes, %d CE, %d flows, mode %q; want the %d bytes sent, no CE, 8 flows, xdp", r.Bytes, r.CE, len(r.Flows), r.Mode, st.Bytes)
 	}
 	for _, f := range r.Flows {
@@ -112,11 +112,11 @@ func TestLiveSentExactOnSharedQueue(t *testing.T) {
 	}
 	tb := testbedtest.New(t, 1, func(o *testbed.Options) { o.Queues = 1 })
 	h := tb.Hosts()[0]
-	clock, err := bench.NewSystemClock()
+	clock, err := loadgen.NewSystemClock()
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := bench.NewXDPSink(bench.SinkConfig{Run: 6, Flows: 16}, "", h.SwitchIf, false, clock)
+	s, err := loadgen.NewXDPSink(loadgen.SinkConfig{Run: 6, Flows: 16}, "", h.SwitchIf, false, clock)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,12 +126,12 @@ func TestLiveSentExactOnSharedQueue(t *testing.T) {
 		}
 	})
 	const count = 200_000
-	cfg := bench.GeneratorConfig{
-		Addresses: bench.Addresses{SrcMAC: h.MAC, DstMAC: h.SwitchMAC, SrcIP: h.IPv4, DstIP: h.IPv4.Next()},
-		Run:       6, Sizes: []bench.Share[int]{{Value: 64, Weight: 1}}, Flows: 16,
-		Rate: bench.Rate{Packets: 200_000}, Count: count,
+	cfg := loadgen.GeneratorConfig{
+		Addresses: loadgen.Addresses{SrcMAC: h.MAC, DstMAC: h.SwitchMAC, SrcIP: h.IPv4, DstIP: h.IPv4.Next()},
+		Run:       6, Sizes: []loadgen.Share[int]{{Value: 64, Weight: 1}}, Flows: 16,
+		Rate: loadgen.Rate{Packets: 200_000}, Count: count,
 	}
-	g, err := bench.NewLiveGenerator(cfg, bench.LiveConfig{Netns: h.Netns, Iface: h.HostIf, CPUs: []int{0, 1}}, clock)
+	g, err := loadgen.NewLiveGenerator(cfg, loadgen.LiveConfig{Netns: h.Netns, Iface: h.HostIf, CPUs: []int{0, 1}}, clock)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestLiveSentExactOnSharedQueue(t *testing.T) {
 	st := g.Stats()
 	xmit, refused := vethXmit(t, h.Netns, h.HostIf)
 	xmit, refused = xmit-xmit0, refused-refused0
-	var r bench.Report
+	var r loadgen.Report
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if r, err = s.Report(); err != nil {
 			t.Fatal(err)
@@ -187,7 +187,7 @@ func TestLiveSentExactOnSharedQueue(t *testing.T) {
 // with a shared one the veth's counters lose updates: see
 // TestLiveSentExactOnSharedQueue).
 //
-//	flock -x /tmp/ecnswitch-quiet.lock go test -run '^$' -bench XDPSinkRate -benchtime 20000000x ./bench
+//	flock -x /tmp/ecnswitch-quiet.lock go test -run '^$' -bench XDPSinkRate -benchtime 20000000x ./loadgen
 func BenchmarkXDPSinkRate(b *testing.B) {
 	for _, size := range []int{64, 1518} {
 		for _, cpus := range [][]int{{0}, {0, 1}} {
@@ -208,13 +208,13 @@ func BenchmarkXDPSinkRate(b *testing.B) {
 func benchSinkRate(b *testing.B, size int, cpus []int, sink bool) {
 	tb := testbedtest.New(b, 1, func(o *testbed.Options) { o.Queues = len(cpus) })
 	h := tb.Hosts()[0]
-	clock, err := bench.NewSystemClock()
+	clock, err := loadgen.NewSystemClock()
 	if err != nil {
 		b.Fatal(err)
 	}
-	var s *bench.XDPSink
+	var s *loadgen.XDPSink
 	if sink {
-		if s, err = bench.NewXDPSink(bench.SinkConfig{Run: 1, Flows: 16}, "", h.SwitchIf, false, clock); err != nil {
+		if s, err = loadgen.NewXDPSink(loadgen.SinkConfig{Run: 1, Flows: 16}, "", h.SwitchIf, false, clock); err != nil {
 			b.Fatal(err)
 		}
 		defer s.Close()
@@ -225,11 +225,11 @@ func benchSinkRate(b *testing.B, size int, cpus []int, sink bool) {
 		}
 		defer detach()
 	}
-	cfg := bench.GeneratorConfig{
-		Addresses: bench.Addresses{SrcMAC: h.MAC, DstMAC: h.SwitchMAC, SrcIP: h.IPv4, DstIP: h.IPv4.Next()},
-		Run:       1, Sizes: []bench.Share[int]{{Value: size, Weight: 1}}, Flows: 16, Count: uint64(b.N),
+	cfg := loadgen.GeneratorConfig{
+		Addresses: loadgen.Addresses{SrcMAC: h.MAC, DstMAC: h.SwitchMAC, SrcIP: h.IPv4, DstIP: h.IPv4.Next()},
+		Run:       1, Sizes: []loadgen.Share[int]{{Value: size, Weight: 1}}, Flows: 16, Count: uint64(b.N),
 	}
-	g, err := bench.NewLiveGenerator(cfg, bench.LiveConfig{Netns: h.Netns, Iface: h.HostIf, CPUs: cpus}, clock)
+	g, err := loadgen.NewLiveGenerator(cfg, loadgen.LiveConfig{Netns: h.Netns, Iface: h.HostIf, CPUs: cpus}, clock)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -9,7 +9,7 @@
 // A counted frame is Ethernet (untagged, one 802.1Q/802.1ad tag or a pair)
 // carrying IPv4 (options allowed, not a fragment) or IPv6 (UDP as the next
 // header), carrying UDP whose payload starts with the 18-byte header of
-// package bench, big-endian:
+// package loadgen, big-endian:
 //
 //	offset  size  field
 //	0       2     Config.Magic
