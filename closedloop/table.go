@@ -19,7 +19,7 @@ const (
 var ErrNoMarkers = errors.New("closedloop: " + BeginMarker + " … " + EndMarker + " not found")
 
 // Command is the command that regenerates the table, as the doc names it.
-const Command = "go run ./bench/closedloop/cmd/table"
+const Command = "ecnswitch closedloop table"
 
 // schemeOrder is every scheme, in the order the tables print them.
 var schemeOrder = [...]Scheme{PerPort, PerQueue, PerQueueMin, MQECN, PMSB, TCN, ECNSharp}

@@ -60,7 +60,7 @@ func TestDocTableIsCurrent(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs every scenario of the doc (about 12 s)")
 	}
-	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "marking.md"))
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "marking.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
