@@ -63,21 +63,16 @@ func TestXDPSinkThroughVeth(t *testing.T) {
 	if err := g.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	rep := func() loadgen.Report {
-		r, err := s.Report()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
-	for deadline := time.Now().Add(5 * time.Second); rep().Received < count && time.Now().Before(deadline); {
-		time.Sleep(10 * time.Millisecond)
-	}
+	settle(s, 5*time.Second)
 	cancel()
 	if err := <-sinkDone; err != nil {
 		t.Fatal(err)
 	}
-	r, st := rep(), g.Stats()
+	r, err := s.Report()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := g.Stats()
 	if st.Sent != count || r.Received != count || r.Lost != 0 || r.Reordered != 0 || r.Duplicated != 0 || r.Stale != 0 || r.Unknown != 0 {
 		t.Errorf("sent %d; received %d, lost %d, reordered %d, duplicated %d, stale %d, unknown %d: want all %d once, in order",
 			st.Sent, r.Received, r.Lost, r.Reordered, r.Duplicated, r.Stale, r.Unknown, count)
@@ -93,6 +88,22 @@ func TestXDPSinkThroughVeth(t *testing.T) {
 	// Binomial(20000, 1/4): σ ≈ 61; 8σ bounds.
 	if l := r.Latency; l.Negative != 0 || l.Min <= 0 || l.Count < 5000-500 || l.Count > 5000+500 || l.SamplesLost != 0 {
 		t.Errorf("latency %+v: want about a quarter of the frames sampled, all positive", l)
+	}
+}
+
+// settle waits, at most d, until the sink has counted nothing new for
+// 100 ms: the frames in flight have arrived. It reads Totals, which may be
+// read while Run runs; Report may not (it reads the latency histogram Run
+// writes).
+func settle(s *loadgen.XDPSink, d time.Duration) {
+	last, quiet := s.Totals(), 0
+	for deadline := time.Now().Add(d); quiet < 5 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+		if t := s.Totals(); t == last {
+			quiet++
+		} else {
+			last, quiet = t, 0
+		}
 	}
 }
 
@@ -147,20 +158,13 @@ func TestLiveSentExactOnSharedQueue(t *testing.T) {
 	st := g.Stats()
 	xmit, refused := vethXmit(t, h.Netns, h.HostIf)
 	xmit, refused = xmit-xmit0, refused-refused0
-	var r loadgen.Report
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if r, err = s.Report(); err != nil {
-			t.Fatal(err)
-		}
-		if r.Received+refused >= st.Sent {
-			break
-		}
-	}
+	settle(s, 5*time.Second)
 	cancel()
 	if err := <-sinkDone; err != nil {
 		t.Fatal(err)
 	}
-	if r, err = s.Report(); err != nil {
+	r, err := s.Report()
+	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("sent %d: the sink received %d, the veth refused %d; it counted %d into its queue", st.Sent, r.Received, refused, xmit)
