@@ -94,8 +94,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseCDF$$' $(call fuzzflags,50000x) ./experiment
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' $(call fuzzflags,50000x) ./transport/udp
 	$(GO) test -run '^$$' -fuzz '^FuzzParseControl$$' $(call fuzzflags,50000x) ./transport/udp
-	$(GO) test -run '^$$' -fuzz '^FuzzProgram$$' $(call fuzzflags,20000x) ./bench/xdpsink
-	$(GO) test -run '^$$' -fuzz '^FuzzParseMix$$' $(call fuzzflags,60000x) ./bench
+	$(GO) test -run '^$$' -fuzz '^FuzzProgram$$' $(call fuzzflags,20000x) ./loadgen/xdpsink
+	$(GO) test -run '^$$' -fuzz '^FuzzParseMix$$' $(call fuzzflags,60000x) ./loadgen
 
 test: deps check unit race fuzz
 
@@ -149,7 +149,7 @@ bench-tcp: build
 	./$(BIN) bench tcp --devices ecnswitch,ecnswitch-red,testpmd,bridge | tee out/bench-tcp.md
 
 closed-loop:
-	$(GO) run ./bench/closedloop/cmd/table
+	$(GO) run ./cmd/ecnswitch closedloop table
 
 demo: build
 	@if [ "$$(id -u)" != 0 ]; then echo "the demo creates network namespaces: run it as root (sudo make demo)"; exit 1; fi

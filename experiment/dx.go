@@ -39,7 +39,7 @@ func dxExperiment() Experiment {
 	}
 }
 
-// The experiment's constants: the closed loop's (bench/closedloop/cmd/dx)
+// The experiment's constants: the closed loop's (dx-closedloop)
 // K = C·RTT at 1 Gbit/s and 250 µs, the paper's 1 Gbit/s host links, and
 // DX's headroom and OWD_base tolerance for software stamps.
 const (

@@ -20,6 +20,9 @@ type Experiment struct {
 	Name    string // as `ecnswitch experiment NAME` takes it
 	Paper   string // what it reproduces, e.g. "001 §5.1.1, Fig. 3 and 6"
 	Summary string // one line
+	// Virtual says the experiment runs in virtual time, in this process:
+	// no testbed, no root.
+	Virtual bool
 	// Run runs the experiment and returns its report. On an error it
 	// returns what it has, or nil; the testbed is down either way.
 	Run func(ctx context.Context, env Env) (*Report, error)
@@ -27,7 +30,7 @@ type Experiment struct {
 
 // All returns every experiment, in the order `make experiments` runs them.
 func All() []Experiment {
-	return []Experiment{mqecnStatic(), mqecnQueues(), pmsbSched(), ecnsharpRTT(), ecnsharpIncast(), fctExperiment(fctWorkload), bccShared(), dxExperiment(), dxStepsExperiment(), fctExperiment(fctDataMining)}
+	return []Experiment{mqecnStatic(), mqecnQueues(), pmsbSched(), ecnsharpRTT(), ecnsharpIncast(), fctExperiment(fctWorkload), bccShared(), dxExperiment(), dxClosedLoopExperiment(), dxStepsExperiment(), fctExperiment(fctDataMining)}
 }
 
 // Names returns the names of every experiment, in order.

@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 
+	"github.com/ecnswitch/ecnswitch/internal/nsenter"
 	"github.com/ecnswitch/ecnswitch/testbed/dctcp"
 )
 
@@ -239,7 +240,7 @@ func (t *Testbed) addHost(o Options, i int) error {
 	if o.RTOMin > 0 {
 		pre = append(pre, sysctl{"net/ipv4/tcp_rto_min_us", strconv.FormatInt(int64(o.RTOMin/time.Microsecond), 10)})
 	}
-	err = inNetns(hs.Netns, func() error {
+	err = nsenter.Do(hs.Netns, func() error {
 		if err := setSysctls(pre); err != nil {
 			return err
 		}
@@ -320,7 +321,7 @@ func createVeth(o Options, netnsName, sw string) (netlink.Link, error) {
 // returns HostIf's MAC address.
 func configureHostIf(hs hostState, subnet, subnet6 netip.Prefix, noGRO bool) (net.HardwareAddr, error) {
 	var mac net.HardwareAddr
-	err := inNetns(hs.Netns, func() error {
+	err := nsenter.Do(hs.Netns, func() error {
 		h, err := netlink.NewHandle()
 		if err != nil {
 			return fmt.Errorf("netlink in netns %s: %w", hs.Netns, err)

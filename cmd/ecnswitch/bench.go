@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ecnswitch/ecnswitch/bench"
+	"github.com/ecnswitch/ecnswitch/loadgen"
 	"github.com/ecnswitch/ecnswitch/node"
 	"github.com/ecnswitch/ecnswitch/ports/afxdp"
 	"github.com/ecnswitch/ecnswitch/testbed"
@@ -121,7 +122,7 @@ func addPortFlags(fs *flag.FlagSet) portFlags {
 }
 
 // open opens the port the flags name.
-func (pf portFlags) open(fs *flag.FlagSet, stderr io.Writer) (*bench.NetnsPort, error) {
+func (pf portFlags) open(fs *flag.FlagSet, stderr io.Writer) (*loadgen.NetnsPort, error) {
 	if *pf.iface == "" {
 		fs.Usage()
 		return nil, usageErr(fs, "--iface is required")
@@ -140,7 +141,7 @@ func (pf portFlags) open(fs *flag.FlagSet, stderr io.Writer) (*bench.NetnsPort, 
 	default:
 		return nil, usageErr(fs, "--attach %q: want native, generic or auto", *pf.attach)
 	}
-	return bench.OpenPort(*pf.netns, *pf.iface, opts)
+	return loadgen.OpenPort(*pf.netns, *pf.iface, opts)
 }
 
 // interfaceMAC returns ifname's MAC address, looked up inside netns.
@@ -179,10 +180,10 @@ func benchGen(ctx context.Context, e *env, args []string) error {
 	dstMAC := fs.String("dst-mac", "ff:ff:ff:ff:ff:ff", "destination MAC: the sink host's, or broadcast (flooded)")
 	srcIP := fs.String("src-ip", "198.18.0.1", "source IPv4 address")
 	dstIP := fs.String("dst-ip", "198.18.0.2", "destination IPv4 address")
-	sport := fs.Uint("sport", bench.DefaultSrcPort, "UDP source port of flow 0 (flow i uses sport+i)")
-	dport := fs.Uint("dport", bench.DefaultDstPort, "UDP destination port")
+	sport := fs.Uint("sport", loadgen.DefaultSrcPort, "UDP source port of flow 0 (flow i uses sport+i)")
+	dport := fs.Uint("dport", loadgen.DefaultDstPort, "UDP destination port")
 	l1 := fs.Bool("l1", false, "count preamble and inter-frame gap (20 bytes per frame) in bit rates")
-	burst := fs.Duration("burst", bench.DefaultBurst, "most schedule to catch up at once after a stall")
+	burst := fs.Duration("burst", loadgen.DefaultBurst, "most schedule to catch up at once after a stall")
 	run := fs.Uint("run", 0, "run id written into every frame; the sink counts only its own (--run)")
 	jsonOut := fs.String("json", "", "write the generator's counters as JSON to FILE")
 	mode := fs.String("mode", "auto", "auto, xdp (live frames) or afxdp (a socket)")
@@ -199,17 +200,17 @@ func benchGen(ctx context.Context, e *env, args []string) error {
 		return usageErr(fs, "--cpus: %v", err)
 	}
 
-	cfg := bench.GeneratorConfig{Flows: *flows, Duration: *duration, Count: *count, Burst: *burst, Run: uint16(*run)}
-	if cfg.Rate, err = bench.ParseRate(*rate); err != nil {
+	cfg := loadgen.GeneratorConfig{Flows: *flows, Duration: *duration, Count: *count, Burst: *burst, Run: uint16(*run)}
+	if cfg.Rate, err = loadgen.ParseRate(*rate); err != nil {
 		return usageErr(fs, "--rate: %v", err)
 	}
-	if cfg.Sizes, err = bench.ParseSizes(*size); err != nil {
+	if cfg.Sizes, err = loadgen.ParseSizes(*size); err != nil {
 		return usageErr(fs, "--size: %v", err)
 	}
-	if cfg.DSCP, err = bench.ParseDSCP(*dscp); err != nil {
+	if cfg.DSCP, err = loadgen.ParseDSCP(*dscp); err != nil {
 		return usageErr(fs, "--dscp: %v", err)
 	}
-	if cfg.ECN, err = bench.ParseECN(*ecn); err != nil {
+	if cfg.ECN, err = loadgen.ParseECN(*ecn); err != nil {
 		return usageErr(fs, "--ecn: %v", err)
 	}
 	if *sport == 0 || *sport > 65535 || *dport == 0 || *dport > 65535 {
@@ -220,7 +221,7 @@ func benchGen(ctx context.Context, e *env, args []string) error {
 	}
 	cfg.SrcPort, cfg.DstPort = uint16(*sport), uint16(*dport)
 	if *l1 {
-		cfg.Overhead = bench.L1Overhead
+		cfg.Overhead = loadgen.L1Overhead
 	}
 	if cfg.DstMAC, err = net.ParseMAC(*dstMAC); err != nil {
 		return usageErr(fs, "--dst-mac: %v", err)
@@ -252,7 +253,7 @@ func benchGen(ctx context.Context, e *env, args []string) error {
 	var g sender
 	how := ""
 	if *mode != "afxdp" {
-		lg, err := bench.NewLiveGenerator(cfg, bench.LiveConfig{Netns: *pf.netns, Iface: *pf.iface, Redirect: *redirect, CPUs: cpuList}, nil)
+		lg, err := loadgen.NewLiveGenerator(cfg, loadgen.LiveConfig{Netns: *pf.netns, Iface: *pf.iface, Redirect: *redirect, CPUs: cpuList}, nil)
 		switch {
 		case err == nil:
 			defer lg.Close()
@@ -272,7 +273,7 @@ func benchGen(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 		defer port.Close()
-		ag, err := bench.NewGenerator(cfg, port, nil)
+		ag, err := loadgen.NewGenerator(cfg, port, nil)
 		if err != nil {
 			return usageErr(fs, "%v", err)
 		}
@@ -312,13 +313,13 @@ func benchGen(ctx context.Context, e *env, args []string) error {
 	}
 }
 
-// sender is a traffic generator: bench.Generator (AF_XDP) or
-// bench.LiveGenerator (XDP live frames).
+// sender is a traffic generator: loadgen.Generator (AF_XDP) or
+// loadgen.LiveGenerator (XDP live frames).
 type sender interface {
 	Run(context.Context) error
-	Stats() bench.GeneratorStats
-	Config() bench.GeneratorConfig
-	Classes() []bench.Class
+	Stats() loadgen.GeneratorStats
+	Config() loadgen.GeneratorConfig
+	Classes() []loadgen.Class
 }
 
 // parseCPUs parses a list of CPUs: "", or "0,1".
@@ -338,7 +339,7 @@ func parseCPUs(s string) ([]int, error) {
 }
 
 // classesString describes a generator's classes: "DSCP 0 ECT(0) 50% (8 flows), ...".
-func classesString(cs []bench.Class) string {
+func classesString(cs []loadgen.Class) string {
 	var parts []string
 	for _, c := range cs {
 		parts = append(parts, fmt.Sprintf("DSCP %d %v %.3g%% (%d flows)", c.DSCP, c.ECN, 100*c.Share, len(c.Flows)))
@@ -390,9 +391,9 @@ func benchSink(ctx context.Context, e *env, args []string) error {
 	jsonOut := fs.String("json", "", "also write the report as JSON to FILE")
 	duration := fs.Duration("duration", 0, "stop after this long (0: at SIGINT)")
 	run := fs.Uint("run", 0, "the generator's --run to count; other runs' frames are counted as stale")
-	window := fs.Int("window", bench.DefaultWindow, "sequence numbers per flow remembered for duplicate detection (a power of two; xdp: at most 65536)")
+	window := fs.Int("window", loadgen.DefaultWindow, "sequence numbers per flow remembered for duplicate detection (a power of two; xdp: at most 65536)")
 	flows := fs.Int("flows", 0, "xdp: flow ids counted, 0 to N−1 (default 1024; higher ones are counted as beyond the flow table)")
-	sample := fs.Float64("sample", bench.DefaultSample, "xdp: fraction of frames whose one-way latency is recorded")
+	sample := fs.Float64("sample", loadgen.DefaultSample, "xdp: fraction of frames whose one-way latency is recorded")
 	l1 := fs.Bool("l1", false, "count preamble and inter-frame gap (20 bytes per frame) in bit rates")
 	quiet := fs.Bool("quiet", false, "no progress lines")
 	if err := parseBench(fs, args); err != nil {
@@ -401,15 +402,15 @@ func benchSink(ctx context.Context, e *env, args []string) error {
 	if *run > 65535 {
 		return usageErr(fs, "--run %d: want 0 to 65535", *run)
 	}
-	if *mode != bench.SinkAuto && *mode != bench.SinkXDP && *mode != bench.SinkAFXDP {
+	if *mode != loadgen.SinkAuto && *mode != loadgen.SinkXDP && *mode != loadgen.SinkAFXDP {
 		return usageErr(fs, "--mode %q: want auto, xdp or afxdp", *mode)
 	}
-	cfg := bench.SinkConfig{Run: uint16(*run), Window: *window, Flows: *flows, Sample: *sample}
+	cfg := loadgen.SinkConfig{Run: uint16(*run), Window: *window, Flows: *flows, Sample: *sample}
 	if *l1 {
-		cfg.Overhead = bench.L1Overhead
+		cfg.Overhead = loadgen.L1Overhead
 	}
 	if !*quiet {
-		cfg.Progress = func(p bench.Progress) { fmt.Fprintln(stderr, p) }
+		cfg.Progress = func(p loadgen.Progress) { fmt.Fprintln(stderr, p) }
 	}
 	if *pf.iface == "" {
 		fs.Usage()
@@ -417,16 +418,16 @@ func benchSink(ctx context.Context, e *env, args []string) error {
 	}
 	var (
 		runSink func(context.Context) error
-		report  func() (bench.Report, error)
+		report  func() (loadgen.Report, error)
 		how     string
 	)
-	if *mode != bench.SinkAFXDP {
+	if *mode != loadgen.SinkAFXDP {
 		s, err := openXDPSink(cfg, pf)
 		switch {
 		case err == nil:
 			defer s.Close()
 			runSink, report, how = s.Run, s.Report, "counting in XDP"
-		case *mode == bench.SinkXDP:
+		case *mode == loadgen.SinkXDP:
 			return err
 		default:
 			how = fmt.Sprintf("AF_XDP (XDP sink unusable: %v)", err)
@@ -438,11 +439,11 @@ func benchSink(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 		defer port.Close()
-		s, err := bench.NewSink(cfg, port, nil)
+		s, err := loadgen.NewSink(cfg, port, nil)
 		if err != nil {
 			return usageErr(fs, "%v", err)
 		}
-		runSink, report = s.Run, func() (bench.Report, error) { return s.Report(), nil }
+		runSink, report = s.Run, func() (loadgen.Report, error) { return s.Report(), nil }
 		if how == "" {
 			how = "AF_XDP"
 		}
@@ -473,16 +474,16 @@ func benchSink(ctx context.Context, e *env, args []string) error {
 
 // openXDPSink attaches the XDP sink to the interface the flags name, in
 // the flags' attach mode (auto: native, else generic).
-func openXDPSink(cfg bench.SinkConfig, pf portFlags) (*bench.XDPSink, error) {
+func openXDPSink(cfg loadgen.SinkConfig, pf portFlags) (*loadgen.XDPSink, error) {
 	switch *pf.attach {
 	case "native", "auto":
-		s, err := bench.NewXDPSink(cfg, *pf.netns, *pf.iface, false, nil)
+		s, err := loadgen.NewXDPSink(cfg, *pf.netns, *pf.iface, false, nil)
 		if err == nil || *pf.attach == "native" {
 			return s, err
 		}
-		return bench.NewXDPSink(cfg, *pf.netns, *pf.iface, true, nil)
+		return loadgen.NewXDPSink(cfg, *pf.netns, *pf.iface, true, nil)
 	case "generic":
-		return bench.NewXDPSink(cfg, *pf.netns, *pf.iface, true, nil)
+		return loadgen.NewXDPSink(cfg, *pf.netns, *pf.iface, true, nil)
 	}
 	return nil, fmt.Errorf("--attach %q: want native, generic or auto", *pf.attach)
 }
@@ -513,7 +514,7 @@ func benchSwitch(ctx context.Context, e *env, args []string) error {
 	subnet := fs.String("subnet", testbed.DefaultSubnet, "the testbed hosts' IPv4 subnet, inside 198.18.0.0/15")
 	level := fs.String("log-level", "warn", "log level: debug, info, warn, error")
 	generator := fs.String("generator", bench.GeneratorAuto, "how the generator sends: auto (XDP live frames where the kernel runs them), xdp or afxdp")
-	sink := fs.String("sink", bench.SinkAuto, "how the sink counts: auto (in XDP where the program attaches), xdp or afxdp")
+	sink := fs.String("sink", loadgen.SinkAuto, "how the sink counts: auto (in XDP where the program attaches), xdp or afxdp")
 	if err := parseBench(fs, args); err != nil {
 		return err
 	}
@@ -541,10 +542,10 @@ func benchSwitch(ctx context.Context, e *env, args []string) error {
 	if o.Devices, err = bench.ParseDevices(*devices); err != nil {
 		return usageErr(fs, "--devices: %v", err)
 	}
-	if o.DSCP, err = bench.ParseDSCP(*dscp); err != nil {
+	if o.DSCP, err = loadgen.ParseDSCP(*dscp); err != nil {
 		return usageErr(fs, "--dscp: %v", err)
 	}
-	if o.ECN, err = bench.ParseECN(*ecn); err != nil {
+	if o.ECN, err = loadgen.ParseECN(*ecn); err != nil {
 		return usageErr(fs, "--ecn: %v", err)
 	}
 	if o.Testbed.Subnet, err = netip.ParsePrefix(*subnet); err != nil {

@@ -15,6 +15,7 @@
 //	ecnswitch demo                      the MQ-ECN static-flow demo
 //	ecnswitch experiment NAME | list    rerun one of the papers' experiments; report.md and plots to --out (root)
 //	ecnswitch bench gen|sink|switch|tcp AF_XDP load generator and sink, the RFC 2544 switch benchmark, real TCP vs testpmd (root)
+//	ecnswitch closedloop table          the closed-loop marking experiments in virtual time, into docs/marking.md
 //
 // Every subcommand takes --log-level (debug, info, warn, error).
 // examples/ecnswitch.yaml documents every config key.
@@ -60,6 +61,7 @@ func commands() []command {
 		{"demo", "", "run the MQ-ECN static-flow demo on a testbed", demoCmd},
 		{"experiment", "NAME | list [flags]", "rerun one of the papers' experiments on a testbed: report.md and plots", experimentCmd},
 		{"bench", "gen | sink | switch | tcp | cacheline [flags]", "AF_XDP traffic generator and sink, and benchmarks against DPDK testpmd, OVS and a Linux bridge", benchCmd},
+		{"closedloop", "table [flags]", "rerun the closed-loop marking experiments in virtual time; rewrite docs/marking.md's table", closedloopCmd},
 		{"endpoint", "recv [flags] | send --to ADDR:PORT [flags]", "DX, DCTCP and ECN* endpoints over UDP (transport/udp): a receiver, and senders that log each flow", endpointCmd},
 	}
 }
