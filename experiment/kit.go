@@ -101,9 +101,9 @@ func (e Env) demo(ctx context.Context, o demo.Options) (*demo.Result, error) {
 // withBed brings up the testbed o declares, for an experiment that brings
 // its own traffic: the demo's hosts, with the CPUs placed as for the demo
 // (node.DemoBed). It runs f on it and tears it down whatever f returns,
-// joining the teardown's error to f's, and returns the options the bed
-// ran with, defaults filled in.
-func (e Env) withBed(ctx context.Context, o demo.Options, f func(b *bed) error) (demo.Options, error) {
+// and if f panics, joining the teardown's error to f's, and returns the
+// options the bed ran with, defaults filled in.
+func (e Env) withBed(ctx context.Context, o demo.Options, f func(b *bed) error) (_ demo.Options, err error) {
 	if err := ctx.Err(); err != nil {
 		return o, err
 	}
@@ -111,8 +111,8 @@ func (e Env) withBed(ctx context.Context, o demo.Options, f func(b *bed) error) 
 	if err != nil {
 		return o, err
 	}
-	err = f(b)
-	return b.options(), errors.Join(err, down())
+	defer func() { err = errors.Join(err, down()) }()
+	return b.options(), f(b)
 }
 
 // up brings the bed of o up; down tears it down and gives this process's
@@ -156,7 +156,7 @@ func (b *bed) withSwitch(scheme string, f func(sw demo.Switch) error) error {
 	if err != nil {
 		return err
 	}
-	return run(sw, f)
+	return runSwitch(sw, f)
 }
 
 // withConfig does as withSwitch with a switch of cfg, whose ports are the
@@ -166,14 +166,15 @@ func (b *bed) withConfig(cfg dataplane.Config, f func(sw demo.Switch) error) err
 	if err != nil {
 		return err
 	}
-	return run(sw, f)
+	return runSwitch(sw, f)
 }
 
-// run runs f with sw and stops sw, joining the errors.
-func run(sw demo.Switch, f func(demo.Switch) error) error {
+// runSwitch runs f with sw and stops sw, also if f panics, joining the
+// errors.
+func runSwitch(sw demo.Switch, f func(demo.Switch) error) (err error) {
 	s := &stopOnce{Switch: sw}
-	err := f(s)
-	return errors.Join(err, s.Stop())
+	defer func() { err = errors.Join(err, s.Stop()) }()
+	return f(s)
 }
 
 // stopOnce is a switch whose second Stop does nothing; it is stopped from

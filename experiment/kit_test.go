@@ -23,7 +23,8 @@ func (s *fakeSwitch) ResetSojourn()          {}
 func (s *fakeSwitch) Stop() error            { s.stops++; return s.err }
 
 // TestRunStopsOnce: the kit stops a run's switch once, whether the run
-// stopped it itself or not, and joins the stop's error to the run's.
+// stopped it itself or not, or panicked, and joins the stop's error to the
+// run's.
 func TestRunStopsOnce(t *testing.T) {
 	errRun, errStop := errors.New("run"), errors.New("stop")
 	for _, c := range []struct {
@@ -40,7 +41,7 @@ func TestRunStopsOnce(t *testing.T) {
 		{"both fail", false, errRun, errStop, []error{errRun, errStop}},
 	} {
 		sw := &fakeSwitch{err: c.stopErr}
-		err := run(sw, func(s demo.Switch) error {
+		err := runSwitch(sw, func(s demo.Switch) error {
 			if c.stop {
 				if err := s.Stop(); err != nil {
 					return err
@@ -59,6 +60,15 @@ func TestRunStopsOnce(t *testing.T) {
 		if len(c.want) == 0 && err != nil {
 			t.Errorf("%s: error %v", c.name, err)
 		}
+	}
+	// A run that panics still stops its switch.
+	sw := &fakeSwitch{}
+	func() {
+		defer func() { recover() }()
+		runSwitch(sw, func(demo.Switch) error { panic("run") })
+	}()
+	if sw.stops != 1 {
+		t.Errorf("panicking run: stopped %d times, want once", sw.stops)
 	}
 	// A switch without a tap says so.
 	if err := (&stopOnce{Switch: &fakeSwitch{}}).SetTap(0, nil); err == nil || !strings.Contains(err.Error(), "takes no tap") {
