@@ -135,27 +135,27 @@ func dxModelClaims(pairs []dxModelPair) []Claim {
 			Source: "004 Fig. 13, Table III", What: "mean queueing delay, DX vs DCTCP, 2 flows",
 			Paper: fmt.Sprintf("%.1f vs %.1f µs (%.2f×)", paperDXMean, paperDCTCPMean, paperDCTCPMean/paperDXMean),
 			Ours:  fmt.Sprintf("%.1f vs %.1f µs (%.2f×)", dm, cm, cm/max(dm, 1e-3)),
-			Busy:  busy, Holds: cm >= 2*dm, Rule: "DCTCP's mean ≥ 2× DX's",
+			Busy:  busy, Rule: atLeastOf("DCTCP's mean", cm, dm, 2, "DX's"),
 		},
 		{
 			Source: "004 Table III", What: "median queue, DX vs DCTCP, 2 flows",
 			Paper: fmt.Sprintf("%d vs %d pkt", paperDXMedian, paperDCTCPMedian),
 			Ours:  fmt.Sprintf("%.0f vs %.0f pkt", dmed, cmed),
-			Busy:  busy, Holds: cmed >= 2*dmed, Rule: "DCTCP's median ≥ 2× DX's",
+			Busy:  busy, Rule: atLeastOf("DCTCP's median", cmed, dmed, 2, "DX's"),
 		},
 		{
 			Source: "004 Table III", What: "max queue, DX vs DCTCP, 2 flows",
 			Paper: fmt.Sprintf("%d vs %d pkt", paperDXMax, paperDCTCPMax),
 			Ours:  fmt.Sprintf("%.0f vs %.0f pkt", dmax, cmax),
-			Busy:  busy, Holds: dmax < cmax, Rule: "DX's max below DCTCP's",
+			Busy:  busy, Rule: below("DX's max", dmax, cmax, "DCTCP's"),
 		},
 	}
 	for _, p := range pairs {
 		cs = append(cs, Claim{
 			Source: "004 §VI", What: fmt.Sprintf("utilisation, DX vs DCTCP, %d flows (both saturate the link)", p.n),
 			Paper: "both ≈ 100%", Ours: fmt.Sprintf("%.1f%% vs %.1f%% busy", 100*p.dx.Throughput, 100*p.dctcp.Throughput),
-			Busy: []float64{p.dx.Throughput, p.dctcp.Throughput}, Holds: p.dx.Throughput >= 0.95*p.dctcp.Throughput,
-			Rule: "DX's busy ≥ 95% of DCTCP's",
+			Busy: []float64{p.dx.Throughput, p.dctcp.Throughput},
+			Rule: atLeastOf("DX's busy", p.dx.Throughput, p.dctcp.Throughput, 0.95, "DCTCP's"),
 		})
 	}
 	if e := two.dx.DXErrors; len(e) > 0 {
@@ -163,7 +163,7 @@ func dxModelClaims(pairs []dxModelPair) []Claim {
 		cs = append(cs, Claim{
 			Source: "004 Fig. 12", What: "σ of DX's queueing delay per packet against the switch's sojourn, 2 flows",
 			Paper: "1.98 µs (software stamps), 0.53 µs (hardware)", Ours: fmt.Sprintf("%.0f ns (exact stamps)", sd),
-			Busy: []float64{two.dx.Throughput}, Holds: sd <= 530, Rule: "σ ≤ the paper's 0.53 µs with hardware stamps",
+			Busy: []float64{two.dx.Throughput}, Rule: atMost("σ", sd, 530, " ns").because("the paper's 0.53 µs with hardware stamps"),
 		})
 	}
 	return cs

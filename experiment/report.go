@@ -34,17 +34,6 @@ func Busy(busy float64) string {
 	return s
 }
 
-// lowerBy formats the fraction f by which a value is lower than the one it
-// is compared with (1 − ours/theirs) as a report prints it: "49% lower",
-// or "49% higher" when f is negative, never "-49% lower".
-func lowerBy(f float64, prec int) string {
-	word := "lower"
-	if f < 0 {
-		f, word = -f, "higher"
-	}
-	return fmt.Sprintf("%.*f%% %s", prec, 100*f, word)
-}
-
 // Report is what an experiment found, as report.md and its plots.
 type Report struct {
 	Name    string    // the experiment's name
@@ -52,6 +41,7 @@ type Report struct {
 	Paper   string    // what of the papers it reproduces
 	Command string    // the command that made it
 	Date    time.Time // when it ran
+	Machine Machine   // the binary, kernel and CPU it ran on
 	// Setup describes the testbed, the switch and the traffic, a
 	// paragraph each.
 	Setup []string
@@ -75,11 +65,13 @@ type Claim struct {
 	// Busy are the busy fractions of the bottleneck ports of the runs Ours
 	// rests on.
 	Busy []float64
-	// Holds says whether our value has the paper's direction and rough
-	// magnitude, by the test in Rule.
-	Holds bool
-	Rule  string // the test, e.g. "ratio in [1.1, 2.7]"
+	// Rule is the test of whether our value has the paper's direction and
+	// rough magnitude, e.g. "ratio in [1.1, 2.7]", with its outcome.
+	Rule Rule
 }
+
+// Holds reports whether our value passes the claim's rule.
+func (c Claim) Holds() bool { return c.Rule.Holds() }
 
 // Comparable reports whether every run the claim rests on was comparable.
 func (c Claim) Comparable() bool {
@@ -90,7 +82,7 @@ func (c Claim) Comparable() bool {
 // when a run the claim rests on was not.
 func (c Claim) Verdict() string {
 	v := "does not hold"
-	if c.Holds {
+	if c.Holds() {
 		v = "holds"
 	}
 	if !c.Comparable() {
@@ -155,6 +147,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n\n", r.Title)
 	fmt.Fprintf(&b, "Reproduces %s. Made by `%s` on %s.\n\n", r.Paper, r.Command, r.Date.UTC().Format("2006-01-02 15:04 MST"))
+	if m := r.Machine.String(); m != "" {
+		fmt.Fprintf(&b, "Ran on %s.\n\n", m)
+	}
 	if len(r.Setup) > 0 {
 		b.WriteString("## Setup\n\n")
 		for _, p := range r.Setup {
@@ -198,7 +193,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 func claimRows(cs []Claim) [][]string {
 	rows := make([][]string, len(cs))
 	for i, c := range cs {
-		rows[i] = []string{c.Source, c.What, c.Paper, c.Ours, c.busyRange(), "**" + c.Verdict() + "**", c.Rule}
+		rows[i] = []string{c.Source, c.What, c.Paper, c.Ours, c.busyRange(), "**" + c.Verdict() + "**", c.Rule.String()}
 	}
 	return rows
 }
