@@ -37,7 +37,7 @@ SOAK     ?= 10m
 # Packages with concurrent code, run again under the race detector.
 RACE_PKGS := ./internal/... ./buffer/... ./ports/... ./dataplane/... ./testbed/... ./capture/... ./telemetry/... ./node/... ./transport/... ./experiment/...
 
-.PHONY: all build install uninstall test check unit race fuzz demo experiments bench bench-switch bench-tcp closed-loop deps help clean pgo
+.PHONY: all build install uninstall test check unit race fuzz flake demo experiments bench bench-switch bench-tcp closed-loop deps help clean pgo
 
 all: build
 
@@ -45,6 +45,7 @@ help:
 	@echo "make demo     build and run the MQ-ECN static-flow demo on a 5-host testbed (root)"
 	@echo "make experiments  rerun every experiment of the papers on a testbed; reports in docs/experiments/NAME (root, quiet machine, minutes)"
 	@echo "make test     formatting, vet, unit and integration tests, race detector, bounded fuzzing"
+	@echo "make flake    the timing-sensitive packages 20 times, with and without -race, beside two busy loops (root, about an hour)"
 	@echo "make soak     $(SOAK) of mixed, malformed, flooded and oversize traffic, link flaps and API abuse against 'ecnswitch run' (root)"
 	@echo "make bench    hot-path micro-benchmarks (pipeline, scheduler, parser, markers)"
 	@echo "make build    build $(BIN)"
@@ -113,11 +114,17 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseCDF$$' $(call fuzzflags,50000x) ./experiment
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' $(call fuzzflags,50000x) ./transport/udp
 	$(GO) test -run '^$$' -fuzz '^FuzzParseControl$$' $(call fuzzflags,50000x) ./transport/udp
-	$(GO) test -run '^$$' -fuzz '^FuzzProgram$$' $(call fuzzflags,20000x) ./bench/xdpsink
-	$(GO) test -run '^$$' -fuzz '^FuzzParseMix$$' $(call fuzzflags,60000x) ./bench
+	$(GO) test -run '^$$' -fuzz '^FuzzProgram$$' $(call fuzzflags,20000x) ./loadgen/xdpsink
+	$(GO) test -run '^$$' -fuzz '^FuzzParseMix$$' $(call fuzzflags,60000x) ./loadgen
 	$(GO) test -run '^$$' -fuzz '^FuzzCPUList$$' $(call fuzzflags,60000x) ./doctor
 
 test: deps check unit race fuzz
+
+# The hunt for flaky tests (scripts/flake.sh): COUNT runs of every
+# timing-sensitive package, without and with -race, under LOAD busy loops.
+flake: deps
+	@if [ "$$(id -u)" != 0 ]; then echo "the flake hunt runs the privileged tests: run it as root"; exit 1; fi
+	scripts/flake.sh
 
 # The soak test (cmd/ecnswitch/soak_linux_test.go, build tag soak): the
 # built binary on a three-host testbed for $(SOAK); see the README.
@@ -163,7 +170,7 @@ bench-tcp: build
 	./$(BIN) bench tcp --devices ecnswitch,ecnswitch-red,testpmd,bridge | tee out/bench-tcp.md
 
 closed-loop:
-	$(GO) run ./bench/closedloop/cmd/table
+	$(GO) run ./cmd/ecnswitch closedloop table
 
 demo: build
 	@if [ "$$(id -u)" != 0 ]; then echo "the demo creates network namespaces: run it as root (sudo make demo)"; exit 1; fi

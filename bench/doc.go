@@ -1,95 +1,18 @@
-// Package bench is ecnswitch's load tester: a traffic generator and sink
-// over any ports.Port (AF_XDP in a testbed namespace or on a NIC, memory
-// ports in tests); RunSwitch, the RFC 2544 forwarding benchmark of
-// ecnswitch against DPDK testpmd, OVS and a Linux bridge; RunTCP, real
+// Package bench compares devices that forward frames, ecnswitch among
+// them, on testbeds of its own: RunSwitch, the RFC 2544 forwarding
+// benchmark of ecnswitch against DPDK testpmd, OVS and a Linux bridge,
+// with package loadgen's generator and sink at the ends; RunTCP, real
 // kernel TCP through ecnswitch, testpmd and a bridge; and LineMove, which
-// times a cache line's move between two CPUs.
-//
-// # Frames
-//
-// A Generator sends Ethernet/IPv4/UDP frames. Frame sizes count the FCS,
-// as RFC 2544 §9 does: a 64-byte frame is 60 bytes in a buffer
-// (packet.Desc.Len) plus the 4 bytes a NIC appends, and bit rates count
-// frames the same way (GeneratorConfig.Overhead adds L1Overhead, preamble
-// and gap, for wire rates). The UDP payload starts with an 18-byte Header:
-//
-//	offset  size  field
-//	0       2     Magic 0xEC5B
-//	2       2     run id: a sink ignores other runs' frames (stale)
-//	4       2     flow id, 0..Flows−1 (the UDP source port is SrcPort+flow)
-//	6       4     sequence number in the flow, from 0 (extended to 64 bits by the sink)
-//	10      8     TX time, ns of the shared clock
-//
-// which fills a 64-byte frame exactly. Sizes come from a weighted mix
-// (ParseSizes; IMIX), and so do the DSCP and ECN codepoints: each
-// (DSCP, ECN) pair is a class, and each flow belongs to one class, so a
-// flow's frames always land in the same switch queue and a sink can count
-// reordering per flow.
-//
-// # Clock
-//
-// One-way latency is the sink's receive time minus the TX time in the
-// frame, so both must read one clock. timestamp.Monotonic counts from the
-// process's own start and cannot be shared between processes; SystemClock
-// reads CLOCK_MONOTONIC (calibrated once against clock_gettime, then as
-// cheap as time.Since), which every process and network namespace of a
-// machine shares. Generator and sink on two machines would need PTP-synced
-// clocks; their latencies are then only as good as the sync.
-//
-// # Pacing
-//
-// The generator keeps a schedule: frame k is due at the start plus the
-// time the rate allows for frames 0..k−1 (their bits at a bit rate, or
-// k/pps), in integer nanoseconds with the division's remainder carried, so
-// the schedule never drifts. Run sleeps (clock_nanosleep with a 1 ns timer
-// slack) until Spin before the next frame is due, spins the rest, and
-// sends every frame due within Gap of now in one batch: at rates above
-// 1/Gap frames leave in batches, below it one by one. A late wake-up is
-// made up at once, so the rate holds over any window much longer than Gap
-// plus the wake-up error; after a stall longer than Burst (the process
-// descheduled, the port full) the schedule beyond Burst is given up and
-// counted (GeneratorStats.Late), so a generator that cannot keep its rate
-// says so instead of bursting without bound. The zero Rate sends as fast
-// as the port takes frames.
-//
-// # Live frames
-//
-// LiveGenerator sends the same frames on the same schedule as XDP live
-// frames: package xdpgen's XDP program, run by BPF_PROG_RUN many times per
-// system call, writes each frame's head from a per-thread cycle of
-// precomputed frames (sizes, classes and flows in the Generator's
-// order), its flow's sequence number and the TX time, and returns XDP_TX.
-// One thread per CPU, pinned, each sending its own flows at its share of
-// the rate. It needs a device that takes redirected frames (a veth whose
-// peer has an XDP program or GRO on); `bench gen --mode auto` falls back
-// to a Generator over AF_XDP elsewhere.
-//
-// # Sink
-//
-// A Sink counts, per flow: received frames; lost = sequence numbers from 0
-// to the highest seen that never arrived (a reordered frame that fills a
-// gap is not lost; a sink started after its generator counts what it
-// missed as lost); reordered = first arrivals below the highest seen;
-// duplicated = a sequence number seen again, detected with a bitmap of the
-// last Window sequence numbers (an arrival older than that is counted as
-// late and reordered, and cannot be checked); CE-marked. Latencies go into
-// an HDR histogram (1 ns to 60 s, 3 significant digits). Run prints a
-// progress line every second through SinkConfig.Progress; Report gives
-// the totals and per-flow counters, as text or JSON.
-//
-// A Sink receives every frame in user space over a ports.Port; an
-// XDPSink counts the same way in an XDP program attached to the device
-// (package xdpsink: per CPU, frames dropped after counting, a random
-// SinkConfig.Sample fraction's latency sent to user space), so it keeps
-// up with whatever the device delivers. `bench sink --mode auto` uses it
-// where the program attaches. Report.Mode says which counted.
+// times a cache line's move between two CPUs, to tell whether two runs on
+// a VM can be compared.
 //
 // # The switch benchmark
 //
 // RunSwitch builds a two-host testbed: the generator on host 1's
-// interface (XDP live frames, a LiveGenerator on the first CPU, where the
-// kernel runs them; else AF_XDP), the sink on host 2's (an XDPSink, reset
-// per trial, where its program attaches; else a Sink on an AF_XDP port), and
+// interface (XDP live frames, a loadgen.LiveGenerator on the first CPU,
+// where the kernel runs them; else a loadgen.Generator on AF_XDP), the
+// sink on host 2's (a loadgen.XDPSink, reset per trial, where its program
+// attaches; else a loadgen.Sink on an AF_XDP port), and
 // between their switch ends, in turn, each Device: ecnswitch with the
 // full pipeline (PipelineConfig: classifier, 8 DWRR queues, RED),
 // ecnswitch as a bare patch (PatchConfig), DPDK testpmd over two

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ecnswitch/ecnswitch/bench"
+	"github.com/ecnswitch/ecnswitch/loadgen"
 )
 
 // TestLiveGeneratorThroughTestbed: the live-frames generator in one
@@ -19,31 +19,31 @@ import (
 // exactly Count, and the switch may drop some. Counted, not timed.
 func TestLiveGeneratorThroughTestbed(t *testing.T) {
 	r := newPatchRig(t, true)
-	if ok, err := bench.LiveUsable(r.genNetns, r.genIf); !ok {
+	if ok, err := loadgen.LiveUsable(r.genNetns, r.genIf); !ok {
 		t.Skipf("live frames unusable here: %v", err)
 	}
-	dscp, _ := bench.ParseDSCP("0:50,8:50")
-	ecn, _ := bench.ParseECN("ect0:3,notect:1")
+	dscp, _ := loadgen.ParseDSCP("0:50,8:50")
+	ecn, _ := loadgen.ParseECN("ect0:3,notect:1")
 	for _, c := range []struct {
 		name  string
-		rate  bench.Rate
+		rate  loadgen.Rate
 		count uint64
 		cpus  []int
 	}{
-		{"paced, one thread", bench.Rate{Packets: 5000}, 9600, nil},
-		{"unpaced, one thread", bench.Rate{}, 9600, nil},
-		{"paced, two threads", bench.Rate{Packets: 5000}, 9600, []int{0, 1}},
+		{"paced, one thread", loadgen.Rate{Packets: 5000}, 9600, nil},
+		{"unpaced, one thread", loadgen.Rate{}, 9600, nil},
+		{"paced, two threads", loadgen.Rate{Packets: 5000}, 9600, []int{0, 1}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r.runs++
-			cfg := bench.GeneratorConfig{Addresses: r.addrs, Run: r.runs, Sizes: bench.IMIX(), DSCP: dscp, ECN: ecn,
+			cfg := loadgen.GeneratorConfig{Addresses: r.addrs, Run: r.runs, Sizes: loadgen.IMIX(), DSCP: dscp, ECN: ecn,
 				Flows: 16, Rate: c.rate, Count: c.count}
-			g, err := bench.NewLiveGenerator(cfg, bench.LiveConfig{Netns: r.genNetns, Iface: r.genIf, CPUs: c.cpus}, r.clock)
+			g, err := loadgen.NewLiveGenerator(cfg, loadgen.LiveConfig{Netns: r.genNetns, Iface: r.genIf, CPUs: c.cpus}, r.clock)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer g.Close()
-			s, err := bench.NewSink(bench.SinkConfig{Run: r.runs}, r.sink, r.clock)
+			s, err := loadgen.NewSink(loadgen.SinkConfig{Run: r.runs}, r.sink, r.clock)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -55,7 +55,7 @@ func TestLiveGeneratorThroughTestbed(t *testing.T) {
 				t.Fatal(err)
 			}
 			deadline := time.Now().Add(5 * time.Second)
-			if c.rate == (bench.Rate{}) {
+			if c.rate == (loadgen.Rate{}) {
 				deadline = time.Now().Add(300 * time.Millisecond) // some are lost
 			}
 			for s.Totals().Packets < c.count && time.Now().Before(deadline) {
@@ -67,7 +67,7 @@ func TestLiveGeneratorThroughTestbed(t *testing.T) {
 				t.Fatal(err)
 			}
 			rep, st := s.Report(), g.Stats()
-			if c.rate == (bench.Rate{}) {
+			if c.rate == (loadgen.Rate{}) {
 				// Unpaced, the program outruns the switch, which drops
 				// what it cannot take: what arrives is checked, not how much.
 				if st.Sent != c.count || rep.Received == 0 || rep.Received > c.count || rep.Reordered != 0 || rep.Duplicated != 0 {

@@ -16,9 +16,10 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 
-	"github.com/ecnswitch/ecnswitch/bench/xdpgen"
 	"github.com/ecnswitch/ecnswitch/dataplane"
 	"github.com/ecnswitch/ecnswitch/internal/buildinfo"
+	"github.com/ecnswitch/ecnswitch/loadgen"
+	"github.com/ecnswitch/ecnswitch/loadgen/xdpgen"
 	"github.com/ecnswitch/ecnswitch/packet"
 	"github.com/ecnswitch/ecnswitch/ports/afxdp"
 	"github.com/ecnswitch/ecnswitch/testbed"
@@ -65,16 +66,18 @@ type SwitchOptions struct {
 	// Flows, DSCP and ECN are the generator's mix. Defaults: 16 flows,
 	// 50% DSCP 0 and 50% DSCP 8 (two DWRR queues), all ECT(0).
 	Flows int
-	DSCP  []Share[uint8]
-	ECN   []Share[packet.ECN]
+	DSCP  []loadgen.Share[uint8]
+	ECN   []loadgen.Share[packet.ECN]
 	// Generator is how the generator sends: GeneratorXDP (live frames,
-	// LiveGenerator), GeneratorAFXDP (Generator on an AF_XDP port), or
+	// loadgen.LiveGenerator), GeneratorAFXDP (loadgen.Generator on an
+	// AF_XDP port), or
 	// GeneratorAuto (the default): live frames where the kernel runs
 	// them, AF_XDP otherwise. The report says which.
 	Generator string
-	// Sink is how the sink counts: SinkXDP (XDPSink on the sink host's
-	// veth end: it keeps up with any device here), SinkAFXDP (Sink on an
-	// AF_XDP port), or SinkAuto (the default): XDP where the program
+	// Sink is how the sink counts: loadgen.SinkXDP (loadgen.XDPSink on the
+	// sink host's veth end: it keeps up with any device here),
+	// loadgen.SinkAFXDP (loadgen.Sink on an AF_XDP port), or
+	// loadgen.SinkAuto (the default): XDP where the program
 	// attaches, AF_XDP otherwise. The report says which.
 	Sink string
 	// Testbed are the options of the two-host testbed; Hosts is set to 2.
@@ -114,10 +117,10 @@ func (o *SwitchOptions) setDefaults() error {
 		o.Flows = 16
 	}
 	if len(o.DSCP) == 0 {
-		o.DSCP = []Share[uint8]{{0, 50}, {8, 50}}
+		o.DSCP = []loadgen.Share[uint8]{{Value: 0, Weight: 50}, {Value: 8, Weight: 50}}
 	}
 	if len(o.ECN) == 0 {
-		o.ECN = []Share[packet.ECN]{{packet.ECT0, 1}}
+		o.ECN = []loadgen.Share[packet.ECN]{{Value: packet.ECT0, Weight: 1}}
 	}
 	if o.Progress == nil {
 		o.Progress = io.Discard
@@ -135,15 +138,15 @@ func (o *SwitchOptions) setDefaults() error {
 	}
 	switch o.Sink {
 	case "":
-		o.Sink = SinkAuto
-	case SinkAuto, SinkXDP, SinkAFXDP:
+		o.Sink = loadgen.SinkAuto
+	case loadgen.SinkAuto, loadgen.SinkXDP, loadgen.SinkAFXDP:
 	default:
-		return fmt.Errorf("sink: %q: want %s, %s or %s", o.Sink, SinkAuto, SinkXDP, SinkAFXDP)
+		return fmt.Errorf("sink: %q: want %s, %s or %s", o.Sink, loadgen.SinkAuto, loadgen.SinkXDP, loadgen.SinkAFXDP)
 	}
 	for i, s := range o.Sizes {
-		if s < MinSize || s > afxdp.UsableFrame(afxdp.DefaultFrameSize)+FCS {
+		if s < loadgen.MinSize || s > afxdp.UsableFrame(afxdp.DefaultFrameSize)+loadgen.FCS {
 			return fmt.Errorf("sizes[%d]: %d bytes: want %d to %d (FCS included; the AF_XDP frame holds %d)",
-				i, s, MinSize, afxdp.UsableFrame(afxdp.DefaultFrameSize)+FCS, afxdp.UsableFrame(afxdp.DefaultFrameSize))
+				i, s, loadgen.MinSize, afxdp.UsableFrame(afxdp.DefaultFrameSize)+loadgen.FCS, afxdp.UsableFrame(afxdp.DefaultFrameSize))
 		}
 	}
 	for i, d := range o.Devices {
@@ -195,11 +198,11 @@ type rig struct {
 	o     SwitchOptions
 	tb    *testbed.Testbed
 	hosts []testbed.Host
-	clock *SystemClock
-	gen   *NetnsPort // the AF_XDP generator's port; nil when live
-	live  bool       // the generator sends XDP live frames
-	sink  *NetnsPort // the AF_XDP sink's port; nil with xsink
-	xsink *XDPSink   // the XDP sink, if used
+	clock *loadgen.SystemClock
+	gen   *loadgen.NetnsPort // the AF_XDP generator's port; nil when live
+	live  bool               // the generator sends XDP live frames
+	sink  *loadgen.NetnsPort // the AF_XDP sink's port; nil with xsink
+	xsink *loadgen.XDPSink   // the XDP sink, if used
 	run   uint16
 	rep   *SwitchReport
 	drops func() map[string]uint64 // the device's drop counters by reason, while it is up
@@ -233,7 +236,7 @@ func RunSwitch(ctx context.Context, o SwitchOptions) (rep *SwitchReport, err err
 	ro.Iterations, ro.Resolution, ro.LossTolerance, ro.Flows = o.Iterations, o.Resolution, o.LossTolerance, o.Flows
 	ro.Mix = mixString(o.DSCP, o.ECN)
 
-	if r.clock, err = NewSystemClock(); err != nil {
+	if r.clock, err = loadgen.NewSystemClock(); err != nil {
 		return nil, err
 	}
 	if o.Testbed.Logger == nil {
@@ -258,27 +261,27 @@ func RunSwitch(ctx context.Context, o SwitchOptions) (rep *SwitchReport, err err
 	if r.live {
 		r.rep.Generator = GeneratorXDP
 	} else {
-		if r.gen, err = OpenPort(r.hosts[0].Netns, r.hosts[0].HostIf, r.portOptions()); err != nil {
+		if r.gen, err = loadgen.OpenPort(r.hosts[0].Netns, r.hosts[0].HostIf, r.portOptions()); err != nil {
 			return nil, fmt.Errorf("bench: switch: generator port: %w", err)
 		}
 		defer func() { err = errors.Join(err, r.gen.Close()) }()
 	}
 	fmt.Fprintf(o.Progress, "generator: %s %s\n", r.rep.Generator, r.rep.GeneratorNote)
-	r.rep.Sink = SinkAFXDP
-	if o.Sink != SinkAFXDP {
-		xs, serr := NewXDPSink(SinkConfig{Flows: o.Flows}, r.hosts[1].Netns, r.hosts[1].HostIf, false, r.clock)
+	r.rep.Sink = loadgen.SinkAFXDP
+	if o.Sink != loadgen.SinkAFXDP {
+		xs, serr := loadgen.NewXDPSink(loadgen.SinkConfig{Flows: o.Flows}, r.hosts[1].Netns, r.hosts[1].HostIf, false, r.clock)
 		switch {
 		case serr == nil:
-			r.xsink, r.rep.Sink = xs, SinkXDP
+			r.xsink, r.rep.Sink = xs, loadgen.SinkXDP
 			defer func() { err = errors.Join(err, r.xsink.Close()) }()
-		case o.Sink == SinkXDP:
+		case o.Sink == loadgen.SinkXDP:
 			return nil, fmt.Errorf("bench: switch: %w", serr)
 		default:
 			r.rep.SinkNote = serr.Error()
 		}
 	}
 	if r.xsink == nil {
-		if r.sink, err = OpenPort(r.hosts[1].Netns, r.hosts[1].HostIf, r.sinkPortOptions()); err != nil {
+		if r.sink, err = loadgen.OpenPort(r.hosts[1].Netns, r.hosts[1].HostIf, r.sinkPortOptions()); err != nil {
 			return nil, fmt.Errorf("bench: switch: sink port: %w", err)
 		}
 		defer func() { err = errors.Join(err, r.sink.Close()) }()
@@ -314,7 +317,7 @@ func RunSwitch(ctx context.Context, o SwitchOptions) (rep *SwitchReport, err err
 	return r.rep, nil
 }
 
-func mixString(dscp []Share[uint8], ecn []Share[packet.ECN]) string {
+func mixString(dscp []loadgen.Share[uint8], ecn []loadgen.Share[packet.ECN]) string {
 	var parts []string
 	for _, d := range dscp {
 		parts = append(parts, fmt.Sprintf("DSCP %d:%d", d.Value, d.Weight))

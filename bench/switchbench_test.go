@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ecnswitch/ecnswitch/loadgen"
 )
 
 // modelDevice forwards at most capacity frames/s and drops the excess; the
@@ -35,7 +37,7 @@ func (m *modelDevice) run(kind string, pps float64) (Trial, error) {
 		loss = max(loss, 1e-6)
 	}
 	return Trial{Kind: kind, TargetPPS: pps, OfferedPPS: offered, ForwardedPPS: fwd, LossRatio: loss,
-		Sent: 1000, Pass: loss <= m.tolerance, Short: offered < pps*0.99, Latency: Latency{P50: int64(offered)}}, nil
+		Sent: 1000, Pass: loss <= m.tolerance, Short: offered < pps*0.99, Latency: loadgen.Latency{P50: int64(offered)}}, nil
 }
 
 func TestSearchFindsThroughput(t *testing.T) {
@@ -154,7 +156,7 @@ func TestSearchNeverReportsAboveAFailure(t *testing.T) {
 }
 
 func TestSwitchReportWrite(t *testing.T) {
-	rep := &SwitchReport{Start: time.Unix(1e9, 0), Kernel: "6.18", CPUs: 2, Seconds: 100, Generator: GeneratorXDP, Sink: SinkXDP}
+	rep := &SwitchReport{Start: time.Unix(1e9, 0), Kernel: "6.18", CPUs: 2, Seconds: 100, Generator: GeneratorXDP, Sink: loadgen.SinkXDP}
 	rep.Options.Sizes = []int{64, 1500}
 	rep.Options.Devices = []Device{DeviceSwitch, DeviceBridge}
 	rep.Options.Sweep = []float64{0.5}
@@ -167,7 +169,7 @@ func TestSwitchReportWrite(t *testing.T) {
 			res, _ := search(o, func(kind string, pps float64) (Trial, error) {
 				tr, err := m.run(kind, pps)
 				tr.Device, tr.Size = dev, size
-				tr.Latency = Latency{Count: 1, P50: 20_000, P99: 80_000}
+				tr.Latency = loadgen.Latency{Count: 1, P50: 20_000, P99: 80_000}
 				rep.Trials = append(rep.Trials, tr)
 				return tr, err
 			})
@@ -210,7 +212,7 @@ func TestSwitchReportWrite(t *testing.T) {
 
 func TestSwitchOptionsSink(t *testing.T) {
 	o := SwitchOptions{}
-	if err := o.setDefaults(); err != nil || o.Sink != SinkAuto {
+	if err := o.setDefaults(); err != nil || o.Sink != loadgen.SinkAuto {
 		t.Errorf("default sink %q (%v), want auto", o.Sink, err)
 	}
 	o = SwitchOptions{Sink: "socket"}

@@ -13,6 +13,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/ecnswitch/ecnswitch/loadgen"
 )
 
 // Write writes the report into dir (created if missing): report.md with
@@ -65,9 +67,9 @@ func (r *SwitchReport) Markdown(command string) string {
 		gen += " (live frames unusable: " + r.GeneratorNote + ")"
 	}
 	sink, wait := "over AF_XDP", "and includes the time frames wait for the sink to read them"
-	if r.Sink == SinkXDP {
+	if r.Sink == loadgen.SinkXDP {
 		sink = "counting in an XDP program (ecnswitch's, per CPU: it keeps up with any device here)"
-		wait = fmt.Sprintf("taken when the sink's program sees the frame, for a random %.3g of the frames", DefaultSample)
+		wait = fmt.Sprintf("taken when the sink's program sees the frame, for a random %.3g of the frames", loadgen.DefaultSample)
 	} else if r.SinkNote != "" {
 		sink += " (XDP sink unusable: " + r.SinkNote + ")"
 	}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/ecnswitch/ecnswitch/internal/buildinfo"
+	"github.com/ecnswitch/ecnswitch/loadgen"
 )
 
 // Trial is one generator run through a device at one offered load.
@@ -13,18 +14,18 @@ type Trial struct {
 	// Kind is "max" (unpaced), "sweep" or "search".
 	Kind string `json:"kind"`
 	// TargetPPS is the paced rate; 0 for the unpaced trial.
-	TargetPPS    float64 `json:"target_pps"`
-	Sent         uint64  `json:"sent"`
-	Received     uint64  `json:"received"` // distinct frames
-	Lost         uint64  `json:"lost"`     // Sent − Received
-	LossRatio    float64 `json:"loss_ratio"`
-	OfferedPPS   float64 `json:"offered_pps"`   // Sent / Trial
-	ForwardedPPS float64 `json:"forwarded_pps"` // Received / Trial
-	Reordered    uint64  `json:"reordered"`
-	Duplicated   uint64  `json:"duplicated"`
-	CE           uint64  `json:"ce"`
-	Latency      Latency `json:"latency"`
-	GeneratorLag int64   `json:"generator_late_ns"` // schedule the generator gave up (it could not keep the rate)
+	TargetPPS    float64         `json:"target_pps"`
+	Sent         uint64          `json:"sent"`
+	Received     uint64          `json:"received"` // distinct frames
+	Lost         uint64          `json:"lost"`     // Sent − Received
+	LossRatio    float64         `json:"loss_ratio"`
+	OfferedPPS   float64         `json:"offered_pps"`   // Sent / Trial
+	ForwardedPPS float64         `json:"forwarded_pps"` // Received / Trial
+	Reordered    uint64          `json:"reordered"`
+	Duplicated   uint64          `json:"duplicated"`
+	CE           uint64          `json:"ce"`
+	Latency      loadgen.Latency `json:"latency"`
+	GeneratorLag int64           `json:"generator_late_ns"` // schedule the generator gave up (it could not keep the rate)
 	// Short says the generator offered less than TargetPPS·(1−Resolution):
 	// it could not keep the rate, so the trial says nothing about higher ones.
 	Short bool `json:"short"`
@@ -58,8 +59,8 @@ type Result struct {
 	ThroughputPPS  float64 `json:"throughput_pps"`
 	GeneratorBound bool    `json:"generator_bound"`
 	// ThroughputLatency is the latency of the trial at the throughput.
-	ThroughputLatency Latency `json:"throughput_latency"`
-	Trials            int     `json:"trials"`
+	ThroughputLatency loadgen.Latency `json:"throughput_latency"`
+	Trials            int             `json:"trials"`
 }
 
 // BoundBy says what limited the unpaced trial: "device" when the
@@ -84,8 +85,8 @@ type SwitchReport struct {
 	// GeneratorNote says why live frames were not used, if they were not.
 	Generator     string `json:"generator"`
 	GeneratorNote string `json:"generator_note,omitempty"`
-	// Sink is the sink's mode, SinkXDP or SinkAFXDP; SinkNote says why
-	// the XDP sink was not used, if it was not.
+	// Sink is the sink's mode, loadgen.SinkXDP or loadgen.SinkAFXDP;
+	// SinkNote says why the XDP sink was not used, if it was not.
 	Sink     string `json:"sink"`
 	SinkNote string `json:"sink_note,omitempty"`
 	// Skipped are the devices not measured, with the reason.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ecnswitch/ecnswitch/bench"
+	"github.com/ecnswitch/ecnswitch/loadgen"
 	"github.com/ecnswitch/ecnswitch/node"
 	"github.com/ecnswitch/ecnswitch/testbed/testbedtest"
 )
@@ -15,11 +16,11 @@ import (
 // ecnswitch (two AF_XDP ports patched) to a sink in the other host.
 type patchRig struct {
 	tb         testing.TB
-	gen, sink  *bench.NetnsPort
+	gen, sink  *loadgen.NetnsPort
 	genNetns   string // the generator's host
 	genIf      string
-	addrs      bench.Addresses
-	clock      *bench.SystemClock
+	addrs      loadgen.Addresses
+	clock      *loadgen.SystemClock
 	runs       uint16
 	sinkCancel context.CancelFunc
 }
@@ -29,7 +30,7 @@ type patchRig struct {
 func newPatchRig(tb testing.TB, live bool) *patchRig {
 	tbd := testbedtest.New(tb, 2)
 	hosts := tbd.Hosts()
-	clock, err := bench.NewSystemClock()
+	clock, err := loadgen.NewSystemClock()
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -44,14 +45,14 @@ func newPatchRig(tb testing.TB, live bool) *patchRig {
 		}
 	})
 	r := &patchRig{tb: tb, clock: clock, genNetns: hosts[0].Netns, genIf: hosts[0].HostIf,
-		addrs: bench.Addresses{SrcMAC: hosts[0].MAC, DstMAC: hosts[1].MAC, SrcIP: hosts[0].IPv4, DstIP: hosts[1].IPv4}}
+		addrs: loadgen.Addresses{SrcMAC: hosts[0].MAC, DstMAC: hosts[1].MAC, SrcIP: hosts[0].IPv4, DstIP: hosts[1].IPv4}}
 	if !live {
-		if r.gen, err = bench.OpenPort(hosts[0].Netns, hosts[0].HostIf, bench.PortOptions(nil)); err != nil {
+		if r.gen, err = loadgen.OpenPort(hosts[0].Netns, hosts[0].HostIf, bench.PortOptions(nil)); err != nil {
 			tb.Fatal(err)
 		}
 		tb.Cleanup(func() { r.gen.Close() })
 	}
-	if r.sink, err = bench.OpenPort(hosts[1].Netns, hosts[1].HostIf, bench.SinkPortOptions(nil)); err != nil {
+	if r.sink, err = loadgen.OpenPort(hosts[1].Netns, hosts[1].HostIf, bench.SinkPortOptions(nil)); err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { r.sink.Close() })
@@ -61,16 +62,16 @@ func newPatchRig(tb testing.TB, live bool) *patchRig {
 // start runs a new sink and a generator of cfg (addresses and run filled
 // in); stop ends the sink after the generator is done and the frames in
 // flight had linger to arrive.
-func (r *patchRig) start(cfg bench.GeneratorConfig) (g *bench.Generator, s *bench.Sink, stop func(linger time.Duration)) {
+func (r *patchRig) start(cfg loadgen.GeneratorConfig) (g *loadgen.Generator, s *loadgen.Sink, stop func(linger time.Duration)) {
 	r.tb.Helper()
 	r.runs++
 	cfg.Addresses, cfg.Run = r.addrs, r.runs
-	s, err := bench.NewSink(bench.SinkConfig{Run: r.runs}, r.sink, r.clock)
+	s, err := loadgen.NewSink(loadgen.SinkConfig{Run: r.runs}, r.sink, r.clock)
 	if err != nil {
 		r.tb.Fatal(err)
 	}
 	s.Prepare(cfg.Flows)
-	if g, err = bench.NewGenerator(cfg, r.gen, r.clock); err != nil {
+	if g, err = loadgen.NewGenerator(cfg, r.gen, r.clock); err != nil {
 		r.tb.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -100,7 +101,7 @@ func (r *patchRig) start(cfg bench.GeneratorConfig) (g *bench.Generator, s *benc
 func TestGeneratorThroughTestbed(t *testing.T) {
 	r := newPatchRig(t, false)
 	const count = 20000
-	g, s, stop := r.start(bench.GeneratorConfig{Sizes: bench.IMIX(), Flows: 4, Rate: bench.Rate{Bits: 10e6}, Count: count})
+	g, s, stop := r.start(loadgen.GeneratorConfig{Sizes: loadgen.IMIX(), Flows: 4, Rate: loadgen.Rate{Bits: 10e6}, Count: count})
 	// Wait for the last frame (at most 10 s past the ~6 s the schedule
 	// takes), then a second more: Totals counts every frame the sink got,
 	// a host's own (IPv6 neighbour discovery, say) too, so it can reach
@@ -123,18 +124,18 @@ func TestGeneratorThroughTestbed(t *testing.T) {
 // rateCases are the rates the generator benchmarks offer through a testbed.
 var rateCases = []struct {
 	rate  float64
-	sizes []bench.Share[int]
+	sizes []loadgen.Share[int]
 	name  string
 }{
-	{10e6, bench.IMIX(), "IMIX"},
-	{1e9, bench.IMIX(), "IMIX"},
-	{10e9, []bench.Share[int]{{Value: 1518, Weight: 1}}, "1518B"},
+	{10e6, loadgen.IMIX(), "IMIX"},
+	{1e9, loadgen.IMIX(), "IMIX"},
+	{10e9, []loadgen.Share[int]{{Value: 1518, Weight: 1}}, "1518B"},
 }
 
 // reportRate reports the offered and received rates' errors against rate,
 // and the loss, of a window of ns nanoseconds in which the generator
 // offered offered bytes and the sink received received.
-func reportRate(b *testing.B, rate float64, ns int64, offered, received uint64, rep bench.Report, st bench.GeneratorStats) {
+func reportRate(b *testing.B, rate float64, ns int64, offered, received uint64, rep loadgen.Report, st loadgen.GeneratorStats) {
 	secs := float64(ns) / 1e9
 	off, rcv := float64(offered)*8/secs, float64(received)*8/secs
 	b.ReportMetric(100*(off-rate)/rate, "offered_err_%")
@@ -165,8 +166,8 @@ func BenchmarkGeneratorRateThroughTestbed(b *testing.B) {
 	for _, c := range rateCases {
 		b.Run(fmt.Sprintf("%gbit/s_%s", c.rate, c.name), func(b *testing.B) {
 			for range b.N {
-				g, s, stop := r.start(bench.GeneratorConfig{
-					Sizes: c.sizes, Flows: 4, Rate: bench.Rate{Bits: c.rate}, Duration: warmup + interval + 300*time.Millisecond,
+				g, s, stop := r.start(loadgen.GeneratorConfig{
+					Sizes: c.sizes, Flows: 4, Rate: loadgen.Rate{Bits: c.rate}, Duration: warmup + interval + 300*time.Millisecond,
 				})
 				time.Sleep(warmup)
 				t0, o0, r0 := r.clock.Now(), g.Stats().Bytes, s.Totals().Bytes
@@ -194,13 +195,13 @@ func BenchmarkLiveGeneratorRateThroughTestbed(b *testing.B) {
 		b.Run(fmt.Sprintf("%gbit/s_%s", c.rate, c.name), func(b *testing.B) {
 			for range b.N {
 				r.runs++
-				cfg := bench.GeneratorConfig{Addresses: r.addrs, Run: r.runs, Sizes: c.sizes, Flows: 4,
-					Rate: bench.Rate{Bits: c.rate}, Duration: warmup + interval + 300*time.Millisecond}
-				g, err := bench.NewLiveGenerator(cfg, bench.LiveConfig{Netns: r.genNetns, Iface: r.genIf, CPUs: []int{0}}, r.clock)
+				cfg := loadgen.GeneratorConfig{Addresses: r.addrs, Run: r.runs, Sizes: c.sizes, Flows: 4,
+					Rate: loadgen.Rate{Bits: c.rate}, Duration: warmup + interval + 300*time.Millisecond}
+				g, err := loadgen.NewLiveGenerator(cfg, loadgen.LiveConfig{Netns: r.genNetns, Iface: r.genIf, CPUs: []int{0}}, r.clock)
 				if err != nil {
 					b.Fatal(err)
 				}
-				s, err := bench.NewSink(bench.SinkConfig{Run: r.runs}, r.sink, r.clock)
+				s, err := loadgen.NewSink(loadgen.SinkConfig{Run: r.runs}, r.sink, r.clock)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/vishvananda/netlink"
+
+	"github.com/ecnswitch/ecnswitch/loadgen"
 )
 
 // trial sends at pps (0: unpaced) for Trial, waits for the stragglers, and
@@ -18,13 +20,13 @@ func (r *rig) trial(ctx context.Context, dev Device, size int, kind string, pps 
 	if err != nil {
 		return Trial{}, err
 	}
-	gen, err := r.generator(GeneratorConfig{
-		Addresses: Addresses{
+	gen, err := r.generator(loadgen.GeneratorConfig{
+		Addresses: loadgen.Addresses{
 			SrcMAC: r.hosts[0].MAC, DstMAC: r.hosts[1].MAC,
 			SrcIP: r.hosts[0].IPv4, DstIP: r.hosts[1].IPv4,
 		},
-		Sizes: []Share[int]{{size, 1}}, DSCP: r.o.DSCP, ECN: r.o.ECN, Flows: r.o.Flows,
-		Rate: Rate{Packets: pps}, Duration: r.o.Trial, Run: r.run,
+		Sizes: []loadgen.Share[int]{{Value: size, Weight: 1}}, DSCP: r.o.DSCP, ECN: r.o.ECN, Flows: r.o.Flows,
+		Rate: loadgen.Rate{Packets: pps}, Duration: r.o.Trial, Run: r.run,
 	})
 	if err != nil {
 		return Trial{}, err
@@ -89,25 +91,25 @@ func (r *rig) trial(ctx context.Context, dev Device, size int, kind string, pps 
 	return t, nil
 }
 
-// trialSink is a trial's sink: an XDPSink, or a Sink on the rig's
-// AF_XDP port.
+// trialSink is a trial's sink: a loadgen.XDPSink, or a loadgen.Sink on
+// the rig's AF_XDP port.
 type trialSink interface {
 	Run(context.Context) error
-	Totals() Totals
-	Report() (Report, error)
+	Totals() loadgen.Totals
+	Report() (loadgen.Report, error)
 }
 
-// afxdpSink is a Sink as a trialSink.
-type afxdpSink struct{ *Sink }
+// afxdpSink is a loadgen.Sink as a trialSink.
+type afxdpSink struct{ *loadgen.Sink }
 
-func (s afxdpSink) Report() (Report, error) { return s.Sink.Report(), nil }
+func (s afxdpSink) Report() (loadgen.Report, error) { return s.Sink.Report(), nil }
 
 // newSink makes the sink of the rig's next trial, counting run r.run.
 func (r *rig) newSink() (trialSink, error) {
 	if r.xsink != nil {
 		return r.xsink, r.xsink.Reset(r.run)
 	}
-	s, err := NewSink(SinkConfig{Run: r.run}, r.sink, r.clock)
+	s, err := loadgen.NewSink(loadgen.SinkConfig{Run: r.run}, r.sink, r.clock)
 	if err != nil {
 		return nil, err
 	}
@@ -135,23 +137,23 @@ func (r *rig) sinkDrops() uint64 {
 	return n
 }
 
-// trialGenerator is a trial's generator: a LiveGenerator, or a Generator
-// on the rig's AF_XDP port.
+// trialGenerator is a trial's generator: a loadgen.LiveGenerator, or a
+// loadgen.Generator on the rig's AF_XDP port.
 type trialGenerator interface {
 	Run(context.Context) error
-	Stats() GeneratorStats
+	Stats() loadgen.GeneratorStats
 	Close() error
 }
 
-// afxdpGenerator is a Generator whose port outlives it.
-type afxdpGenerator struct{ *Generator }
+// afxdpGenerator is a loadgen.Generator whose port outlives it.
+type afxdpGenerator struct{ *loadgen.Generator }
 
 func (afxdpGenerator) Close() error { return nil }
 
 // generator makes a trial's generator, of the rig's mode.
-func (r *rig) generator(cfg GeneratorConfig) (trialGenerator, error) {
+func (r *rig) generator(cfg loadgen.GeneratorConfig) (trialGenerator, error) {
 	if !r.live {
-		g, err := NewGenerator(cfg, r.gen, r.clock)
+		g, err := loadgen.NewGenerator(cfg, r.gen, r.clock)
 		return afxdpGenerator{g}, err
 	}
 	// One thread, on the first CPU: the device's receive thread (see
@@ -160,13 +162,13 @@ func (r *rig) generator(cfg GeneratorConfig) (trialGenerator, error) {
 	if runtime.NumCPU() > 1 {
 		cpus = []int{0}
 	}
-	return NewLiveGenerator(cfg, LiveConfig{Netns: r.hosts[0].Netns, Iface: r.hosts[0].HostIf, CPUs: cpus}, r.clock)
+	return loadgen.NewLiveGenerator(cfg, loadgen.LiveConfig{Netns: r.hosts[0].Netns, Iface: r.hosts[0].HostIf, CPUs: cpus}, r.clock)
 }
 
 // probeLive checks that the kernel runs the live-frames generator: it
 // loads its program for a one-frame configuration (nothing is sent).
 func (r *rig) probeLive() error {
-	cfg := GeneratorConfig{Addresses: Addresses{SrcMAC: r.hosts[0].MAC, DstMAC: r.hosts[1].MAC,
+	cfg := loadgen.GeneratorConfig{Addresses: loadgen.Addresses{SrcMAC: r.hosts[0].MAC, DstMAC: r.hosts[1].MAC,
 		SrcIP: r.hosts[0].IPv4, DstIP: r.hosts[1].IPv4}, Count: 1}
-	return probeLive(cfg, r.clock)
+	return loadgen.ProbeLive(cfg, r.clock)
 }

@@ -1,6 +1,7 @@
 package buffer
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"sync/atomic"
@@ -49,8 +50,8 @@ type queue struct {
 	packets counter.Int64
 	peak    atomic.Int64
 	reserve int64
-	cap     int64   // > 0: static cap on shared bytes, else DT
-	alpha   float64 // DT α when cap == 0
+	cap     int64         // > 0: static cap on shared bytes, else DT
+	alpha   atomic.Uint64 // DT α when cap == 0, as math.Float64bits; SetAlpha changes it
 	drops   [NumReasons]tally
 }
 
@@ -83,7 +84,7 @@ func New(cfg Config) (*MMU, error) {
 			q := &p.queues[j]
 			q.reserve = qc.Reserve
 			q.cap = qc.Cap
-			q.alpha = qc.Alpha
+			q.alpha.Store(math.Float64bits(qc.Alpha))
 		}
 	}
 	return m, nil
@@ -151,7 +152,7 @@ func (pl *pool) claim(q *queue, old, need int64) Reason {
 		if need > free {
 			return PoolFull
 		}
-		if q.cap == 0 && float64(old) >= q.alpha*float64(free) {
+		if q.cap == 0 && float64(old) >= math.Float64frombits(q.alpha.Load())*float64(free) {
 			return DynamicThreshold
 		}
 		if pl.shared.CompareAndSwap(s, s+need) {
@@ -235,7 +236,26 @@ func (m *MMU) Threshold(port, queue int) int64 {
 	if q.cap > 0 {
 		return q.cap
 	}
-	return int64(math.Ceil(q.alpha * float64(p.pool.size-p.pool.shared.Load())))
+	return int64(math.Ceil(math.Float64frombits(q.alpha.Load()) * float64(p.pool.size-p.pool.shared.Load())))
+}
+
+// SetAlpha changes the Dynamic Threshold α of queue of port, in
+// (0, MaxAlpha] as Config takes it; a queue with a static cap has none.
+// The next admission to the queue compares against the new threshold. It
+// is safe to call from any goroutine.
+func (m *MMU) SetAlpha(port, queue int, alpha float64) error {
+	if port < 0 || port >= len(m.ports) || queue < 0 || queue >= len(m.ports[port].queues) {
+		return fmt.Errorf("%w: ports[%d].queues[%d]: no such queue", ErrConfig, port, queue)
+	}
+	q := &m.ports[port].queues[queue]
+	if q.cap > 0 {
+		return fmt.Errorf("%w: ports[%d].queues[%d].alpha: the queue has a static cap of %d bytes, not a DT alpha", ErrConfig, port, queue, q.cap)
+	}
+	if !(alpha > 0 && alpha <= MaxAlpha) {
+		return fmt.Errorf("%w: ports[%d].queues[%d].alpha: %g outside (0, %d]", ErrConfig, port, queue, alpha, MaxAlpha)
+	}
+	q.alpha.Store(math.Float64bits(alpha))
+	return nil
 }
 
 // QueueBytes returns the bytes queue of port holds, private and shared.

@@ -655,3 +655,42 @@ func TestZeroAllocs(t *testing.T) {
 		}
 	}
 }
+
+// SetAlpha moves a DT queue's threshold at once, and is refused for a
+// capped queue and outside (0, MaxAlpha].
+func TestSetAlpha(t *testing.T) {
+	m, err := New(Config{
+		Pools: []PoolConfig{{Size: 10_000}},
+		Ports: []PortConfig{{Queues: []QueueConfig{{Alpha: 1}, {Cap: 1000}}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if th := m.Threshold(0, 0); th != 10_000 {
+		t.Fatalf("α = 1 on an empty pool of 10000: threshold %d", th)
+	}
+	if err := m.SetAlpha(0, 0, 0.25); err != nil {
+		t.Fatal(err)
+	}
+	if th := m.Threshold(0, 0); th != 2500 {
+		t.Errorf("α = 1/4: threshold %d, want 2500", th)
+	}
+	// T = α·(B − Q) holds 2000 of 10000 bytes at α = 1/4: the 2001st
+	// byte's packet finds 2000 ≥ 0.25·8000 and is refused.
+	for range 20 {
+		if r := m.Admit(0, 0, 100); r != Admitted {
+			t.Fatalf("admission below the threshold: %v", r)
+		}
+	}
+	if r := m.Admit(0, 0, 100); r != DynamicThreshold {
+		t.Errorf("at α·(B−ΣQ): %v, want the dynamic threshold", r)
+	}
+	for _, c := range []struct {
+		queue int
+		alpha float64
+	}{{1, 0.5}, {0, 0}, {0, MaxAlpha * 2}, {2, 1}} {
+		if err := m.SetAlpha(0, c.queue, c.alpha); !errors.Is(err, ErrConfig) {
+			t.Errorf("SetAlpha(queue %d, %g) = %v, want a config error", c.queue, c.alpha, err)
+		}
+	}
+}

@@ -110,7 +110,7 @@ func BenchmarkCapture(b *testing.B) {
 				on, onSink := pipeline(b, size, clock, c.kmin, c.kmax)
 				m := New(on, clock, Options{Dir: b.TempDir()})
 				if c.name == "noop-tap" {
-					on.SetTap(1, noopTap{})
+					on.AddTap(1, &noopTap{})
 				} else if _, err := m.Start(Spec{Port: "sink", Filter: Marked, Path: "bench.pcapng", MaxBytes: 64 << 20, MaxFiles: 2}); err != nil {
 					b.Fatal(err)
 				}

@@ -79,6 +79,7 @@ type Manager struct {
 	next   int
 	caps   map[int]*capture
 	byPort [][]*capture
+	taps   []*portTap      // by port: the tap install put on it, nil if none
 	hold   <-chan struct{} // tests: the next captures' writers wait on it
 }
 
@@ -110,7 +111,7 @@ func New(sw *dataplane.Switch, clock timestamp.Clock, opts Options) *Manager {
 	names := sw.Ports()
 	return &Manager{
 		sw: sw, clock: clock, names: names, opts: opts,
-		caps: map[int]*capture{}, byPort: make([][]*capture, len(names)),
+		caps: map[int]*capture{}, byPort: make([][]*capture, len(names)), taps: make([]*portTap, len(names)),
 	}
 }
 
@@ -274,17 +275,28 @@ func (m *Manager) place(p string) (placement, error) {
 	return placement{root: m.dir, name: rel, path: filepath.Join(m.opts.Dir, rel)}, nil
 }
 
-// install sets port's tap to its current captures. m.mu is held.
+// install puts, in one step, a tap of port's current captures in the
+// place of the one it had (if any). m.mu is held.
 func (m *Manager) install(port int) {
-	var err error
+	var t *portTap
 	if caps := m.byPort[port]; len(caps) > 0 {
-		err = m.sw.SetTap(port, &portTap{caps: caps})
-	} else {
-		err = m.sw.SetTap(port, nil)
+		t = &portTap{caps: caps}
+	}
+	old := m.taps[port]
+	var err error
+	switch {
+	case old == nil && t == nil:
+	case old == nil:
+		err = m.sw.AddTap(port, t)
+	case t == nil:
+		err = m.sw.RemoveTap(port, old)
+	default:
+		err = m.sw.ReplaceTap(port, old, t)
 	}
 	if err != nil {
-		panic(err) // the port came from the switch's own list
+		panic(err) // the port came from the switch's own list, and only install sets its taps
 	}
+	m.taps[port] = t
 }
 
 // Stop stops capture id: it takes the capture off its port, writes what

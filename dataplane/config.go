@@ -6,6 +6,7 @@ import (
 
 	"github.com/ecnswitch/ecnswitch/buffer"
 	"github.com/ecnswitch/ecnswitch/marking"
+	"github.com/ecnswitch/ecnswitch/packet"
 	"github.com/ecnswitch/ecnswitch/ports"
 	"github.com/ecnswitch/ecnswitch/scheduler"
 )
@@ -154,6 +155,10 @@ type PortConfig struct {
 
 	// Enqueue and Dequeue are the marker chains at the two stages.
 	Enqueue, Dequeue []MarkerSpec
+	// Reshape, when set, is offered every packet the buffer or an enqueue
+	// marker refuses, and may make one the port can still carry out of
+	// it, instead of a drop (see Reshaper).
+	Reshape Reshaper
 	// NonECT says what a chain does with a packet it would mark that is not
 	// ECN-capable: drop it (the default, as RED does) or pass it.
 	NonECT marking.NonECT
@@ -176,6 +181,20 @@ type PortConfig struct {
 	// Worker is the worker that owns the port (its RX and its egress); -1
 	// (or any value when Workers is 1) lets the switch choose.
 	Worker int
+}
+
+// Reshaper turns a packet that a port's admission refused (the buffer's
+// Dynamic Threshold, a static cap or a full pool, or an enqueue marker's
+// drop; why says which) into one the port can still carry: packet trimming
+// cuts it to its headers for a priority queue, as SAI's trim on failed
+// admission does. Reshape changes d in place (its length, headers, DSCP)
+// and returns the queue to admit it to, or ok false to let it be dropped.
+// The reshaped packet is admitted to that queue like any other (it may be
+// refused there, and is then dropped) but passes no enqueue marker. Reshape
+// runs on the port's worker, once per refused packet: it must not block,
+// lock or allocate.
+type Reshaper interface {
+	Reshape(d *packet.Desc, why DropReason) (queue int, ok bool)
 }
 
 // MarkerSpec names a marker and makes one per port. The dataplane calls New

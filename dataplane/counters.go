@@ -57,4 +57,5 @@ type queueCounters struct {
 	enqueued, dequeued   counter.Uint64
 	enqBytes, deqBytes   counter.Uint64
 	markedEnq, markedDeq counter.Uint64
+	reshaped             counter.Uint64 // refused packets a Reshaper made into ones this queue took
 }

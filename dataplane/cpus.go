@@ -2,29 +2,16 @@ package dataplane
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ecnswitch/ecnswitch/internal/affinity"
 )
 
 // AllowedCPUs returns the CPUs the calling thread may run on, in order:
 // its affinity mask (sched_getaffinity), which taskset, a cgroup's cpuset
-// or a container narrows from the machine's CPUs. A process's threads
-// share the mask they started with.
-func AllowedCPUs() ([]int, error) {
-	var set unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &set); err != nil {
-		return nil, fmt.Errorf("sched_getaffinity: %w", err)
-	}
-	var cpus []int
-	for c := range MaxCPU + 1 {
-		if set.IsSet(c) {
-			cpus = append(cpus, c)
-		}
-	}
-	return cpus, nil
-}
+// or a container narrows from the machine's CPUs (internal/affinity).
+func AllowedCPUs() ([]int, error) { return affinity.Allowed() }
 
 // CheckCPUs checks Config.CPUs against the CPUs the calling process may
 // run on (AllowedCPUs), not the machine's count: under `taskset -c 1`,
@@ -54,40 +41,12 @@ func CheckCPUs(cpus []int) error {
 // PinThread binds the calling OS thread to cpu (sched_setaffinity). The
 // caller locks its goroutine to the thread first (runtime.LockOSThread).
 // The error names the CPUs this process may run on; the caller says what
-// it pinned to which CPU.
-func PinThread(cpu int) error {
-	var set unix.CPUSet
-	set.Set(cpu)
-	if err := unix.SchedSetaffinity(0, &set); err != nil {
-		allowed, _ := AllowedCPUs()
-		return fmt.Errorf("sched_setaffinity: %w (this process may run on %s)", err, FormatCPUs(allowed))
-	}
-	return nil
-}
+// it pinned to which CPU. It is internal/affinity's Pin, which the load
+// generator shares.
+func PinThread(cpu int) error { return affinity.Pin(cpu) }
 
 // FormatCPUs writes a set of CPUs as taskset's list does: 0-3,6.
-func FormatCPUs(cpus []int) string {
-	var b strings.Builder
-	for i := 0; i < len(cpus); {
-		j := i
-		for j+1 < len(cpus) && cpus[j+1] == cpus[j]+1 {
-			j++
-		}
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(strconv.Itoa(cpus[i]))
-		if j > i {
-			b.WriteByte('-')
-			b.WriteString(strconv.Itoa(cpus[j]))
-		}
-		i = j + 1
-	}
-	if b.Len() == 0 {
-		return "none"
-	}
-	return b.String()
-}
+func FormatCPUs(cpus []int) string { return affinity.Format(cpus) }
 
 // Placement splits the CPUs this process may run on between the switch's
 // workers and everything else on the machine — on a testbed, the hosts'

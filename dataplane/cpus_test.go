@@ -2,8 +2,6 @@ package dataplane_test
 
 import (
 	"context"
-	"fmt"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -13,16 +11,6 @@ import (
 	"github.com/ecnswitch/ecnswitch/dataplane/dataplanetest"
 	"github.com/ecnswitch/ecnswitch/ports/memport"
 )
-
-func TestFormatCPUs(t *testing.T) {
-	for want, cpus := range map[string][]int{
-		"none": nil, "1": {1}, "0-3,6": {0, 1, 2, 3, 6}, "0,2,4-5": {0, 2, 4, 5}, "7-9": {7, 8, 9},
-	} {
-		if got := dataplane.FormatCPUs(cpus); got != want {
-			t.Errorf("FormatCPUs(%v) = %q, want %q", cpus, got, want)
-		}
-	}
-}
 
 // CheckCPUs accepts the CPUs of the process's affinity mask and names the
 // mask when one is outside it. (cmd's TestPreflightUnderTaskset runs it
@@ -72,38 +60,5 @@ func TestRunStopsWhenAWorkerCannotBePinned(t *testing.T) {
 		cancel()
 		<-done
 		t.Fatal("Run still waiting 10 s after a worker failed to pin")
-	}
-}
-
-// TestPinThread pins a locked thread to the last CPU the process may use,
-// which sched_getaffinity then reports alone, and fails on a CPU it may
-// not use, naming the allowed set.
-func TestPinThread(t *testing.T) {
-	allowed, err := dataplane.AllowedCPUs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the pinned thread exits with the goroutine
-		if err := dataplane.PinThread(allowed[len(allowed)-1]); err != nil {
-			errc <- err
-			return
-		}
-		got, err := dataplane.AllowedCPUs()
-		if err == nil && !slices.Equal(got, allowed[len(allowed)-1:]) {
-			err = fmt.Errorf("pinned thread may run on %v, want %v", got, allowed[len(allowed)-1:])
-		}
-		errc <- err
-	}()
-	if err := <-errc; err != nil {
-		t.Error(err)
-	}
-	go func() {
-		runtime.LockOSThread()
-		errc <- dataplane.PinThread(dataplane.MaxCPU)
-	}()
-	if err := <-errc; err == nil || !strings.Contains(err.Error(), "may run on "+dataplane.FormatCPUs(allowed)) {
-		t.Errorf("pin to CPU %d: %v, want an error naming %s", dataplane.MaxCPU, err, dataplane.FormatCPUs(allowed))
 	}
 }

@@ -97,7 +97,7 @@ func TestHardwareRxStamps(t *testing.T) {
 			}
 			defer sw.Close()
 			var rec recorder
-			if err := sw.SetTap(0, &rec); err != nil {
+			if err := sw.AddTap(0, &rec); err != nil {
 				t.Fatal(err)
 			}
 			sw.Poll()

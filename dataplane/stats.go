@@ -91,18 +91,22 @@ type RxStampStats struct {
 
 // QueueStats are one egress queue's counters.
 type QueueStats struct {
-	Enqueued     uint64            `json:"enqueued"`
-	EnqueueBytes uint64            `json:"enqueued_bytes"`
-	Dequeued     uint64            `json:"dequeued"`
-	DequeueBytes uint64            `json:"dequeued_bytes"`
-	MarkedEnq    uint64            `json:"marked_enqueue"` // CE marks set by enqueue markers
-	MarkedDeq    uint64            `json:"marked_dequeue"` // CE marks set by dequeue markers
-	Drops        map[string]uint64 `json:"drops"`          // buffer and marker drops by reason
-	Bytes        int64             `json:"bytes"`
-	Packets      int64             `json:"packets"`
-	Peak         int64             `json:"peak_bytes"`
-	Threshold    int64             `json:"threshold"` // the buffer's current admission limit
-	Sojourn      Summary           `json:"sojourn"`   // queueing delay of dequeued packets
+	Enqueued     uint64 `json:"enqueued"`
+	EnqueueBytes uint64 `json:"enqueued_bytes"`
+	Dequeued     uint64 `json:"dequeued"`
+	DequeueBytes uint64 `json:"dequeued_bytes"`
+	MarkedEnq    uint64 `json:"marked_enqueue"` // CE marks set by enqueue markers
+	MarkedDeq    uint64 `json:"marked_dequeue"` // CE marks set by dequeue markers
+	// Drops counts, by reason, what the buffer and the markers refused:
+	// with a Reshaper, a refused packet may still have left, reshaped, and
+	// counts in Reshaped of the queue that took it too.
+	Drops     map[string]uint64 `json:"drops"`
+	Reshaped  uint64            `json:"reshaped"` // refused packets a Reshaper made into ones this queue took
+	Bytes     int64             `json:"bytes"`
+	Packets   int64             `json:"packets"`
+	Peak      int64             `json:"peak_bytes"`
+	Threshold int64             `json:"threshold"` // the buffer's current admission limit
+	Sojourn   Summary           `json:"sojourn"`   // queueing delay of dequeued packets
 }
 
 // WorkerStats say where a worker's thread spent its time while Run ran, in
@@ -163,7 +167,7 @@ func (s *Switch) Stats() Stats {
 				Enqueued: c.enqueued.Load(), EnqueueBytes: c.enqBytes.Load(),
 				Dequeued: c.dequeued.Load(), DequeueBytes: c.deqBytes.Load(),
 				MarkedEnq: c.markedEnq.Load(), MarkedDeq: c.markedDeq.Load(),
-				Drops: map[string]uint64{},
+				Drops: map[string]uint64{}, Reshaped: c.reshaped.Load(),
 				Bytes: m.QueueBytes(p.idx, q), Packets: m.QueuePackets(p.idx, q),
 				Peak: m.QueuePeak(p.idx, q), Threshold: m.Threshold(p.idx, q),
 				Sojourn: p.sojourn[q].summary(),
@@ -175,11 +179,8 @@ func (s *Switch) Stats() Stats {
 			}
 			ps.Queues = append(ps.Queues, qs)
 		}
-		if p.enq != nil {
-			ps.Markers = append(ps.Markers, p.enq.Counts(nil)...)
-		}
-		if p.deq != nil {
-			ps.Markers = append(ps.Markers, p.deq.Counts(nil)...)
+		for _, c := range p.chains.Load().chains() {
+			ps.Markers = c.Counts(ps.Markers)
 		}
 		st.Ports = append(st.Ports, ps)
 	}

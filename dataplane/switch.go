@@ -34,47 +34,48 @@ type Switch struct {
 
 	priority int // SCHED_FIFO priority of the workers; 0 for none
 
+	tapMu    sync.Mutex // serializes ReplaceTap
+	changeMu sync.Mutex // serializes changes (submit) and the start and end of Run
+
 	running atomic.Bool
 }
 
 // port is one switch port with its egress state. Everything below dev is
 // owned by the port's worker.
 type port struct {
-	idx    int
-	name   string
-	dev    ports.Port
-	pender ports.Pender // dev, if it can hold taken frames unsent; nil otherwise
-	mtu    int          // the largest frame dev sends (ports.MaxFramer); 0: any
-	sched  scheduler.Scheduler
-	shaper *scheduler.Shaper
-	enq    *marking.Chain // nil when no enqueue markers
-	deq    *marking.Chain // nil when no dequeue markers
-	// enqNeeds and deqNeeds are the costly View fields the chains read
-	// (marking.Needer): fillView leaves the others 0.
-	enqNeeds, deqNeeds marking.Need
-	pool               int
-	nq                 int
-	qinfo              []scheduler.QueueInfo
-	delay              *delayLine // nil when the port adds no delay
-	stamps             rxStamps   // how received packets get their RxTime
+	idx      int
+	name     string
+	dev      ports.Port
+	pender   ports.Pender // dev, if it can hold taken frames unsent; nil otherwise
+	mtu      int          // the largest frame dev sends (ports.MaxFramer); 0: any
+	reshape  Reshaper     // nil: refused packets are dropped
+	enq, deq chainStage   // the marker chains at the two stages
+	nonECT   marking.NonECT
+	chains   atomic.Pointer[portChains] // enq and deq as published for Stats
+	pool     int
+	nq       int
+	qinfo    []scheduler.QueueInfo
+	stamps   rxStamps // how received packets get their RxTime
 
-	// The virtual line (see worker.go).
-	vnow     int64          // time of the port's last event: arrival, release from the delay line, departure
-	next     int64          // time of its next event on the line; never if none
-	staged   []*packet.Desc // left the line, waiting for the device; their TxTime is their departure time
-	blocked  bool           // the device refused staged packets: departures wait for it
-	coalesce int64          // ns a departed packet may wait to be batched
+	line // queues, shaper, delay line, and the times of their events
 
 	c       portCounters
 	qc      []queueCounters
 	sojourn []histogram // by queue: time from enqueue to dequeue
 
-	rxErr   error        // the device's last receive error, so that only changes are logged
-	txErr   error        // likewise for transmit
-	held    atomic.Int64 // packets in the delay line and staged for the device, published once per pass
-	tap     tapPointer   // capture; nil when off
-	markers []string     // names of the enqueue chain's members, then the dequeue chain's
+	rxErr error        // the device's last receive error, so that only changes are logged
+	txErr error        // likewise for transmit
+	held  atomic.Int64 // packets in the delay line and staged for the device, published once per pass
+	tap   tapPointer   // captures and probes; nil when none
 }
+
+// portChains are a port's chains as its worker last published them, for
+// other goroutines to read their counters.
+type portChains struct{ enq, deq *marking.Chain }
+
+// publishChains publishes p's chains for Stats. Only p's worker (or the
+// switch's owner while it does not run) calls it.
+func (p *port) publishChains() { p.chains.Store(&portChains{p.enq.Chain, p.deq.Chain}) }
 
 // New builds a switch over devs, which must match cfg.Ports one for one.
 // The switch takes ownership of devs and closes them in Close. A nil logger
@@ -180,58 +181,78 @@ func newPort(idx int, pc *PortConfig, dev ports.Port, batch int, now int64) (*po
 	if err != nil {
 		return nil, err
 	}
+	delay, err := newDelayLine(pc.Delay, nq)
+	if err != nil {
+		return nil, err
+	}
 	p := &port{
-		idx: idx, name: pc.Name, dev: dev, sched: sched, shaper: shaper,
+		idx: idx, name: pc.Name, dev: dev,
 		pool: pc.Pool, nq: nq, qc: make([]queueCounters, nq), sojourn: make([]histogram, nq),
-		vnow: now, next: never, staged: make([]*packet.Desc, 0, stagedBatches*batch), coalesce: max(int64(pc.Coalesce), 0),
+		line: newLine(sched, shaper, delay, batch, int64(pc.Coalesce), now),
 	}
 	for q := 0; q < nq; q++ {
 		p.qinfo = append(p.qinfo, sched.Queue(q))
 	}
+	p.reshape = pc.Reshape
 	p.pender, _ = dev.(ports.Pender)
 	if m, ok := dev.(ports.MaxFramer); ok {
 		p.mtu = m.MaxFrame()
 	}
-	if p.enq, err = newChain("enqueue", marking.Enqueue, pc.Enqueue, pc.NonECT, nq); err != nil {
+	if p.enq, err = newStage("enqueue", marking.Enqueue, pc.Enqueue, pc.NonECT, nq); err != nil {
 		return nil, err
 	}
-	if p.deq, err = newChain("dequeue", marking.Dequeue, pc.Dequeue, pc.NonECT, nq); err != nil {
+	if p.deq, err = newStage("dequeue", marking.Dequeue, pc.Dequeue, pc.NonECT, nq); err != nil {
 		return nil, err
 	}
-	if p.enq != nil {
-		p.enqNeeds = p.enq.Needs()
+	if n := p.enq.Len() + p.deq.Len(); n > MaxMarkers {
+		return nil, fmt.Errorf("markers: %d configured, at most %d", n, MaxMarkers)
 	}
-	if p.deq != nil {
-		p.deqNeeds = p.deq.Needs()
-	}
-	for _, sp := range pc.Enqueue {
-		p.markers = append(p.markers, sp.Name)
-	}
-	for _, sp := range pc.Dequeue {
-		p.markers = append(p.markers, sp.Name)
-	}
-	if len(p.markers) > MaxMarkers {
-		return nil, fmt.Errorf("markers: %d configured, at most %d", len(p.markers), MaxMarkers)
-	}
-	if p.delay, err = newDelayLine(pc.Delay, nq); err != nil {
-		return nil, err
-	}
+	p.nonECT = pc.NonECT
+	p.publishChains()
 	return p, nil
 }
 
-func newChain(key string, stage marking.Stage, specs []MarkerSpec, nonECT marking.NonECT, nq int) (*marking.Chain, error) {
+// chainStage is a port's marker chain at one stage, with what its
+// members read, bound when the port is built.
+type chainStage struct {
+	*marking.Chain // nil when the stage has no markers
+	stage          marking.Stage
+	needs          marking.Need // the costly View fields the chain reads (marking.Needer): fillView leaves the others 0
+	peers          []int        // by queue: the queue the chain reads beside it (marking.Peerer); nil for none
+}
+
+// Len returns the number of the chain's members, 0 when there is none.
+func (c *chainStage) Len() int {
+	if c.Chain == nil {
+		return 0
+	}
+	return c.Chain.Len()
+}
+
+// newStage builds the chain of specs for stage, one marker each for a port
+// of nq queues; key names the stage in errors.
+func newStage(key string, stage marking.Stage, specs []MarkerSpec, nonECT marking.NonECT, nq int) (chainStage, error) {
+	st := chainStage{stage: stage}
 	if len(specs) == 0 {
-		return nil, nil
+		return st, nil
 	}
 	members := make([]marking.Member, 0, len(specs))
 	for i, sp := range specs {
 		m, err := sp.New(nq)
 		if err != nil {
-			return nil, fmt.Errorf("markers.%s[%d] (%s): %w", key, i, sp.Name, err)
+			return st, fmt.Errorf("markers.%s[%d] (%s): %w", key, i, sp.Name, err)
 		}
 		members = append(members, marking.Member{Name: sp.Name, Marker: m})
 	}
-	return marking.NewChain(stage, nonECT, members...)
+	c, err := marking.NewChain(stage, nonECT, members...)
+	if err != nil {
+		return st, fmt.Errorf("markers.%s: %w", key, err)
+	}
+	if st.peers, err = c.Peers(nq); err != nil {
+		return st, fmt.Errorf("markers.%s: %w", key, err)
+	}
+	st.Chain, st.needs = c, c.Needs()
+	return st, nil
 }
 
 // Poll runs one pass of every worker on the calling goroutine: receive a
@@ -260,10 +281,7 @@ func (s *Switch) NextEvent() int64 {
 	next := int64(never)
 	for _, w := range s.workers {
 		for _, p := range w.ports {
-			next = min(next, p.next)
-			if len(p.staged) > 0 {
-				next = min(next, p.staged[0].TxTime+p.coalesce)
-			}
+			next = min(next, p.next, p.deadline())
 		}
 	}
 	return next
@@ -271,19 +289,32 @@ func (s *Switch) NextEvent() int64 {
 
 // Run starts the workers and blocks until ctx is done, then stops them and
 // returns. Each worker is a goroutine locked to an OS thread, with a timer
-// slack of 1 µs so that it wakes when its next departure is due.
+// slack of 1 µs so that it wakes when its next departure is due, pinned
+// to its CPU if Config.CPUs names one. Run changes nothing of the process
+// but its workers' threads, so several switches can run in one process.
+//
+// Workers keep their Ps, asleep too (they sleep in raw system calls), so
+// they come on top of what the rest of the process needs: a process that
+// runs a switch beside other work should raise GOMAXPROCS by Workers()
+// (node does). With one P left for the rest, the hosts' TCP goroutines of
+// the demo, which share its process, moved 0.03 Gbit/s instead of 1.4.
 func (s *Switch) Run(ctx context.Context) error {
+	s.changeMu.Lock()
 	if !s.running.CompareAndSwap(false, true) {
+		s.changeMu.Unlock()
 		return errors.New("dataplane: switch is already running")
 	}
-	defer s.running.Store(false)
-	// Workers keep their Ps, asleep too (ppollRaw), so they come on top of
-	// what the rest of the process needs: a P per CPU. With one P left for
-	// the rest, the hosts' TCP goroutines in the demo (they share this
-	// process) moved 0.03 Gbit/s instead of 1.4.
-	if need := len(s.workers) + runtime.NumCPU(); runtime.GOMAXPROCS(0) < need {
-		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(need))
-	}
+	s.changeMu.Unlock()
+	defer func() {
+		// The workers have stopped: apply what they left, and from now on
+		// changes apply at once.
+		s.changeMu.Lock()
+		for _, w := range s.workers {
+			w.applyChanges()
+		}
+		s.running.Store(false)
+		s.changeMu.Unlock()
+	}()
 	// A worker that fails (one that cannot be pinned, say) stops them all.
 	ctx, failed := context.WithCancel(ctx)
 	defer failed()
@@ -329,6 +360,10 @@ func (s *Switch) Run(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// Workers returns the number of the switch's workers: the goroutines,
+// each locked to an OS thread, that Run starts.
+func (s *Switch) Workers() int { return len(s.workers) }
+
 // workerTimerSlack is the timer slack of worker threads in ns: how late
 // the kernel may end a worker's sleep (50 µs by default).
 const workerTimerSlack = 1000
@@ -366,4 +401,15 @@ func (p *port) health(s *Switch, op string, last *error, err error) {
 	}
 	*last = err
 	s.log.Warn("port device error; retrying", zap.String("port", p.name), zap.String("op", op), zap.Error(err))
+}
+
+// chains returns the chains that are set.
+func (c *portChains) chains() []*marking.Chain {
+	var cs []*marking.Chain
+	for _, ch := range [...]*marking.Chain{c.enq, c.deq} {
+		if ch != nil {
+			cs = append(cs, ch)
+		}
+	}
+	return cs
 }

@@ -2,6 +2,7 @@ package dataplane
 
 import (
 	"fmt"
+	"slices"
 	"sync/atomic"
 
 	"github.com/ecnswitch/ecnswitch/marking"
@@ -11,7 +12,9 @@ import (
 // Tap receives packet events of the ports it is set on, for capture. Record
 // runs on the port's worker for every event, so it must not block, lock or
 // allocate: it copies what it keeps (the event and its frame are valid only
-// during the call) and hands the copy to another goroutine, or skips it.
+// during the call, and other taps of the port see them after it, so it
+// must not change them) and hands the copy to another goroutine, or skips
+// it.
 type Tap interface {
 	Record(ev *Event)
 }
@@ -56,21 +59,56 @@ type Event struct {
 	Value, Threshold int64
 }
 
-// tapSlot holds a port's tap; the pointer is swapped atomically so that
-// capture can start and stop while the workers run.
-type tapSlot struct{ Tap }
+// tapSet is the taps of a port. It is never changed once published:
+// ReplaceTap publishes a new one, so that the port's worker reads a set
+// with one atomic load and no lock.
+type tapSet struct{ taps []Tap }
 
-// SetTap starts (t non-nil) or stops (nil) delivering the events of port to
-// t. It is safe to call while the switch runs.
-func (s *Switch) SetTap(port int, t Tap) error {
+// tapPointer is a port's set of taps; nil when it has none.
+type tapPointer = atomic.Pointer[tapSet]
+
+// AddTap starts delivering the events of port to t, beside the port's
+// other taps (captures, an experiment's probe). It is safe to call while
+// the switch runs. t must be comparable (a pointer, say), so that
+// RemoveTap can find it.
+func (s *Switch) AddTap(port int, t Tap) error { return s.ReplaceTap(port, nil, t) }
+
+// RemoveTap stops delivering the events of port to t.
+func (s *Switch) RemoveTap(port int, t Tap) error { return s.ReplaceTap(port, t, nil) }
+
+// ReplaceTap puts tap new in the place of tap old on port, in one step,
+// so that no event goes to neither or to both: old nil adds new, new nil
+// removes old. It fails if old is not one of the port's taps, or new
+// already is. It is safe to call while the switch runs.
+func (s *Switch) ReplaceTap(port int, old, new Tap) error {
 	if port < 0 || port >= len(s.ports) {
 		return fmt.Errorf("dataplane: tap on port %d: outside [0, %d]", port, len(s.ports)-1)
 	}
-	if t == nil {
-		s.ports[port].tap.Store(nil)
-		return nil
+	s.tapMu.Lock()
+	defer s.tapMu.Unlock()
+	p := s.ports[port]
+	var taps []Tap
+	if set := p.tap.Load(); set != nil {
+		taps = slices.Clone(set.taps)
 	}
-	s.ports[port].tap.Store(&tapSlot{t})
+	if new != nil && slices.Contains(taps, new) {
+		return fmt.Errorf("dataplane: tap on port %d (%s): %T is set already", port, p.name, new)
+	}
+	if old != nil {
+		i := slices.Index(taps, old)
+		if i < 0 {
+			return fmt.Errorf("dataplane: tap on port %d (%s): %T is not set", port, p.name, old)
+		}
+		taps = slices.Delete(taps, i, i+1)
+	}
+	if new != nil {
+		taps = append(taps, new)
+	}
+	if len(taps) == 0 {
+		p.tap.Store(nil)
+	} else {
+		p.tap.Store(&tapSet{taps})
+	}
 	return nil
 }
 
@@ -83,29 +121,30 @@ func (s *Switch) Ports() []string {
 	return names
 }
 
-// tapPointer is the per-port tap slot.
-type tapPointer = atomic.Pointer[tapSlot]
-
 // markerName returns the name of the marker a descriptor's MarkedBy names.
 func (p *port) markerName(by uint8) string {
-	if by == 0 || int(by) > len(p.markers) {
+	i := int(by) - 1
+	if i < 0 || i >= p.enq.Len()+p.deq.Len() {
 		return ""
 	}
-	return p.markers[by-1]
+	if i < p.enq.Len() {
+		return p.enq.Name(i)
+	}
+	return p.deq.Name(i - p.enq.Len())
 }
 
 // markerIndex returns the MarkedBy value of member i of the chain at stage.
 func (p *port) markerIndex(stage marking.Stage, i int) uint8 {
-	if stage == marking.Dequeue && p.enq != nil {
+	if stage == marking.Dequeue && p.enq.Chain != nil {
 		i += p.enq.Len()
 	}
 	return uint8(i + 1)
 }
 
-// tapEvent delivers one event to the port's tap, if it has one.
+// tapEvent delivers one event to each of the port's taps.
 func (w *worker) tapEvent(p *port, kind EventKind, d *packet.Desc, now int64, r DropReason, marker uint8, sojourn int64) {
-	t := p.tap.Load()
-	if t == nil {
+	set := p.tap.Load()
+	if set == nil {
 		return
 	}
 	ev := &w.event
@@ -118,10 +157,12 @@ func (w *worker) tapEvent(p *port, kind EventKind, d *packet.Desc, now int64, r 
 	}
 	if marker != 0 {
 		ev.Marker = p.markerName(marker)
-		if p.enq == nil || int(marker) > p.enq.Len() {
+		if p.enq.Chain == nil || int(marker) > p.enq.Len() {
 			ev.Stage = marking.Dequeue
 		}
 		ev.Value, ev.Threshold = d.MarkValue, d.MarkThreshold
 	}
-	t.Record(ev)
+	for _, t := range set.taps {
+		t.Record(ev)
+	}
 }

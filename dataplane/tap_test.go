@@ -32,13 +32,24 @@ func TestTapSeesMarksAndDrops(t *testing.T) {
 		return marking.NewRED(marking.CutOff(marking.MeasureQueue, marking.Bytes(k)), marking.Enqueue, q)
 	}}}
 	r := dataplanetest.New(t, cfg, memport.Link{Rate: rate})
-	var in, out recorder
-	if err := r.Switch.SetTap(0, &in); err != nil {
+	var in, out, also recorder
+	if err := r.Switch.AddTap(0, &in); err != nil {
 		t.Fatal(err)
 	}
-	r.Switch.SetTap(2, &out)
-	if r.Switch.SetTap(3, &out) == nil {
-		t.Fatal("SetTap on port 3 of 3 succeeded")
+	if err := r.Switch.AddTap(2, &out); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Switch.AddTap(2, &also); err != nil {
+		t.Fatal(err)
+	}
+	if r.Switch.AddTap(3, &out) == nil {
+		t.Fatal("AddTap on port 3 of 3 succeeded")
+	}
+	if r.Switch.AddTap(2, &out) == nil {
+		t.Fatal("AddTap of a tap the port has succeeded")
+	}
+	if r.Switch.RemoveTap(1, &out) == nil {
+		t.Fatal("RemoveTap of a tap the port does not have succeeded")
 	}
 	ect := dataplanetest.Frame(t, 0, 2, packettest.Options{Size: 1000, ECN: packet.ECT0})
 	notECT := dataplanetest.Frame(t, 1, 2, packettest.Options{Size: 1000})
@@ -95,13 +106,22 @@ func TestTapSeesMarksAndDrops(t *testing.T) {
 	if len(in.evs) != 400 || in.evs[0].Kind != dataplane.EventIngress || in.evs[0].Queue != -1 {
 		t.Errorf("ingress tap: %d events, first %+v; want 400 ingress events", len(in.evs), in.evs[0])
 	}
-	// Stopping the tap stops the events.
-	r.Switch.SetTap(2, nil)
-	n := len(out.evs)
+	// A second tap on the port saw the same events.
+	if len(also.evs) != len(out.evs) {
+		t.Errorf("two taps on one port saw %d and %d events", len(out.evs), len(also.evs))
+	}
+	// Removing a tap stops its events, not the other's.
+	if err := r.Switch.RemoveTap(2, &out); err != nil {
+		t.Fatal(err)
+	}
+	n, m := len(out.evs), len(also.evs)
 	r.Send(0, ect)
 	r.Drain(1000)
 	if len(out.evs) != n {
 		t.Errorf("tap got %d events after it was removed", len(out.evs)-n)
+	}
+	if len(also.evs) != m+1 {
+		t.Errorf("the tap left on the port got %d events for one packet, want 1", len(also.evs)-m)
 	}
 }
 
@@ -121,7 +141,7 @@ func TestMarksCountedOncePerPacket(t *testing.T) {
 	cfg.Ports[2].Dequeue = []dataplane.MarkerSpec{cut(marking.Dequeue)}
 	r := dataplanetest.New(t, cfg, memport.Link{Rate: rate})
 	var out recorder
-	r.Switch.SetTap(2, &out)
+	r.Switch.AddTap(2, &out)
 	ect := dataplanetest.Frame(t, 0, 2, packettest.Options{Size: 1000, ECN: packet.ECT0})
 	ce := dataplanetest.Frame(t, 1, 2, packettest.Options{Size: 1000, ECN: packet.CE})
 	for i := 0; i < 200; i++ {

@@ -33,8 +33,12 @@ func TestFillViewSetsEveryField(t *testing.T) {
 	p := w.ports[0]
 	d := &packet.Desc{Len: 100, EnqTime: 7}
 
+	all := &chainStage{needs: marking.NeedAll | marking.NeedPeer, peers: []int{1, 0}}
 	w.view = marking.View{}
-	want := *w.fillView(p, d, 10, 1, marking.NeedAll)
+	want := *w.fillView(p, d, 10, 1, all)
+	if want.PeerQueue != 0 {
+		t.Fatalf("PeerQueue %d, want 0: queue 1's peer", want.PeerQueue)
+	}
 
 	spoil := func() {
 		junk := reflect.ValueOf(&w.view).Elem()
@@ -51,14 +55,15 @@ func TestFillViewSetsEveryField(t *testing.T) {
 		}
 	}
 	spoil()
-	if got := *w.fillView(p, d, 10, 1, marking.NeedAll); got != want {
+	if got := *w.fillView(p, d, 10, 1, all); got != want {
 		t.Fatalf("after a spoiled view fillView gives\n%+v\nwant\n%+v", got, want)
 	}
 	// A chain that needs none of the costly fields finds them 0, not
 	// the last packet's, and the rest as before.
 	spoil()
 	want.RoundTime, want.BusyWeightSum, want.PortBytes, want.PortPackets, want.QueueEmptySince, want.PortEmptySince = 0, 0, 0, 0, 0, 0
-	if got := *w.fillView(p, d, 10, 1, 0); got != want {
+	want.PeerQueue = -1
+	if got := *w.fillView(p, d, 10, 1, &chainStage{}); got != want {
 		t.Fatalf("needing nothing costly, after a spoiled view fillView gives\n%+v\nwant\n%+v", got, want)
 	}
 }

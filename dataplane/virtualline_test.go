@@ -70,7 +70,7 @@ func lineScenario(t *testing.T, coalesce time.Duration) (*dataplanetest.Rig, []s
 	c.Coalesce = coalesce
 	r := dataplanetest.New(t, cfg, memport.Link{Rate: 10_000_000_000, Overhead: 24})
 	rec := &lineRecorder{}
-	if err := r.Switch.SetTap(2, rec); err != nil {
+	if err := r.Switch.AddTap(2, rec); err != nil {
 		t.Fatal(err)
 	}
 

@@ -35,6 +35,8 @@ type worker struct {
 	taken  []int            // by source: packets of this pass's batch processed
 	first  int              // rotates which source wins ties
 
+	changes *spsc.Ring[*change] // changes of our ports, applied between passes
+
 	in   []*spsc.Ring[*packet.Desc] // by source worker: packets for our ports
 	inb  [][]*packet.Desc           // by source worker: this pass's batch from in
 	out  []*spsc.Ring[*packet.Desc] // by destination worker
@@ -63,7 +65,7 @@ type workerTime struct {
 
 func newWorker(s *Switch, id int, cfg Config) (*worker, error) {
 	w := &worker{
-		s: s, id: id, batch: cfg.Batch, spin: cfg.Spin, cpu: -1, next: never,
+		s: s, id: id, batch: cfg.Batch, spin: cfg.Spin, cpu: -1, next: never, changes: newChangeRing(),
 		arena: make([]packet.Desc, cfg.Frames),
 		free:  make([]*packet.Desc, 0, cfg.Frames),
 		in:    make([]*spsc.Ring[*packet.Desc], cfg.Workers),
@@ -117,22 +119,22 @@ func (w *worker) drop(p *port, d *packet.Desc, r DropReason, now int64) {
 }
 
 // markerDrop is drop for a packet a marker of chain c dropped.
-func (w *worker) markerDrop(p *port, d *packet.Desc, c *marking.Chain, stage marking.Stage, v *marking.View, r DropReason, now int64) {
+func (w *worker) markerDrop(p *port, d *packet.Desc, c *chainStage, v *marking.View, r DropReason, now int64) {
 	p.c.drops[r].Add(1)
 	if p.tap.Load() != nil {
 		d.MarkValue, d.MarkThreshold = v.Value, v.Threshold
 		sojourn := int64(-1)
-		if stage == marking.Dequeue {
+		if c.stage == marking.Dequeue {
 			sojourn = now - d.EnqTime
 		}
-		w.tapEvent(p, EventDrop, d, now, r, p.markerIndex(stage, c.Decider()), sojourn)
+		w.tapEvent(p, EventDrop, d, now, r, p.markerIndex(c.stage, c.Decider()), sojourn)
 	}
 	w.release(d)
 }
 
 // noteMark records in d which member of chain c marked it and what it compared.
-func (w *worker) noteMark(p *port, d *packet.Desc, c *marking.Chain, stage marking.Stage, v *marking.View) {
-	d.MarkedBy = p.markerIndex(stage, c.Decider())
+func (w *worker) noteMark(p *port, d *packet.Desc, c *chainStage, v *marking.View) {
+	d.MarkedBy = p.markerIndex(c.stage, c.Decider())
 	d.MarkValue, d.MarkThreshold = v.Value, v.Threshold
 }
 
@@ -161,6 +163,7 @@ func (w *worker) release(d *packet.Desc) {
 // and each port hands the device what has left its line once the batch is
 // due (flushDue).
 func (w *worker) poll(now int64) int {
+	w.applyChanges()
 	for _, r := range w.back {
 		if r == nil {
 			continue
@@ -208,7 +211,7 @@ func (w *worker) poll(now int64) int {
 	n += w.advanceAll(horizon, horizon < now)
 	carried := 0
 	for i, p := range w.ports {
-		if w.flushDue(p, now, more) {
+		if p.due(now, w.batch, more) {
 			n += w.flush(p, now)
 		} else if p.pender != nil && p.pender.Pending() {
 			// Frames the device took but has not sent: push them on, or
@@ -445,7 +448,7 @@ func (w *worker) forward(in *port, d *packet.Desc, out int, now int64) {
 // port emulates one, else straight to admission and the queue. First every
 // port's virtual line runs up to that instant.
 func (w *worker) toEgress(p *port, d *packet.Desc, now int64) {
-	at := min(max(d.RxTime, p.vnow), now)
+	at := min(max(d.RxTime, p.now), now)
 	w.advanceAll(at, true)
 	if p.mtu > 0 && d.Len > p.mtu {
 		w.drop(p, d, DropOversize, at) // the device would lose it and count it sent
@@ -455,8 +458,7 @@ func (w *worker) toEgress(p *port, d *packet.Desc, now int64) {
 		if !p.delay.push(d, at) {
 			w.drop(p, d, DropDelayFull, at)
 		}
-		p.next = w.nextEvent(p)
-		w.next = min(w.next, p.next)
+		w.reschedule(p)
 		return
 	}
 	w.enqueue(p, d, at)
@@ -475,33 +477,40 @@ var bufferDrop = [buffer.NumReasons]DropReason{
 func (w *worker) enqueue(p *port, d *packet.Desc, at int64) {
 	q := int(d.Queue)
 	mmu := w.s.mmu
-	p.vnow = max(p.vnow, at)
+	p.arrive(at)
 	d.EnqTime = at
 	var v *marking.View
-	if p.enq != nil {
-		v = w.fillView(p, d, at, q, p.enqNeeds)
+	if p.enq.Chain != nil {
+		v = w.fillView(p, d, at, q, &p.enq)
 	}
 	if r := mmu.Admit(p.idx, q, d.Len); r != buffer.Admitted {
-		w.drop(p, d, bufferDrop[r], at)
+		w.refused(p, d, bufferDrop[r], at, nil)
 		return
 	}
+	d.Charged = uint32(d.Len)
 	if v != nil {
 		switch p.enq.Decide(v, d.ECN) {
 		case marking.Drop:
-			mmu.Release(p.idx, q, d.Len)
+			mmu.Release(p.idx, q, int(d.Charged))
 			mmu.CountDrop(p.idx, q, buffer.Marker, d.Len)
-			w.markerDrop(p, d, p.enq, marking.Enqueue, v, DropEnqueueMarker, at)
+			w.refused(p, d, DropEnqueueMarker, at, v)
 			return
 		case marking.Mark:
 			if d.ECN.IsECT() && packet.SetCE(d) { // a packet that arrived CE was marked upstream
 				p.qc[q].markedEnq.Add(1)
-				w.noteMark(p, d, p.enq, marking.Enqueue, v)
+				w.noteMark(p, d, &p.enq, v)
 			}
 		}
 	}
+	w.queue(p, d, at)
+}
+
+// queue puts d, which the buffer admitted, on its egress queue at time at.
+func (w *worker) queue(p *port, d *packet.Desc, at int64) {
+	q := int(d.Queue)
 	_, queued := p.sched.Len()
 	if !p.sched.Enqueue(d, at) {
-		mmu.Release(p.idx, q, d.Len)
+		w.s.mmu.Release(p.idx, q, int(d.Charged))
 		w.drop(p, d, DropQueueFull, at)
 		return
 	}
@@ -511,9 +520,35 @@ func (w *worker) enqueue(p *port, d *packet.Desc, at int64) {
 		// A departure is now due. With packets queued already it was due
 		// before: every event before at has run, so the next departure is
 		// no earlier than at, and the shaper gives the same time from at.
-		p.next = w.nextEvent(p)
-		w.next = min(w.next, p.next)
+		w.reschedule(p)
 	}
+}
+
+// refused disposes of d, which the buffer or an enqueue marker (then v is
+// its view) refused at time at for reason r. A port with a Reshaper may
+// turn d into a packet it can still carry, which goes to the queue the
+// Reshaper names if the buffer admits it there, past the enqueue markers;
+// else d is dropped, for the reshaped packet's own refusal if it had one.
+func (w *worker) refused(p *port, d *packet.Desc, r DropReason, at int64, v *marking.View) {
+	if p.reshape != nil {
+		if q, ok := p.reshape.Reshape(d, r); ok && q >= 0 && q < p.nq {
+			d.Queue = uint8(q)
+			a := w.s.mmu.Admit(p.idx, q, d.Len)
+			if a == buffer.Admitted {
+				d.Charged = uint32(d.Len)
+				p.qc[q].reshaped.Add(1)
+				w.queue(p, d, at)
+				return
+			}
+			w.drop(p, d, bufferDrop[a], at)
+			return
+		}
+	}
+	if v != nil {
+		w.markerDrop(p, d, &p.enq, v, r, at)
+		return
+	}
+	w.drop(p, d, r, at)
 }
 
 // fillView loads the marker view for d in queue q of p. The queue and port
@@ -522,7 +557,8 @@ func (w *worker) enqueue(p *port, d *packet.Desc, at int64) {
 // the pool figures are the shared pool's, the occupancy the Dynamic
 // Threshold and BCC compare (002 §IV-B). The pool's packet count is not
 // tracked per packet and stays 0.
-func (w *worker) fillView(p *port, d *packet.Desc, now int64, q int, need marking.Need) *marking.View {
+func (w *worker) fillView(p *port, d *packet.Desc, now int64, q int, c *chainStage) *marking.View {
+	need := c.needs
 	mmu := w.s.mmu
 	qi := &p.qinfo[q]
 	v := &w.view // field by field: a composite literal would clear it first
@@ -550,37 +586,21 @@ func (w *worker) fillView(p *port, d *packet.Desc, now int64, q int, need markin
 	if need&marking.NeedEmptySince != 0 {
 		v.QueueEmptySince, v.PortEmptySince = p.sched.EmptySince(q)
 	}
+	v.PeerQueue, v.PeerBytes, v.PeerPackets, v.PeerSojourn = -1, 0, 0, 0
+	if c.peers != nil && c.peers[q] >= 0 {
+		fillPeer(v, p, now, c.peers[q])
+	}
 	return v
 }
 
-// The virtual line.
-//
-// Each egress port follows an ideal line at its shaper's rate C: a packet
-// leaves the queue at the first instant the token bucket allows (Shaper:
-// credit not negative) at which the queue holds a packet, never before the
-// port's previous event, and the dequeue markers, the sojourn time, the
-// round time and the buffer's release all happen at that instant — the
-// packet's departure time — whenever the worker gets round to computing
-// it. Packets released from the delay line enter the queue at their own
-// release time. So every marking decision is the one a perfect shaper,
-// serving each packet at its instant, would make, however the worker's
-// passes fall (TestVirtualLineMatchesPerPacketShaper checks this against a
-// run polled every nanosecond). Physically, the packets that have left the
-// line wait in p.staged and go to the device in batches (flushDue), each
-// at most PortConfig.Coalesce after its departure time.
-
-// nextEvent returns the time of p's next event on its line: the release of
-// the first packet of its delay line or the next departure, whichever is
-// first; never when there is none (or the device holds the line up).
-func (w *worker) nextEvent(p *port) int64 {
-	next := int64(never)
-	if _, at, ok := p.delay.next(); ok {
-		next = at
+// fillPeer loads the view's fields of queue pq, the one its chain reads
+// beside the packet's (marking.Peerer).
+func fillPeer(v *marking.View, p *port, now int64, pq int) {
+	v.PeerQueue = pq
+	v.PeerBytes, v.PeerPackets = p.sched.Backlog(pq)
+	if at, ok := p.sched.Head(pq); ok {
+		v.PeerSojourn = now - at
 	}
-	if _, queued := p.sched.Len(); !p.blocked && queued > 0 {
-		next = min(next, p.shaper.Next(p.vnow))
-	}
-	return next
 }
 
 // advanceAll runs the virtual lines of the worker's ports up to until, one
@@ -614,11 +634,11 @@ func (w *worker) advanceAll(until int64, before bool) int {
 func (w *worker) step(p *port, t int64) int {
 	if q, at, ok := p.delay.next(); ok && at == t {
 		w.enqueue(p, p.delay.take(q), t)
-		p.next = w.nextEvent(p)
+		p.reschedule()
 		return 0
 	}
 	n := w.depart(p, t)
-	p.next = w.nextEvent(p)
+	p.reschedule()
 	return n
 }
 
@@ -628,23 +648,23 @@ func (w *worker) step(p *port, t int64) int {
 func (w *worker) depart(p *port, t int64) int {
 	mmu := w.s.mmu
 	d := p.sched.Dequeue(t)
-	p.vnow = t
+	p.departAt(t)
 	q := int(d.Queue)
-	mmu.Release(p.idx, q, d.Len)
+	mmu.Release(p.idx, q, int(d.Charged))
 	p.qc[q].dequeued.Add(1)
 	p.qc[q].deqBytes.Add(uint64(d.Len))
 	p.sojourn[q].add(t - d.EnqTime)
-	if p.deq != nil {
-		v := w.fillView(p, d, t, q, p.deqNeeds)
+	if p.deq.Chain != nil {
+		v := w.fillView(p, d, t, q, &p.deq)
 		switch p.deq.Decide(v, d.ECN) {
 		case marking.Drop:
 			mmu.CountDrop(p.idx, q, buffer.Marker, d.Len)
-			w.markerDrop(p, d, p.deq, marking.Dequeue, v, DropDequeueMarker, t)
+			w.markerDrop(p, d, &p.deq, v, DropDequeueMarker, t)
 			return 0
 		case marking.Mark:
 			if d.ECN.IsECT() && packet.SetCE(d) { // not if already CE, here or upstream
 				p.qc[q].markedDeq.Add(1)
-				w.noteMark(p, d, p.deq, marking.Dequeue, v)
+				w.noteMark(p, d, &p.deq, v)
 			}
 		}
 	}
@@ -653,50 +673,30 @@ func (w *worker) depart(p *port, t int64) int {
 	if p.tap.Load() != nil {
 		w.tapEvent(p, EventEgress, d, t, 0, d.MarkedBy, t-d.EnqTime)
 	}
-	p.staged = append(p.staged, d)
-	if len(p.staged) == cap(p.staged) {
+	if p.stage(d) {
 		return w.flush(p, t)
 	}
 	return 0
 }
 
-// flushDue reports whether p's staged packets must go to the device at
-// now: the first has waited p.coalesce, or the device has been holding
-// them up, or no packet can join the batch before that deadline: the
-// line's next departure comes later, and the line is not an idle one
-// whose batch is worth growing.
-//
-// An idle line (an unshaped port, or a shaped one with its queues empty)
-// sends an arrival at once, so one that holds a full pass's worth of
-// frames (w.batch), or half of that with more input waiting (more), is a
-// busy egress: its batch waits for the next passes, up to stagedBatches
-// passes' worth or p.coalesce. Each transmit call has a fixed cost, and on
-// veth each call of XDP live frames leaves the kernel a page pool to tear
-// down, at a cost that grows with the pools not yet torn down: in bench
-// tcp, unshaped at 4 Gbit/s, a kworker spent half the worker's CPU on it
-// at 59 frames a call. A line with few frames staged (the ACKs of the
-// other direction) still sends them at once.
-func (w *worker) flushDue(p *port, now int64, more bool) bool {
-	if len(p.staged) == 0 {
-		return false
-	}
-	deadline := p.staged[0].TxTime + p.coalesce
-	grow := p.next == never && (len(p.staged) >= w.batch || more && 2*len(p.staged) >= w.batch)
-	return p.blocked || now >= deadline || p.next > deadline && !grow
-}
-
-// stagedBatches is how many passes' worth of departed packets (w.batch
-// each) a port may stage for one transmit call: 4 × 64 = 256, the most
-// one call of XDP live frames sends (afxdp.MaxLiveMin).
-const stagedBatches = 4
-
 // flush hands p's staged packets to the device at now and releases the
-// frames it took. What the device did not take stays staged, and the line
-// stops until it does (p.blocked): the line restarts at the time the
-// device takes them. A device error (link down, say) loses the frames it
-// refused: they are counted rather than retried forever.
+// frames it took. A device may take fewer than it is offered (one call of
+// XDP live frames sends at most 256): while it takes some, flush offers it
+// the rest. What it does not take at all stays staged, and the line stops
+// until it does (p.blocked): that is push-back, and the line restarts at
+// the time the device takes them. A device error (link down, say) loses
+// the frames it refused: they are counted rather than retried forever.
 func (w *worker) flush(p *port, now int64) int {
-	n, err := p.dev.Transmit(p.staged)
+	n := 0
+	var err error
+	for n < len(p.staged) && err == nil {
+		var k int
+		k, err = p.dev.Transmit(p.staged[n:])
+		if k == 0 {
+			break
+		}
+		n += k
+	}
 	p.health(w.s, "transmit", &p.txErr, err)
 	var bytes uint64
 	for _, d := range p.staged[:n] {
@@ -705,43 +705,22 @@ func (w *worker) flush(p *port, now int64) int {
 	}
 	p.c.txPackets.Add(uint64(n))
 	p.c.txBytes.Add(bytes)
-	rest := p.staged[n:]
-	if err != nil && !errors.Is(err, ports.ErrClosed) && len(rest) > 0 {
-		for _, d := range rest {
+	done := n
+	if err != nil && !errors.Is(err, ports.ErrClosed) {
+		for _, d := range p.staged[n:] {
 			w.drop(p, d, DropTxError, d.TxTime)
 		}
-		rest = nil
+		done = len(p.staged)
 	}
-	p.staged = p.staged[:copy(p.staged, rest)]
-	wasBlocked := p.blocked
-	p.blocked = len(p.staged) > 0
-	if wasBlocked && !p.blocked {
-		p.vnow = max(p.vnow, now)
-		p.next = w.nextEvent(p)
-		w.next = min(w.next, p.next)
-	} else if p.blocked {
-		p.next = w.nextEvent(p) // only releases from the delay line go on
+	if p.sent(done, now) {
+		w.reschedule(p)
 	}
 	return n
 }
 
-// wake returns when p next needs the worker without an arrival: the
-// deadline of its staged packets, or that of the next packet to leave its
-// line; now while the device holds the line up, soon while it holds taken
-// frames unsent (Pending); never when it is idle.
-func (w *worker) wake(p *port, now int64) int64 {
-	switch {
-	case p.blocked:
-		return now
-	case p.pender != nil && p.pender.Pending():
-		return now + pendingWait
-	case len(p.staged) > 0:
-		return p.staged[0].TxTime + p.coalesce
-	case p.next == never:
-		return never
-	}
-	return p.next + p.coalesce
-}
+// reschedule recomputes p's next event and keeps w.next a lower bound of
+// its ports' next events.
+func (w *worker) reschedule(p *port) { w.next = min(w.next, p.reschedule()) }
 
 // run is the worker's poll-mode loop, until stop is set: pass after pass
 // while there is work; with none, spin for w.spin passes, then sleep until
@@ -766,7 +745,7 @@ func (w *worker) run(stop *atomic.Bool) error {
 			wake = after // arrivals wait for a pass
 		}
 		for _, p := range w.ports {
-			wake = min(wake, w.wake(p, after))
+			wake = min(wake, p.wake(after, p.pender != nil && p.pender.Pending()))
 		}
 		if wake <= after {
 			continue

@@ -20,7 +20,6 @@ import (
 	"github.com/ecnswitch/ecnswitch/dataplane"
 	"github.com/ecnswitch/ecnswitch/demo"
 	"github.com/ecnswitch/ecnswitch/marking"
-	"github.com/ecnswitch/ecnswitch/node"
 	"github.com/ecnswitch/ecnswitch/packet"
 	"github.com/ecnswitch/ecnswitch/scheduler"
 	"github.com/ecnswitch/ecnswitch/testbed"
@@ -270,56 +269,43 @@ func (r bccRun) loss() float64 {
 
 func runBCC(ctx context.Context, env Env) (*Report, error) {
 	warmup, duration := env.times(bccDefaultT)
-	o := demo.Options{Rate: bccRate, Classes: []demo.Class{{Flows: 1, Senders: []int{0}}}, Out: env.Out, Logger: env.Logger,
-		Subnet: env.Subnet, ID: env.ID, StateDir: env.StateDir}
-	bed, down, err := node.DemoBed(o)
-	if err != nil {
-		return nil, fmt.Errorf("bcc-shared: %w", err)
-	}
 	var runs []bccRun
-	err = func() error {
+	o, err := env.withBed(ctx, demo.Options{Rate: bccRate, Classes: []demo.Class{{Flows: 1, Senders: []int{0}}}}, func(b *bed) error {
 		for _, c := range bccCases() {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			r, err := runBCCCase(ctx, bed, c, warmup, duration)
+			r, err := runBCCCase(ctx, b, c, warmup, duration)
 			if err != nil {
-				return fmt.Errorf("bcc-shared: %s, threshold %d KB, UDP %.0f%%: %w", c.part, c.threshold, 100*c.udpLoad, err)
+				return fmt.Errorf("%s, threshold %d KB, UDP %.0f%%: %w", c.part, c.threshold, 100*c.udpLoad, err)
 			}
-			fmt.Fprintf(orDiscard(env.Out), "bcc-shared: %s threshold %4d KB UDP %3.0f%%: TCP %s, P5 busy %.1f%%, P6 busy %.1f%%, P5 loss %.3f%%, mean P5/P6/pool %.0f/%.0f/%.0f KB\n",
+			env.say("bcc-shared: %s threshold %4d KB UDP %3.0f%%: TCP %s, P5 busy %.1f%%, P6 busy %.1f%%, P5 loss %.3f%%, mean P5/P6/pool %.0f/%.0f/%.0f KB",
 				c.part, c.threshold, 100*c.udpLoad, mbps(r.goodput+r.goodput2), 100*r.busyTCP, 100*r.busyUDP, 100*r.loss(), r.meanTCP/1024, r.meanUDP/1024, r.meanPool/1024)
 			runs = append(runs, r)
 		}
 		return nil
-	}()
-	if err = errors.Join(err, down()); err != nil {
-		return nil, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("bcc-shared: %w", err)
 	}
-	return bccReport(env, bed.Options(), warmup, duration, runs)
+	return bccReport(env, o, warmup, duration, runs)
 }
-
-// mbps formats bit/s as Mbit/s.
-func mbps(bps float64) string { return fmt.Sprintf("%.0f Mbit/s", bps/1e6) }
 
 // runBCCCase starts the switch of c, its TCP flows and its blast, warms
 // up, measures, and stops them all.
-func runBCCCase(ctx context.Context, bed *demo.Bed, c bccCase, warmup, duration time.Duration) (r bccRun, err error) {
-	o, hosts := bed.Options(), bed.Hosts()
-	r.c = c
-	ifaces := make([]string, len(hosts))
-	for i, h := range hosts {
-		ifaces[i] = h.SwitchIf
-	}
-	cfg, err := bccConfig(o, ifaces, c)
+func runBCCCase(ctx context.Context, b *bed, c bccCase, warmup, duration time.Duration) (bccRun, error) {
+	r := bccRun{c: c}
+	cfg, err := bccConfig(b.options(), b.ifaces(), c)
 	if err != nil {
 		return r, err
 	}
-	sw, err := o.Start(cfg, ifaces)
-	if err != nil {
-		return r, err
-	}
-	defer func() { err = errors.Join(err, sw.Stop()) }()
+	err = b.withConfig(cfg, func(sw demo.Switch) error { return r.run(ctx, b, sw, warmup, duration) })
+	return r, err
+}
 
+// run runs the TCP flows and the blast of r's case on the switch sw.
+func (r *bccRun) run(ctx context.Context, b *bed, sw demo.Switch, warmup, duration time.Duration) (err error) {
+	o, hosts, c := b.options(), b.hosts(), r.c
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -357,7 +343,7 @@ func runBCCCase(ctx context.Context, bed *demo.Bed, c bccCase, warmup, duration 
 	}
 	rcv, err := tcp(hosts[bccTCPPort], bccTCPSenders)
 	if err != nil {
-		return r, err
+		return err
 	}
 	defer func() { err = errors.Join(err, rcv.Close()) }()
 	// Every flow connects before the blast starts: above the threshold the
@@ -367,7 +353,7 @@ func runBCCCase(ctx context.Context, bed *demo.Bed, c bccCase, warmup, duration 
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			cancel()
 			wg.Wait()
-			return r, fmt.Errorf("%d of %d TCP flows connected within 5s", len(rcv.Flows()), s.flows())
+			return fmt.Errorf("%d of %d TCP flows connected within 5s", len(rcv.Flows()), s.flows())
 		}
 	}
 	var rcv2 *bulk.Receiver
@@ -376,7 +362,7 @@ func runBCCCase(ctx context.Context, bed *demo.Bed, c bccCase, warmup, duration 
 		if rcv2, err = tcp(hosts[bccUDPPort], []int{bccUDPSrc}); err != nil {
 			cancel()
 			wg.Wait()
-			return r, err
+			return err
 		}
 		defer func() { err = errors.Join(err, rcv2.Close()) }()
 	} else {
@@ -384,7 +370,7 @@ func runBCCCase(ctx context.Context, bed *demo.Bed, c bccCase, warmup, duration 
 		if err != nil {
 			cancel()
 			wg.Wait()
-			return r, err
+			return err
 		}
 		defer sink.Close()
 		// h4 sends nothing else: without a frame from it, the switch (new
@@ -394,7 +380,7 @@ func runBCCCase(ctx context.Context, bed *demo.Bed, c bccCase, warmup, duration 
 			if _, err := sink.WriteTo([]byte("bcc-shared"), announce); err != nil {
 				cancel()
 				wg.Wait()
-				return r, fmt.Errorf("announce h4: %w", err)
+				return fmt.Errorf("announce h4: %w", err)
 			}
 		}
 		dst := netip.AddrPortFrom(hosts[bccUDPPort].IPv4, uint16(sink.LocalAddr().(*net.UDPAddr).Port))
@@ -404,7 +390,7 @@ func runBCCCase(ctx context.Context, bed *demo.Bed, c bccCase, warmup, duration 
 
 	select {
 	case <-ctx.Done():
-		return r, ctx.Err()
+		return ctx.Err()
 	case <-time.After(warmup):
 	}
 	bytes := func() (a, b int64) {
@@ -423,7 +409,7 @@ func runBCCCase(ctx context.Context, bed *demo.Bed, c bccCase, warmup, duration 
 	for done := false; !done; {
 		select {
 		case <-ctx.Done():
-			return r, ctx.Err()
+			return ctx.Err()
 		case now := <-tick.C:
 			st := sw.Stats()
 			r.series = append(r.series, bccSampleAt{at: now.Sub(start), tcp: st.Ports[bccTCPPort].Bytes, udp: st.Ports[bccUDPPort].Bytes, pool: st.Pools[0].Bytes})
@@ -438,7 +424,7 @@ func runBCCCase(ctx context.Context, bed *demo.Bed, c bccCase, warmup, duration 
 	r.goodput = float64(a1-a0) * 8 / r.elapsed.Seconds()
 	r.goodput2 = float64(b1-b0) * 8 / r.elapsed.Seconds()
 	r.udpSent = sent1 - sent0
-	return r, nil
+	return nil
 }
 
 // fill takes the run's counters from two snapshots of the switch and its
@@ -552,40 +538,34 @@ func bccReport(env Env, o demo.Options, warmup, duration time.Duration, runs []b
 	}
 	s := bccScale{K: o.K, Rate: o.Rate}
 	B := float64(s.pool())
-	rep := &Report{
-		Name:    "bcc-shared",
-		Title:   "bcc-shared: two congested ports on one shared buffer, TCP against a UDP blast (002 §V-B, Fig. 7 and 9, Table IV)",
-		Paper:   bccShared().Paper,
-		Command: env.Command,
-		Date:    env.now(),
-		Setup: []string{
-			fmt.Sprintf("Five testbed hosts on an ecnswitch with AF_XDP ports, every egress port shaped to %s with a %d B bucket, one DWRR queue a port. "+
-				"P5 (h5's port) and P6 (h4's) draw from one shared pool of B = %d KB with Dynamic Threshold α = %g (002 Eq. 1: a queue may hold α·(B − ΣQ), "+
-				"so one congested queue alone settles at αB/(1+α) = B/2); the other ports have pools of their own (%d KB, static cap). "+
-				"Every port marks at dequeue (002 §V-B footnote 4) with per-port standard ECN at K = %d KB; with BCC, the shared-buffer ECN/RED member "+
-				"(marking.NewBCC) marks too, its K_min = K_max set to the threshold (as the paper's testbed sets both, Fig. 8).",
-				rate(o.Rate), o.Bucket, s.pool()>>10, bccAlpha, o.Buffer>>10, o.K>>10),
-			fmt.Sprintf("Single MMU (Fig. 7, 9): %d long-lived cubic TCP flows with ECN from h1 and h2 to h5, and a UDP blast from h3 to h4 at %.0f%% of C "+
-				"(ECT(0), %d-byte datagrams, paced in wire bits, into a socket nobody reads). The shared-buffer threshold is swept over %v KB of the paper's "+
-				"(0: shared-buffer ECN off); then the blast's load is swept over %v of C without BCC and with it at %d KB, for P5's loss against load. "+
-				"Multiple MMUs (Table IV): P5 and P6 on pools of their own (B each), TCP into both (%d flows from h1, h2 to h5; %d from h3 to h4), thresholds %v KB.",
-				s.flows(), 100*bccUDPLoad, bccPayload, bccSweep, bccLoads, bccLossK, s.flows(), s.flows(), bccTableIV),
-			fmt.Sprintf("Each run: the switch started, the flows and the blast started, %v of warm-up, %v measured; occupancies sampled every %v.", warmup, duration, bccSample),
-		},
-		Scaling: s.String(),
-		Limits: []string{
-			"Port busy: a claim lists the busy fraction of the ports that should be full in its runs: P6 (the blast's) always, and P5 where TCP is meant to fill it. " +
-				"In Table IV, both ports of the run without a threshold, and of a run whose threshold should leave them full. A threshold that throttles TCP idles P5 by design; that idle time is the effect measured, not the machine falling behind, and the blast's port shows whether the worker kept up.",
-			"The blast is ECT(0), so markers mark it and never drop it: the paper's blast \"does not react to ECN marks (and drops)\" (002 §V-B), and its switch marks at egress, " +
-				"where it cannot stop the queue building. A Not-ECT blast here would be dropped at dequeue above the threshold.",
-			"No per-port private buffer: the paper's MMU reserves ∼1 MB beside its 3 MB shared pool; here every byte is shared, so DT alone bounds each queue.",
-			"DCTCP is not in this kernel, and the paper uses ECN* (standard ECN TCP): cubic with ECN stands in for it.",
-			"The exact thresholds of Fig. 9 are not in the paper's text (500 KB gives ∼8 Gbit/s, 1750 KB ∼90 Gbit/s); ours span 500–2000 KB. One run per point.",
-			fmt.Sprintf("C is %s, not the other experiments' 995 Mbit/s: one CPU runs every host's TCP and the blast, and at 995 Mbit/s the blast reached 39%% of C "+
-				"beside 274 Mbit/s of TCP; at 300 Mbit/s P5 was busy 77–95%% in the runs where TCP should fill it. Each run says what rate the blast reached.", rate(bccRate)),
-			"Loss: the paper's loss reduction is a simulation's, with 8 congested ports a pool (002 Fig. 6). With two ports, DT with α = 1 leaves P5 room for " +
-				"α·(B − ΣQ), several times K, beside the blast's B/2, so TCP loses little with or without BCC, and the loss claim has nothing to remove.",
-		},
+	rep := env.report(bccShared(), "bcc-shared: two congested ports on one shared buffer, TCP against a UDP blast (002 §V-B, Fig. 7 and 9, Table IV)")
+	rep.Setup = []string{
+		fmt.Sprintf("Five testbed hosts on an ecnswitch with AF_XDP ports, every egress port shaped to %s with a %d B bucket, one DWRR queue a port. "+
+			"P5 (h5's port) and P6 (h4's) draw from one shared pool of B = %d KB with Dynamic Threshold α = %g (002 Eq. 1: a queue may hold α·(B − ΣQ), "+
+			"so one congested queue alone settles at αB/(1+α) = B/2); the other ports have pools of their own (%d KB, static cap). "+
+			"Every port marks at dequeue (002 §V-B footnote 4) with per-port standard ECN at K = %d KB; with BCC, the shared-buffer ECN/RED member "+
+			"(marking.NewBCC) marks too, its K_min = K_max set to the threshold (as the paper's testbed sets both, Fig. 8).",
+			rate(o.Rate), o.Bucket, s.pool()>>10, bccAlpha, o.Buffer>>10, o.K>>10),
+		fmt.Sprintf("Single MMU (Fig. 7, 9): %d long-lived cubic TCP flows with ECN from h1 and h2 to h5, and a UDP blast from h3 to h4 at %.0f%% of C "+
+			"(ECT(0), %d-byte datagrams, paced in wire bits, into a socket nobody reads). The shared-buffer threshold is swept over %v KB of the paper's "+
+			"(0: shared-buffer ECN off); then the blast's load is swept over %v of C without BCC and with it at %d KB, for P5's loss against load. "+
+			"Multiple MMUs (Table IV): P5 and P6 on pools of their own (B each), TCP into both (%d flows from h1, h2 to h5; %d from h3 to h4), thresholds %v KB.",
+			s.flows(), 100*bccUDPLoad, bccPayload, bccSweep, bccLoads, bccLossK, s.flows(), s.flows(), bccTableIV),
+		fmt.Sprintf("Each run: the switch started, the flows and the blast started, %v of warm-up, %v measured; occupancies sampled every %v.", warmup, duration, bccSample),
+	}
+	rep.Scaling = s.String()
+	rep.Limits = []string{
+		"Port busy: a claim lists the busy fraction of the ports that should be full in its runs: P6 (the blast's) always, and P5 where TCP is meant to fill it. " +
+			"In Table IV, both ports of the run without a threshold, and of a run whose threshold should leave them full. A threshold that throttles TCP idles P5 by design; that idle time is the effect measured, not the machine falling behind, and the blast's port shows whether the worker kept up.",
+		"The blast is ECT(0), so markers mark it and never drop it: the paper's blast \"does not react to ECN marks (and drops)\" (002 §V-B), and its switch marks at egress, " +
+			"where it cannot stop the queue building. A Not-ECT blast here would be dropped at dequeue above the threshold.",
+		"No per-port private buffer: the paper's MMU reserves ∼1 MB beside its 3 MB shared pool; here every byte is shared, so DT alone bounds each queue.",
+		"DCTCP is not in this kernel, and the paper uses ECN* (standard ECN TCP): cubic with ECN stands in for it.",
+		"The exact thresholds of Fig. 9 are not in the paper's text (500 KB gives ∼8 Gbit/s, 1750 KB ∼90 Gbit/s); ours span 500–2000 KB. One run per point.",
+		fmt.Sprintf("C is %s, not the other experiments' 995 Mbit/s: one CPU runs every host's TCP and the blast, and at 995 Mbit/s the blast reached 39%% of C "+
+			"beside 274 Mbit/s of TCP; at 300 Mbit/s P5 was busy 77–95%% in the runs where TCP should fill it. Each run says what rate the blast reached.", rate(bccRate)),
+		"Loss: the paper's loss reduction is a simulation's, with 8 congested ports a pool (002 Fig. 6). With two ports, DT with α = 1 leaves P5 room for " +
+			"α·(B − ΣQ), several times K, beside the blast's B/2, so TCP loses little with or without BCC, and the loss claim has nothing to remove.",
 	}
 	ref, _ := bccFind(runs, "fig9", 0, bccUDPLoad)
 	ratio := func(a, b float64) float64 {
@@ -600,66 +580,62 @@ func bccReport(env Env, o demo.Options, warmup, duration time.Duration, runs []b
 	rep.Claims = append(rep.Claims,
 		Claim{Source: "002 Fig. 7", What: "UDP port P6's queue, no shared-buffer ECN, as a share of the pool",
 			Paper: "∼1.5 MB of 3 MB (B/2 by DT with α = 1)", Ours: fmt.Sprintf("%s of %s (%.2f B)", bccKB(ref.meanUDP), bccKB(B), udpShare),
-			Busy: []float64{ref.busyUDP}, Holds: udpShare >= 0.35 && udpShare <= 0.65, Rule: "mean within 0.35–0.65 B"},
+			Busy: []float64{ref.busyUDP}, Rule: inRange("P6's mean over B", udpShare, 0.35, 0.65)},
 		Claim{Source: "002 Fig. 7", What: "TCP port P5's queue beside P6's, no shared-buffer ECN",
 			Paper: "remains very low", Ours: fmt.Sprintf("%s vs %s", bccKB(ref.meanTCP), bccKB(ref.meanUDP)),
-			Busy: []float64{ref.busyTCP, ref.busyUDP}, Holds: ref.meanUDP > 0 && ref.meanTCP <= 0.3*ref.meanUDP, Rule: "P5's mean at most 0.3 of P6's"},
+			Busy: []float64{ref.busyTCP, ref.busyUDP}, Rule: atMostOf("P5's mean", ref.meanTCP, ref.meanUDP, 0.3, "P6's").given(ref.meanUDP > 0)},
 		Claim{Source: "002 Fig. 9", What: "TCP goodput, shared-buffer threshold 500 KB (below P6's queue) vs none",
 			Paper: "∼8 vs ∼90 Gbit/s (∼9%)", Ours: fmt.Sprintf("%s vs %s (%.0f%%)", mbps(r500.goodput), mbps(ref.goodput), 100*ratio(r500.goodput, ref.goodput)),
-			Busy: []float64{r500.busyUDP, ref.busyTCP}, Holds: ratio(r500.goodput, ref.goodput) <= 0.5, Rule: "at most 50% of none's"},
+			Busy: []float64{r500.busyUDP, ref.busyTCP}, Rule: atMostOf("", r500.goodput, ref.goodput, 0.5, "none's").given(ref.goodput > 0)},
 		Claim{Source: "002 Fig. 9", What: "TCP goodput, threshold 1750 KB (above P6's queue) vs none",
 			Paper: "∼90 Gbit/s, as without", Ours: fmt.Sprintf("%s vs %s (%.0f%%)", mbps(r1750.goodput), mbps(ref.goodput), 100*ratio(r1750.goodput, ref.goodput)),
-			Busy: []float64{r1750.busyTCP, r1750.busyUDP, ref.busyTCP}, Holds: ratio(r1750.goodput, ref.goodput) >= 0.85, Rule: "at least 85% of none's"},
+			Busy: []float64{r1750.busyTCP, r1750.busyUDP, ref.busyTCP}, Rule: atLeastOf("", r1750.goodput, ref.goodput, 0.85, "none's").given(ref.goodput > 0)},
 	)
 	{
 		var gs []string
-		var busy []float64
-		mono := true
-		prev := -1.0
+		var goodput, busy []float64
 		for _, k := range bccSweep[1:] {
 			r, _ := bccFind(runs, "fig9", k, bccUDPLoad)
 			gs = append(gs, fmt.Sprintf("%d", int(r.goodput/1e6+0.5)))
+			goodput = append(goodput, r.goodput)
 			busy = append(busy, r.busyUDP)
 			if float64(s.bytes(k)) > B/2 { // above P6's share TCP should fill P5 (002 §V-B: "above 1.5MB")
 				busy = append(busy, r.busyTCP)
 			}
-			if prev >= 0 && r.goodput < prev-0.05*ref.goodput {
-				mono = false
-			}
-			prev = r.goodput
 		}
 		rep.Claims = append(rep.Claims, Claim{Source: "002 Fig. 9", What: fmt.Sprintf("TCP goodput as the threshold grows over %v KB", bccSweep[1:]),
 			Paper: "grows with the threshold", Ours: strings.Join(gs, " → ") + " Mbit/s",
-			Busy: busy, Holds: mono, Rule: "no step down by more than 5% of none's goodput"})
+			Busy: busy, Rule: noStepDown(goodput, ref.goodput, 0.05, "none's goodput")})
 	}
 	t0, _ := bccFind(runs, "table4", 0, 0)
 	for _, x := range []struct {
-		k            int64
-		paper        string
-		lo, hi       float64
-		rule         string
-		paperS5, pS6 float64
+		k     int64
+		paper string
+		full  bool // the threshold should leave the ports full
+		rule  func(g, g0 float64) Rule
 	}{
-		{350, "90.94 + 89.39 vs 91.02 + 89.42 Gbit/s (−0.1%)", -0.05, 0.05, "within ±5% of none's", 90.94, 89.39},
-		{150, "78.43 + 77.89 vs 91.02 + 89.42 Gbit/s (13.4% lower)", 0.05, 0.4, "lower by 5–40%", 78.43, 77.89},
+		{350, "90.94 + 89.39 vs 91.02 + 89.42 Gbit/s (−0.1%)", true,
+			func(g, g0 float64) Rule { return near("", g, g0, 0.05, "none's") }},
+		{150, "78.43 + 77.89 vs 91.02 + 89.42 Gbit/s (13.4% lower)", false,
+			func(g, g0 float64) Rule { return lower("", g0, g, 0.05, 0.4) }},
 	} {
 		r, _ := bccFind(runs, "table4", x.k, 0)
 		g, g0 := r.goodput+r.goodput2, t0.goodput+t0.goodput2
 		busy := []float64{t0.busyTCP, t0.busyUDP}
-		if x.lo < 0 { // the threshold should leave the ports full
+		if x.full {
 			busy = append(busy, r.busyTCP, r.busyUDP)
 		}
-		red := 1 - ratio(g, g0)
 		rep.Claims = append(rep.Claims, Claim{Source: "002 Table IV", What: fmt.Sprintf("TCP goodput into S5 + S6 on separate pools, threshold %d KB vs none", x.k),
-			Paper: x.paper, Ours: fmt.Sprintf("%.0f + %.0f vs %.0f + %.0f Mbit/s (%s)", r.goodput/1e6, r.goodput2/1e6, t0.goodput/1e6, t0.goodput2/1e6, lowerBy(red, 1)),
-			Busy: busy, Holds: g0 > 0 && red >= x.lo && red <= x.hi, Rule: x.rule})
+			Paper: x.paper, Ours: fmt.Sprintf("%.0f + %.0f vs %.0f + %.0f Mbit/s (%s)", r.goodput/1e6, r.goodput2/1e6, t0.goodput/1e6, t0.goodput2/1e6, lowerBy(1-ratio(g, g0), 1)),
+			Busy: busy, Rule: x.rule(g, g0)})
 	}
 	{
 		none, _ := bccLossRun(runs, bccUDPLoad, false)
 		with, _ := bccLossRun(runs, bccUDPLoad, true)
 		rep.Claims = append(rep.Claims, Claim{Source: "002 §IV-B, Fig. 6", What: fmt.Sprintf("P5's TCP loss with the blast at %.0f%% of C, BCC (%d KB) vs none", 100*bccUDPLoad, bccLossK),
 			Paper: "BCC trades throughput for lower loss (simulation, 8 ports a pool)", Ours: fmt.Sprintf("%.3f%% vs %.3f%% (goodput %s vs %s)", 100*with.loss(), 100*none.loss(), mbps(with.goodput), mbps(none.goodput)),
-			Busy: []float64{none.busyTCP, none.busyUDP, with.busyUDP}, Holds: none.drops > 0 && with.loss() < none.loss(), Rule: "BCC's loss lower, none's above 0"})
+			Busy: []float64{none.busyTCP, none.busyUDP, with.busyUDP},
+			Rule: below("BCC's loss", with.loss(), none.loss(), "none's").and(atLeast("none's drops", float64(none.drops), 1, ""))})
 	}
 
 	sweep := Table{Title: "Fig. 9: TCP goodput against the shared-buffer threshold (blast at " + fmt.Sprintf("%.0f%%", 100*bccUDPLoad) + " of C)",

@@ -141,7 +141,7 @@ func TestBCCReport(t *testing.T) {
 		}
 		var v []bool
 		for _, c := range rep.Claims {
-			v = append(v, c.Holds)
+			v = append(v, c.Holds())
 		}
 		return v
 	}

@@ -19,6 +19,17 @@
 // threshold K, and runs at 200 Mbit/s, where one CPU can carry its hosts'
 // TCP and UDP blast.
 //
+// Every experiment runs through one kit, and its file holds only its
+// workload and its claims: kit.go brings the testbed and each run's switch
+// up and down (Env.demo, Env.withBed, bed.withSwitch) and starts the report
+// with its header (the command, the date, and the binary, kernel and CPU
+// it ran on: Report.Build); rule.go's builders give each Claim its Rule, whose
+// verdict and text come from one expression; stats.go has the statistics
+// and repeated measurements (Runs), format.go how numbers print,
+// results.go what several experiments read from demo.Run's results, and
+// udprig.go the transport/udp endpoints, tap and receiver of dx and
+// dx-steps.
+//
 // The flow-size distributions of the web-search and data-mining workloads
 // ship as data files in workloads/ (Workload), each citing its source.
 package experiment

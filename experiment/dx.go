@@ -2,14 +2,9 @@ package experiment
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
-	"net"
-	"net/netip"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -19,9 +14,6 @@ import (
 
 	"github.com/ecnswitch/ecnswitch/dataplane"
 	"github.com/ecnswitch/ecnswitch/demo"
-	"github.com/ecnswitch/ecnswitch/node"
-	"github.com/ecnswitch/ecnswitch/packet"
-	"github.com/ecnswitch/ecnswitch/testbed"
 	"github.com/ecnswitch/ecnswitch/transport"
 	"github.com/ecnswitch/ecnswitch/transport/udp"
 )
@@ -108,26 +100,24 @@ func runDX(ctx context.Context, env Env) (*Report, error) {
 	var runs []*dxRun
 	var o demo.Options
 	for _, rate := range dxRates {
-		o = dxOptions(env)
+		var err error
+		o = dxOptions()
 		o.Rate = rate
-		bed, down, err := node.DemoBed(o)
-		if err != nil {
-			return nil, fmt.Errorf("dx: %w", err)
-		}
-		o = bed.Options()
-		for _, n := range dxFlows {
-			for _, k := range dxKinds() {
-				cc := k.cc
-				fmt.Fprintf(orDiscard(env.Out), "dx: %.0f Mbit/s, %d %s flows\n", float64(rate)/1e6, n, cc)
-				r, rerr := runDXFlows(ctx, bed, cc, k.headroom, n, dxHostRate, warmup, duration)
-				if rerr != nil {
-					return nil, errors.Join(fmt.Errorf("dx: %d %s flows: %w", n, cc, rerr), down())
+		o, err = env.withBed(ctx, o, func(b *bed) error {
+			for _, n := range dxFlows {
+				for _, k := range dxKinds() {
+					env.say("dx: %.0f Mbit/s, %d %s flows", float64(rate)/1e6, n, k.cc)
+					r, err := runDXFlows(ctx, b, k.cc, k.headroom, n, dxHostRate, warmup, duration)
+					if err != nil {
+						return fmt.Errorf("%d %s flows: %w", n, k.cc, err)
+					}
+					env.say("dx: %s: busy %s, mean queueing delay %.1f µs", r.title(), Busy(r.busy), mean(r.sojourn)/1e3)
+					runs = append(runs, r)
 				}
-				fmt.Fprintf(orDiscard(env.Out), "dx: %s: busy %s, mean queueing delay %.1f µs\n", r.title(), Busy(r.busy), mean(r.sojourn)/1e3)
-				runs = append(runs, r)
 			}
-		}
-		if err := down(); err != nil {
+			return nil
+		})
+		if err != nil {
 			return nil, fmt.Errorf("dx: %w", err)
 		}
 	}
@@ -152,7 +142,7 @@ func dxKinds() []dxKind {
 
 // dxOptions is the demo's testbed and switch for the experiment: one
 // queue, K = dxK.
-func dxOptions(env Env) demo.Options {
+func dxOptions() demo.Options {
 	return demo.Options{
 		Classes: []demo.Class{{Flows: 1, Senders: []int{0, 1, 2, 3}}}, // one queue; the demo's TCP flows are not used
 		K:       dxK,
@@ -162,210 +152,79 @@ func dxOptions(env Env) demo.Options {
 		// The endpoints' own CPU is the bottleneck at 995 Mbit/s, and
 		// their UDP receive is light: it stays on the worker's CPU.
 		WorkerRX: true,
-		Out:      env.Out, Logger: env.Logger, Subnet: env.Subnet, ID: env.ID, StateDir: env.StateDir,
 	}
-}
-
-// tapper is the switch a run sets its tap on (node.Switch).
-type tapper interface {
-	SetTap(port int, t dataplane.Tap) error
-}
-
-// udpRig is what dx and dx-steps run their endpoints through: the switch
-// of one scheme on a demo bed, a tap on the bottleneck port, and a
-// transport/udp receiver on h5.
-type udpRig struct {
-	sw      demo.Switch
-	tap     *sojournTap
-	rcv     *udp.Receiver
-	dst     netip.AddrPort // the receiver's
-	rc      *net.UDPConn
-	stopped bool
-}
-
-// newUDPRig starts the switch of scheme, taps the bottleneck for window
-// (keeping probe packets too, when probe is set) and opens the receiver.
-func newUDPRig(bed *demo.Bed, scheme string, window time.Duration, probe []byte, rcfg udp.ReceiverConfig) (_ *udpRig, err error) {
-	sw, err := bed.Start(scheme)
-	if err != nil {
-		return nil, err
-	}
-	g := &udpRig{sw: sw}
-	defer func() {
-		if err != nil {
-			err = errors.Join(err, g.close())
-		}
-	}()
-	tp, ok := sw.(tapper)
-	if !ok {
-		return nil, errors.New("the switch takes no tap")
-	}
-	pps := float64(bed.Options().Rate) / (8 * dxWire)
-	g.tap = &sojournTap{probe: probe, recs: make([]tapRecord, int(pps*window.Seconds()*1.5)+1024)}
-	if err := tp.SetTap(demo.Bottleneck, g.tap); err != nil {
-		return nil, err
-	}
-	rh := bed.Hosts()[demo.Bottleneck]
-	if g.rc, err = rh.ListenUDP(0); err != nil {
-		return nil, err
-	}
-	rconn, err := udp.Prepare(g.rc, udp.NotECT)
-	if err != nil {
-		return nil, err
-	}
-	if g.rcv, err = udp.NewReceiver(rconn, rcfg); err != nil {
-		return nil, err
-	}
-	g.dst = netip.AddrPortFrom(rh.IPv4, udpPort(g.rc))
-	return g, nil
-}
-
-// window opens the tap and the senders' sample gate on for d, and returns
-// the bottleneck port's counters at its two ends and how long it was open.
-func (g *udpRig) window(ctx context.Context, on *atomic.Bool, d time.Duration) (st0, st1 dataplane.PortStats, elapsed time.Duration, err error) {
-	st0 = g.sw.Stats().Ports[demo.Bottleneck]
-	start := time.Now()
-	g.tap.on.Store(true)
-	on.Store(true)
-	err = sleep(ctx, d)
-	g.tap.on.Store(false)
-	on.Store(false)
-	elapsed = time.Since(start)
-	return st0, g.sw.Stats().Ports[demo.Bottleneck], elapsed, err
-}
-
-// stop stops the switch; the tap is quiet once its workers stop.
-func (g *udpRig) stop() error {
-	if g.stopped {
-		return nil
-	}
-	g.stopped = true
-	return g.sw.Stop()
-}
-
-// close closes the receiver's socket and stops the switch if stop has not.
-func (g *udpRig) close() error {
-	var err error
-	if g.rc != nil {
-		err = g.rc.Close()
-	}
-	return errors.Join(err, g.stop())
-}
-
-// dialSender dials dst from h (DSCP 0, ECT(0)) and returns a sender of
-// cfg on the connection, which the caller closes when the sender is done.
-func dialSender(ctx context.Context, h testbed.Host, dst netip.AddrPort, cfg udp.Config) (*udp.Sender, *net.UDPConn, error) {
-	c, err := h.DialUDP(ctx, dst, demo.DSCP(0), packet.ECT0)
-	if err != nil {
-		return nil, nil, err
-	}
-	conn, err := udp.Prepare(c, udp.ECT0)
-	if err != nil {
-		return nil, nil, errors.Join(err, c.Close())
-	}
-	s, err := udp.NewSender(conn, nil, cfg)
-	if err != nil {
-		return nil, nil, errors.Join(err, c.Close())
-	}
-	return s, c, nil
-}
-
-// runEndpoints runs the receiver and the senders until stop, which ends
-// the senders, lets their last ACKs arrive, ends the receiver and returns
-// their errors.
-func runEndpoints(ctx context.Context, rcv *udp.Receiver, senders []*udp.Sender) (stop func() error) {
-	rctx, stopRcv := context.WithCancel(ctx)
-	sctx, stopSnd := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	errs := make([]error, len(senders)+1)
-	wg.Go(func() { errs[len(senders)] = rcv.Run(rctx) })
-	for i, s := range senders {
-		wg.Go(func() { errs[i] = s.Run(sctx) })
-	}
-	return func() error {
-		stopSnd()
-		time.Sleep(10 * time.Millisecond) // let the last ACKs arrive
-		stopRcv()
-		wg.Wait()
-		return errors.Join(errs...)
-	}
-}
-
-// queueDrops returns the drops of a port's queue q, every reason, between
-// two snapshots of its counters.
-func queueDrops(p0, p1 dataplane.PortStats, q int) uint64 {
-	var n uint64
-	for reason, d := range p1.Queues[q].Drops {
-		n += d - p0.Queues[q].Drops[reason]
-	}
-	return n
 }
 
 // runDXFlows starts the switch for cc (DCTCP: RED cut-off at K on the port;
 // DX: no marking), runs n flows paced at pace bit/s each for warmup +
 // duration and measures the window.
-func runDXFlows(ctx context.Context, bed *demo.Bed, cc transport.Kind, headroom time.Duration, n int, pace int64, warmup, duration time.Duration) (r *dxRun, err error) {
-	o := bed.Options()
-	r = &dxRun{rate: o.Rate, cc: cc, headroom: headroom, flows: n}
+func runDXFlows(ctx context.Context, b *bed, cc transport.Kind, headroom time.Duration, n int, pace int64, warmup, duration time.Duration) (*dxRun, error) {
+	r := &dxRun{rate: b.options().Rate, cc: cc, headroom: headroom, flows: n}
 	scheme := demo.NoMarking
 	if cc == transport.KindDCTCP {
 		scheme = demo.PerPort
 	}
-	g, err := newUDPRig(bed, scheme, duration, nil, udp.ReceiverConfig{AckDelay: dxAckDelay})
+	err := b.withUDPRig(scheme, duration, nil, udp.ReceiverConfig{AckDelay: dxAckDelay}, func(g *udpRig) error {
+		hosts := b.hosts()
+		var window atomic.Bool // sender samples count while set
+		samples := make([][]flowSample, n)
+		var senders []*udp.Sender
+		for i := range n {
+			cfg := udp.Config{
+				Flow: uint32(i + 1), CC: cc, Headroom: headroom, Tolerance: dxTolerance, Rate: pace,
+				OnSample: func(x udp.DelaySample) {
+					if window.Load() {
+						samples[i] = append(samples[i], flowSample{x.Seq, x.Packets, x.Queue})
+					}
+				},
+			}
+			s, c, err := dialSender(ctx, hosts[i%demo.Bottleneck], g.dst, cfg)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			senders = append(senders, s)
+		}
+
+		stop := runEndpoints(ctx, g.rcv, senders)
+		if err := warm(ctx, g.rcv, n, warmup); err != nil {
+			return errors.Join(err, stop())
+		}
+		bytes0 := received(g.rcv)
+		g.sw.ResetSojourn()
+		st0, st1, elapsed, werr := g.window(ctx, &window, duration)
+		r.elapsed = elapsed
+		bytes1 := received(g.rcv)
+		if err := errors.Join(werr, stop()); err != nil {
+			return err
+		}
+		if err := g.stop(); err != nil { // the tap is quiet once the workers stop
+			return err
+		}
+		r.goodput = float64(bytes1-bytes0) * 8 / r.elapsed.Seconds()
+		for _, s := range senders {
+			r.senders = append(r.senders, s.Stats())
+			r.logs = append(r.logs, s.Log())
+		}
+		r.received = g.rcv.Flows()
+		r.fill(st0, st1, g.tap, samples)
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	defer func() { err = errors.Join(err, g.close()) }()
-	sw, tap, rcv, dst := g.sw, g.tap, g.rcv, g.dst
+	return r, nil
+}
 
-	hosts := bed.Hosts()
-	var window atomic.Bool // sender samples count while set
-	samples := make([][]flowSample, n)
-	var senders []*udp.Sender
-	for i := range n {
-		cfg := udp.Config{
-			Flow: uint32(i + 1), CC: cc, Headroom: headroom, Tolerance: dxTolerance, Rate: pace,
-			OnSample: func(x udp.DelaySample) {
-				if window.Load() {
-					samples[i] = append(samples[i], flowSample{x.Seq, x.Packets, x.Queue})
-				}
-			},
-		}
-		s, c, err := dialSender(ctx, hosts[i%demo.Bottleneck], dst, cfg)
-		if err != nil {
-			return nil, err
-		}
-		defer c.Close()
-		senders = append(senders, s)
-	}
-
-	stop := runEndpoints(ctx, rcv, senders)
-	if err := warm(ctx, rcv, n, warmup); err != nil {
-		return nil, errors.Join(err, stop())
-	}
-	bytes0 := received(rcv)
-	sw.ResetSojourn()
-	st0, st1, elapsed, werr := g.window(ctx, &window, duration)
-	r.elapsed = elapsed
-	bytes1 := received(rcv)
-	if err := errors.Join(werr, stop()); err != nil {
-		return nil, err
-	}
-	if err := g.stop(); err != nil { // the tap is quiet once the workers stop
-		return nil, err
-	}
-
-	r.busy = demo.PortBusy(st0, st1, o.Rate, r.elapsed)
-	r.goodput = float64(bytes1-bytes0) * 8 / r.elapsed.Seconds()
+// fill takes the run's port counters from two snapshots of the bottleneck,
+// its sojourns from the tap and, for DX, the error of each sender's delay
+// samples against the switch's sojourns.
+func (r *dxRun) fill(st0, st1 dataplane.PortStats, tap *sojournTap, samples [][]flowSample) {
+	r.busy = demo.PortBusy(st0, st1, r.rate, r.elapsed)
 	q0, q1 := st0.Queues[0], st1.Queues[0]
 	r.summary = q1.Sojourn
 	r.marks = q1.MarkedEnq + q1.MarkedDeq - q0.MarkedEnq - q0.MarkedDeq
 	r.drops = queueDrops(st0, st1, 0)
-	for _, s := range senders {
-		r.senders = append(r.senders, s.Stats())
-		r.logs = append(r.logs, s.Log())
-	}
-	r.received = rcv.Flows()
 	recs := tap.records()
 	r.missed = tap.missed.Load()
 	switchSojourn := make(map[uint64]int64, len(recs))
@@ -377,24 +236,16 @@ func runDXFlows(ctx context.Context, bed *demo.Bed, cc transport.Kind, headroom 
 			switchSojourn[k] = rec.sojourn
 		}
 	}
-	if cc == transport.KindDX {
-		for i, ss := range samples {
-			for _, s := range ss {
-				if sj, ok := meanSojourn(switchSojourn, uint64(i+1), s); ok {
-					r.errs = append(r.errs, s.queue-sj)
-				}
+	if r.cc != transport.KindDX {
+		return
+	}
+	for i, ss := range samples {
+		for _, s := range ss {
+			if sj, ok := meanSojourn(switchSojourn, uint64(i+1), s); ok {
+				r.errs = append(r.errs, s.queue-sj)
 			}
 		}
 	}
-	return r, nil
-}
-
-// flowSample is one of a sender's delay samples: the mean queueing delay
-// of the n packets up to seq, which one ACK covered.
-type flowSample struct {
-	seq   uint64
-	n     int
-	queue int64
 }
 
 // meanSojourn returns the switch's mean sojourn of the packets s covers,
@@ -414,158 +265,8 @@ func meanSojourn(sojourns map[uint64]int64, flow uint64, s flowSample) (int64, b
 	return sum / int64(s.n), true
 }
 
-// received returns the receiver's in-order bytes over all flows.
-func received(r *udp.Receiver) uint64 {
-	var b uint64
-	for _, f := range r.Flows() {
-		b += f.Bytes
-	}
-	return b
-}
-
-// warm waits warmup, then until every one of the n flows has delivered
-// data and data is still arriving: a flow whose first packets were lost
-// (to neighbour discovery, or a switch still learning) waits out a
-// retransmission timeout, 1 s at first, which outlasts a short warm-up on
-// a loaded machine. It gives up after warmTimeout.
-func warm(ctx context.Context, rcv *udp.Receiver, n int, warmup time.Duration) error {
-	if err := sleep(ctx, warmup); err != nil {
-		return err
-	}
-	deadline := time.Now().Add(warmTimeout)
-	for {
-		before := received(rcv)
-		if err := sleep(ctx, 20*time.Millisecond); err != nil {
-			return err
-		}
-		flowing := 0
-		for _, f := range rcv.Flows() {
-			if f.Packets > 0 {
-				flowing++
-			}
-		}
-		if flowing == n && received(rcv) > before {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("warm-up: %d of %d flows delivered data within %v", flowing, n, warmup+warmTimeout)
-		}
-	}
-}
-
-// warmTimeout bounds how long warm waits for every flow after the warm-up.
-const warmTimeout = 5 * time.Second
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
-// sojournTap keeps the switch's queueing delay of every data packet of
-// transport/udp the bottleneck port sends while on is set, with the
-// packet's flow and sequence number, and of every UDP packet whose payload
-// starts with probe (as flow 0); it runs on the worker, so it neither
-// allocates nor locks, and drops what does not fit.
-type sojournTap struct {
-	on     atomic.Bool
-	n      atomic.Int64
-	missed atomic.Uint64
-	probe  []byte
-	probes atomic.Int64 // probe packets seen
-	recs   []tapRecord
-}
-
-type tapRecord struct {
-	t, sojourn int64
-	flow       uint32
-	seq        uint64
-}
-
-// Record implements dataplane.Tap.
-func (t *sojournTap) Record(ev *dataplane.Event) {
-	if ev.Kind != dataplane.EventEgress || !t.on.Load() {
-		return
-	}
-	flow, seq, ok := udpData(ev.Frame)
-	if !ok {
-		if t.probe == nil || !isProbe(ev.Frame, t.probe) {
-			return
-		}
-		t.probes.Add(1)
-	}
-	i := t.n.Add(1) - 1
-	if i >= int64(len(t.recs)) {
-		t.missed.Add(1)
-		return
-	}
-	t.recs[i] = tapRecord{t: ev.Time, sojourn: ev.Sojourn, flow: flow, seq: seq}
-}
-
-// records returns what the tap kept; call it once the worker stopped.
-func (t *sojournTap) records() []tapRecord {
-	return t.recs[:min(t.n.Load(), int64(len(t.recs)))]
-}
-
-// udpData returns the flow and sequence number of an untagged IPv4 frame
-// carrying a transport/udp data datagram.
-func udpData(f []byte) (flow uint32, seq uint64, ok bool) {
-	if len(f) < 14+20 || binary.BigEndian.Uint16(f[12:]) != 0x0800 || f[14+9] != 17 {
-		return 0, 0, false
-	}
-	ihl := int(f[14]&0xf) * 4
-	p := 14 + ihl + 8
-	if ihl < 20 || len(f) < p+udp.HeaderLen || f[p] != 1<<4|byte(udp.TypeData) {
-		return 0, 0, false
-	}
-	return binary.BigEndian.Uint32(f[p+2:]), binary.BigEndian.Uint64(f[p+6:]), true
-}
-
-// Statistics of per-packet delays, ns.
-func mean(xs []int64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	var s float64
-	for _, x := range xs {
-		s += float64(x)
-	}
-	return s / float64(len(xs))
-}
-
-func quantile(xs []int64, q float64) int64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	return s[int(math.Ceil(q*float64(len(s))))-1+boolInt(q == 0)]
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-func stddev(xs []int64) float64 {
-	m := mean(xs)
-	var v float64
-	for _, x := range xs {
-		v += (float64(x) - m) * (float64(x) - m)
-	}
-	return math.Sqrt(v / float64(max(len(xs)-1, 1)))
-}
-
 // packets turns a queueing delay at rate C into the full frames ahead.
-func packets(ns float64, rate int64) float64 { return ns * float64(rate) / 1e9 / 8 / dxWire }
+func packets(ns float64, rate int64) float64 { return ns * float64(rate) / 1e9 / 8 / wireFrame }
 
 func (r *dxRun) title() string {
 	cc := r.cc.String()
@@ -580,37 +281,31 @@ func dxReport(env Env, o demo.Options, warmup, duration time.Duration, runs []*d
 	if want := len(dxKinds()) * len(dxFlows) * len(dxRates); len(runs) != want {
 		return nil, fmt.Errorf("dx: %d runs, want %d", len(runs), want)
 	}
-	rep := &Report{
-		Name:    "dx",
-		Title:   "DX against DCTCP through ecnswitch, real traffic",
-		Paper:   dxExperiment().Paper,
-		Command: env.Command,
-		Date:    env.now(),
-		Setup: []string{
-			fmt.Sprintf("The demo's five-host testbed; ecnswitch on AF_XDP ports, every port shaped to 995 Mbit/s (the demo's "+
-				"1 Gbit/s class), then on a fresh testbed to 250 Mbit/s, with one queue and a %d KB buffer. "+
-				"h1–h4 send, h5 receives: its port is the bottleneck. "+
-				"The flows are transport/udp's endpoints (UDP sockets, 1472-byte datagrams; the receiver coalesces the in-order "+
-				"packets of a flow that one read returns into one ACK, up to %d, carrying their mean one-way delay, 004 §V-A, "+
-				"and an ACK of a single packet waits up to %v for the flow's next, as delayed ACKs do; "+
-				"paced at %.0f Gbit/s in bursts of ≤ 10 packets, 004 §III), dealt out to h1–h4 in turn. "+
-				"Each count of flows runs DX, then DCTCP, %v of warm-up then %v measured.",
-				o.Buffer>>10, udp.DefaultAckEvery, dxAckDelay, dxHostRate/1e9, warmup, duration),
-			fmt.Sprintf("DCTCP (g = 1/16; every packet's CE is echoed: a change of CE starts a new ACK) runs against RED cut-off marking of the port at "+
-				"K = %d bytes (20.3 frames), the closed loop's K = C·RTT at 1 Gbit/s and 250 µs. DX (004 §IV-B, "+
-				"headroom %v, each in turn) runs against the same port with no marker; its queueing delay is OWD − OWD_base "+
-				"(timestamp.Delay, base re-taken within %v of the minimum RTT) from t1 = the send time, t2 and t4 = "+
-				"the kernel's SO_TIMESTAMPNS receive stamps, t3 = the ACK's send time. The testbed's hosts share one clock.",
-				dxK, dxHeadrooms, dxTolerance),
-			"The queue is the switch's own view: a tap on the bottleneck port records the queueing delay (enqueue " +
-				"to dequeue on the port's virtual line) of every data packet it sends in the window; queue lengths " +
-				"are that delay times C, in full 1538-byte wire frames. \"Busy\" is the port's wire rate over C in the " +
-				"window; below 95% a run is not comparable (issue 10).",
-		},
-		Scaling: "At 995 Mbit/s none: the paper's testbed is 1 Gbit/s. At 250 Mbit/s, K stays 31,250 bytes and the " +
-			"senders' pacing 1 Gbit/s; every delay is 4× longer for the same queue in packets, so the claims compare " +
-			"DX with DCTCP at the same rate (ratios and packets), not microseconds across rates.",
+	rep := env.report(dxExperiment(), "DX against DCTCP through ecnswitch, real traffic")
+	rep.Setup = []string{
+		fmt.Sprintf("The demo's five-host testbed; ecnswitch on AF_XDP ports, every port shaped to 995 Mbit/s (the demo's "+
+			"1 Gbit/s class), then on a fresh testbed to 250 Mbit/s, with one queue and a %d KB buffer. "+
+			"h1–h4 send, h5 receives: its port is the bottleneck. "+
+			"The flows are transport/udp's endpoints (UDP sockets, 1472-byte datagrams; the receiver coalesces the in-order "+
+			"packets of a flow that one read returns into one ACK, up to %d, carrying their mean one-way delay, 004 §V-A, "+
+			"and an ACK of a single packet waits up to %v for the flow's next, as delayed ACKs do; "+
+			"paced at %.0f Gbit/s in bursts of ≤ 10 packets, 004 §III), dealt out to h1–h4 in turn. "+
+			"Each count of flows runs DX, then DCTCP, %v of warm-up then %v measured.",
+			o.Buffer>>10, udp.DefaultAckEvery, dxAckDelay, dxHostRate/1e9, warmup, duration),
+		fmt.Sprintf("DCTCP (g = 1/16; every packet's CE is echoed: a change of CE starts a new ACK) runs against RED cut-off marking of the port at "+
+			"K = %d bytes (20.3 frames), the closed loop's K = C·RTT at 1 Gbit/s and 250 µs. DX (004 §IV-B, "+
+			"headroom %v, each in turn) runs against the same port with no marker; its queueing delay is OWD − OWD_base "+
+			"(timestamp.Delay, base re-taken within %v of the minimum RTT) from t1 = the send time, t2 and t4 = "+
+			"the kernel's SO_TIMESTAMPNS receive stamps, t3 = the ACK's send time. The testbed's hosts share one clock.",
+			dxK, dxHeadrooms, dxTolerance),
+		"The queue is the switch's own view: a tap on the bottleneck port records the queueing delay (enqueue " +
+			"to dequeue on the port's virtual line) of every data packet it sends in the window; queue lengths " +
+			"are that delay times C, in full 1538-byte wire frames. \"Busy\" is the port's wire rate over C in the " +
+			"window; below 95% a run is not comparable (issue 10).",
 	}
+	rep.Scaling = "At 995 Mbit/s none: the paper's testbed is 1 Gbit/s. At 250 Mbit/s, K stays 31,250 bytes and the " +
+		"senders' pacing 1 Gbit/s; every delay is 4× longer for the same queue in packets, so the claims compare " +
+		"DX with DCTCP at the same rate (ratios and packets), not microseconds across rates."
 	// The claims take DX at the smallest headroom that kept the port
 	// comparable, else at the smallest: the paper sizes the headroom so
 	// that DX keeps the link full (004 §V-B, Fig. 15).
@@ -657,7 +352,7 @@ func dxClaims(get func(int64, transport.Kind, int) *dxRun, rate int64) []Claim {
 		cs = append(cs, Claim{
 			Source: src, What: fmt.Sprintf("mean queueing delay, DX vs DCTCP, %d flows%s", n, at),
 			Paper: paper, Ours: fmt.Sprintf("%.1f vs %.1f µs (%.2f×)", dm, cm, cm/max(dm, 1e-3)),
-			Busy: []float64{dx.busy, dc.busy}, Holds: cm >= 2*dm, Rule: "DCTCP's mean ≥ 2× DX's",
+			Busy: []float64{dx.busy, dc.busy}, Rule: atLeastOf("DCTCP's mean", cm, dm, 2, "DX's"),
 		})
 	}
 	dmed, cmed := packets(float64(quantile(dx2.sojourn, 0.5)), rate), packets(float64(quantile(dc2.sojourn, 0.5)), rate)
@@ -665,21 +360,21 @@ func dxClaims(get func(int64, transport.Kind, int) *dxRun, rate int64) []Claim {
 		Source: "004 Table III", What: "median queue, DX vs DCTCP, 2 flows" + at,
 		Paper: fmt.Sprintf("%d vs %d pkt", paperDXMedian, paperDCTCPMedian),
 		Ours:  fmt.Sprintf("%.1f vs %.1f pkt", dmed, cmed),
-		Busy:  []float64{dx2.busy, dc2.busy}, Holds: cmed >= 2*dmed, Rule: "DCTCP's median ≥ 2× DX's",
+		Busy:  []float64{dx2.busy, dc2.busy}, Rule: atLeastOf("DCTCP's median", cmed, dmed, 2, "DX's"),
 	})
 	dmax, cmax := packets(float64(slices.Max(append(dx2.sojourn, 0))), rate), packets(float64(slices.Max(append(dc2.sojourn, 0))), rate)
 	cs = append(cs, Claim{
 		Source: "004 Table III", What: "max queue, DX vs DCTCP, 2 flows" + at,
 		Paper: fmt.Sprintf("%d vs %d pkt", paperDXMax, paperDCTCPMax),
 		Ours:  fmt.Sprintf("%.1f vs %.1f pkt", dmax, cmax),
-		Busy:  []float64{dx2.busy, dc2.busy}, Holds: dmax < cmax, Rule: "DX's max below DCTCP's",
+		Busy:  []float64{dx2.busy, dc2.busy}, Rule: below("DX's max", dmax, cmax, "DCTCP's"),
 	})
 	for _, n := range dxFlows {
 		dx, dc := get(rate, transport.KindDX, n), get(rate, transport.KindDCTCP, n)
 		cs = append(cs, Claim{
 			Source: "004 §VI", What: fmt.Sprintf("utilisation, DX vs DCTCP, %d flows%s (both saturate the link)", n, at),
 			Paper: "both ≈ 100%", Ours: fmt.Sprintf("%.1f%% vs %.1f%% busy", 100*dx.busy, 100*dc.busy),
-			Busy: []float64{dx.busy, dc.busy}, Holds: dx.busy >= 0.95*dc.busy, Rule: "DX's busy ≥ 95% of DCTCP's",
+			Busy: []float64{dx.busy, dc.busy}, Rule: atLeastOf("DX's busy", dx.busy, dc.busy, 0.95, "DCTCP's"),
 		})
 	}
 	return cs
@@ -705,8 +400,8 @@ func dxHeadroomClaim(runs []*dxRun, rate int64) Claim {
 		Source: "004 Fig. 15", What: fmt.Sprintf("DX, 2 flows, %.0f Mbit/s: headroom %v → %v", float64(rate)/1e6, lo.headroom, hi.headroom),
 		Paper: "more headroom: full utilisation, and the queue longer by about the headroom added",
 		Ours:  fmt.Sprintf("busy %.1f%% → %.1f%%, mean queueing delay %.1f → %.1f µs", 100*lo.busy, 100*hi.busy, ml, mh),
-		Busy:  []float64{lo.busy, hi.busy}, Holds: hi.busy >= lo.busy && mh > ml,
-		Rule: "busy and queue both grow",
+		Busy:  []float64{lo.busy, hi.busy},
+		Rule:  notBelow("busy", hi.busy, lo.busy, "the smaller headroom's").and(above("mean queue", mh, ml, "the smaller headroom's")),
 	}
 }
 

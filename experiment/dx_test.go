@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/ecnswitch/ecnswitch/demo"
-	"github.com/ecnswitch/ecnswitch/node"
 	"github.com/ecnswitch/ecnswitch/packet/packettest"
 	"github.com/ecnswitch/ecnswitch/testbed"
 	"github.com/ecnswitch/ecnswitch/testbed/testbedtest"
@@ -23,9 +22,9 @@ import (
 // flows' packets, and the port's marks reached the receiver (none on
 // DX's). Rates are not asserted.
 func TestDXFlowsThroughSwitch(t *testing.T) {
-	bed := testBed(t, dxOptions(Env{}))
+	b := testBed(t, dxOptions())
 	// WorkerRX: the hosts' receive processing is not steered (RPS).
-	for _, h := range bed.Hosts() {
+	for _, h := range b.hosts() {
 		out, err := exec.Command("ip", "netns", "exec", h.Netns, "cat", "/sys/class/net/"+h.HostIf+"/queues/rx-0/rps_cpus").Output()
 		if err != nil {
 			t.Fatalf("%s: rps_cpus: %v", h.Name, err)
@@ -37,7 +36,7 @@ func TestDXFlowsThroughSwitch(t *testing.T) {
 	for _, cc := range []transport.Kind{transport.KindDX, transport.KindDCTCP} {
 		// Paced at 100 Mbit/s each: light on the CPU the other packages'
 		// tests share.
-		r, err := runDXFlows(context.Background(), bed, cc, dxHeadrooms[0], 2, 100e6, 300*time.Millisecond, 300*time.Millisecond)
+		r, err := runDXFlows(context.Background(), b, cc, dxHeadrooms[0], 2, 100e6, 300*time.Millisecond, 300*time.Millisecond)
 		if err != nil {
 			t.Fatalf("%s: %v", cc, err)
 		}
@@ -79,15 +78,14 @@ func TestDXFlowsThroughSwitch(t *testing.T) {
 // testBed brings up the demo's testbed with o on a subnet and names of the
 // test's own, as root (it skips otherwise), and takes it down when the
 // test ends.
-func testBed(t *testing.T, o demo.Options) *demo.Bed {
+func testBed(t *testing.T, o demo.Options) *bed {
 	t.Helper()
 	testbedtest.SkipIfNotRoot(t)
 	id, err := testbed.RandomID()
 	if err != nil {
 		t.Fatal(err)
 	}
-	o.Subnet, o.ID = testbedtest.Subnet(t, ""), id
-	bed, down, err := node.DemoBed(o)
+	b, down, err := Env{Subnet: testbedtest.Subnet(t, ""), ID: id}.up(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +94,7 @@ func testBed(t *testing.T, o demo.Options) *demo.Bed {
 			t.Error(err)
 		}
 	})
-	return bed
+	return b
 }
 
 func TestUDPData(t *testing.T) {
@@ -174,8 +172,8 @@ func TestDXClaims(t *testing.T) {
 		// Fig. 15's: the larger headroom's queue (20 µs) is shorter than
 		// the smaller's (100 µs), which the claim must not call a hold.
 		want := !strings.Contains(c.What, "utilisation, DX vs DCTCP, 10 flows") && !strings.Contains(c.What, "headroom")
-		if c.Holds != want {
-			t.Errorf("%s: holds %v, want %v (ours %s)", c.What, c.Holds, want, c.Ours)
+		if c.Holds() != want {
+			t.Errorf("%s: holds %v, want %v (ours %s)", c.What, c.Holds(), want, c.Ours)
 		}
 	}
 	if err := rep.Write(t.TempDir()); err != nil {

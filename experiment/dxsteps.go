@@ -1,13 +1,10 @@
 package experiment
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
-	"net"
 	"net/netip"
 	"slices"
 	"sync/atomic"
@@ -18,7 +15,6 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/ecnswitch/ecnswitch/demo"
-	"github.com/ecnswitch/ecnswitch/node"
 	"github.com/ecnswitch/ecnswitch/packet"
 	"github.com/ecnswitch/ecnswitch/timestamp"
 	"github.com/ecnswitch/ecnswitch/transport"
@@ -100,124 +96,124 @@ type rttNoise struct {
 
 func runDXSteps(ctx context.Context, env Env) (*Report, error) {
 	warmup, duration := env.times(dxStepsDefault)
-	o := dxOptions(env)
-	bed, down, err := node.DemoBed(o)
-	if err != nil {
-		return nil, fmt.Errorf("dx-steps: %w", err)
-	}
 	noiseFor := dxNoiseDefault
 	if env.Short {
 		noiseFor = dxNoiseShort
 	}
-	noise, err := runNoise(ctx, bed, warmup, noiseFor)
 	var r *dxStepsRun
-	if err == nil {
-		fmt.Fprintf(orDiscard(env.Out), "dx-steps: unloaded, %d RTT samples, σ %.2f µs from the stamps, %.2f µs with the host's receive path\n",
+	o, err := env.withBed(ctx, dxOptions(), func(b *bed) error {
+		noise, err := runNoise(ctx, b, warmup, noiseFor)
+		if err != nil {
+			return err
+		}
+		env.say("dx-steps: unloaded, %d RTT samples, σ %.2f µs from the stamps, %.2f µs with the host's receive path",
 			len(noise.rtt), stddev(noise.rtt)/1e3, stddev(noise.host)/1e3)
-		r, err = runSteps(ctx, bed, warmup, duration/dxSteps)
-	}
-	if err = errors.Join(err, down()); err != nil {
+		if r, err = runSteps(ctx, b, warmup, duration/dxSteps); err != nil {
+			return err
+		}
+		r.noise = noise
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("dx-steps: %w", err)
 	}
-	r.noise = noise
-	fmt.Fprintf(orDiscard(env.Out), "dx-steps: busy %s, %d of %d injected packets seen\n", Busy(r.busy), len(r.inject), r.sent)
-	return dxStepsReport(env, bed.Options(), warmup, duration, r), nil
+	env.say("dx-steps: busy %s, %d of %d injected packets seen", Busy(r.busy), len(r.inject), r.sent)
+	return dxStepsReport(env, o, warmup, duration, r), nil
 }
 
 // runSteps saturates the bottleneck with one flow from h1 paced at C,
 // injects dxSteps MTU packets from h2 one interval apart after warmup, and
 // measures until an interval after the last.
-func runSteps(ctx context.Context, bed *demo.Bed, warmup, interval time.Duration) (r *dxStepsRun, err error) {
-	o := bed.Options()
-	r = &dxStepsRun{rate: o.Rate}
-	g, err := newUDPRig(bed, demo.NoMarking, interval*(dxSteps+1), dxProbe, udp.ReceiverConfig{})
-	if err != nil {
-		return nil, err
-	}
-	defer func() { err = errors.Join(err, g.close()) }()
-	sw, tap, rcv, dst := g.sw, g.tap, g.rcv, g.dst
-	hosts := bed.Hosts()
-	rh := hosts[demo.Bottleneck]
-	sink, err := rh.ListenUDP(0)
-	if err != nil {
-		return nil, err
-	}
-	defer sink.Close()
-	go func() { // drain the probes; ends when sink closes
-		b := make([]byte, 2048)
-		for {
-			if _, err := sink.Read(b); err != nil {
-				return
-			}
+func runSteps(ctx context.Context, b *bed, warmup, interval time.Duration) (*dxStepsRun, error) {
+	r := &dxStepsRun{rate: b.options().Rate}
+	err := b.withUDPRig(demo.NoMarking, interval*(dxSteps+1), dxProbe, udp.ReceiverConfig{}, func(g *udpRig) error {
+		hosts := b.hosts()
+		rh := hosts[demo.Bottleneck]
+		sink, err := rh.ListenUDP(0)
+		if err != nil {
+			return err
 		}
-	}()
-	probeDst := netip.AddrPortFrom(rh.IPv4, udpPort(sink))
-
-	// ECN* on an unmarked port with no loss never cuts its window: the
-	// flow sends at the pace, C, "full throttle" (004 §VI-A).
-	var on atomic.Bool
-	var samples []flowSample
-	s, c, err := dialSender(ctx, hosts[0], dst, udp.Config{
-		Flow: 1, CC: transport.KindECNStar, Tolerance: dxTolerance, Rate: o.Rate, Burst: dxStepsBurst,
-		OnSample: func(x udp.DelaySample) {
-			if on.Load() {
-				samples = append(samples, flowSample{x.Seq, x.Packets, x.Queue})
+		defer sink.Close()
+		go func() { // drain the probes; ends when sink closes
+			b := make([]byte, 2048)
+			for {
+				if _, err := sink.Read(b); err != nil {
+					return
+				}
 			}
-		},
+		}()
+		probeDst := netip.AddrPortFrom(rh.IPv4, udpPort(sink))
+
+		// ECN* on an unmarked port with no loss never cuts its window: the
+		// flow sends at the pace, C, "full throttle" (004 §VI-A).
+		var on atomic.Bool
+		var samples []flowSample
+		s, c, err := dialSender(ctx, hosts[0], g.dst, udp.Config{
+			Flow: 1, CC: transport.KindECNStar, Tolerance: dxTolerance, Rate: r.rate, Burst: dxStepsBurst,
+			OnSample: func(x udp.DelaySample) {
+				if on.Load() {
+					samples = append(samples, flowSample{x.Seq, x.Packets, x.Queue})
+				}
+			},
+		})
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		pc, err := hosts[1].DialUDP(ctx, probeDst, demo.DSCP(0), packet.NotECT)
+		if err != nil {
+			return err
+		}
+		defer pc.Close()
+		probe := make([]byte, udp.DefaultSize) // an MTU packet, as the data's
+		copy(probe, dxProbe)
+
+		stop := runEndpoints(ctx, g.rcv, []*udp.Sender{s})
+		if err := warm(ctx, g.rcv, 1, warmup); err != nil {
+			return errors.Join(err, stop())
+		}
+		st0 := g.sw.Stats().Ports[demo.Bottleneck]
+		start := time.Now()
+		g.tap.on.Store(true)
+		on.Store(true)
+		var werr error
+		for range dxSteps {
+			if werr = sleep(ctx, interval); werr != nil {
+				break
+			}
+			if _, werr = pc.Write(probe); werr != nil {
+				break
+			}
+			r.sent++
+		}
+		if werr == nil {
+			werr = sleep(ctx, interval)
+		}
+		// A worker held up (by other CPU load) may not have sent the last
+		// probe yet: wait for it, a while.
+		for deadline := time.Now().Add(time.Second); werr == nil && g.tap.probes.Load() < int64(r.sent) && time.Now().Before(deadline); {
+			werr = sleep(ctx, time.Millisecond)
+		}
+		g.tap.on.Store(false)
+		on.Store(false)
+		r.elapsed = time.Since(start)
+		st1 := g.sw.Stats().Ports[demo.Bottleneck]
+		if err := errors.Join(werr, stop()); err != nil {
+			return err
+		}
+		if err := g.stop(); err != nil { // the tap is quiet once the workers stop
+			return err
+		}
+		r.busy = demo.PortBusy(st0, st1, r.rate, r.elapsed)
+		r.drops = queueDrops(st0, st1, 0)
+		r.sender = s.Stats()
+		r.missed = g.tap.missed.Load()
+		r.inject, r.sw, r.dx = placeSteps(g.tap.records(), samples)
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	defer c.Close()
-	pc, err := hosts[1].DialUDP(ctx, probeDst, demo.DSCP(0), packet.NotECT)
-	if err != nil {
-		return nil, err
-	}
-	defer pc.Close()
-	probe := make([]byte, udp.DefaultSize) // an MTU packet, as the data's
-	copy(probe, dxProbe)
-
-	stop := runEndpoints(ctx, rcv, []*udp.Sender{s})
-	if err := warm(ctx, rcv, 1, warmup); err != nil {
-		return nil, errors.Join(err, stop())
-	}
-	st0 := sw.Stats().Ports[demo.Bottleneck]
-	start := time.Now()
-	tap.on.Store(true)
-	on.Store(true)
-	var werr error
-	for range dxSteps {
-		if werr = sleep(ctx, interval); werr != nil {
-			break
-		}
-		if _, werr = pc.Write(probe); werr != nil {
-			break
-		}
-		r.sent++
-	}
-	if werr == nil {
-		werr = sleep(ctx, interval)
-	}
-	// A worker held up (by other CPU load) may not have sent the last
-	// probe yet: wait for it, a while.
-	for deadline := time.Now().Add(time.Second); werr == nil && tap.probes.Load() < int64(r.sent) && time.Now().Before(deadline); {
-		werr = sleep(ctx, time.Millisecond)
-	}
-	tap.on.Store(false)
-	on.Store(false)
-	r.elapsed = time.Since(start)
-	st1 := sw.Stats().Ports[demo.Bottleneck]
-	if err := errors.Join(werr, stop()); err != nil {
-		return nil, err
-	}
-	if err := g.stop(); err != nil { // the tap is quiet once the workers stop
-		return nil, err
-	}
-	r.busy = demo.PortBusy(st0, st1, o.Rate, r.elapsed)
-	r.drops = queueDrops(st0, st1, 0)
-	r.sender = s.Stats()
-	r.missed = tap.missed.Load()
-	r.inject, r.sw, r.dx = placeSteps(tap.records(), samples)
 	return r, nil
 }
 
@@ -225,41 +221,42 @@ func runSteps(ctx context.Context, bed *demo.Bed, warmup, interval time.Duration
 // idle port, paced at C/dxNoiseShare one packet at a time, and records
 // for d after warmup the RTT of every ACK that covers one packet and the
 // switch's sojourn of every packet.
-func runNoise(ctx context.Context, bed *demo.Bed, warmup, d time.Duration) (r *rttNoise, err error) {
-	o := bed.Options()
-	r = &rttNoise{rate: o.Rate / dxNoiseShare, duration: d}
-	g, err := newUDPRig(bed, demo.NoMarking, d/dxNoiseShare, nil, udp.ReceiverConfig{})
-	if err != nil {
-		return nil, err
-	}
-	defer func() { err = errors.Join(err, g.close()) }()
-	var on atomic.Bool
-	s, c, err := dialSender(ctx, bed.Hosts()[0], g.dst, udp.Config{
-		Flow: 1, CC: transport.KindECNStar, Tolerance: dxTolerance, Rate: r.rate, Burst: 1,
-		OnSample: func(x udp.DelaySample) {
-			if on.Load() && x.Packets == 1 {
-				r.rtt, r.host = append(r.rtt, x.RTT), append(r.host, x.HostRTT)
-			}
-		},
+func runNoise(ctx context.Context, b *bed, warmup, d time.Duration) (*rttNoise, error) {
+	rate := b.options().Rate
+	r := &rttNoise{rate: rate / dxNoiseShare, duration: d}
+	err := b.withUDPRig(demo.NoMarking, d/dxNoiseShare, nil, udp.ReceiverConfig{}, func(g *udpRig) error {
+		var on atomic.Bool
+		s, c, err := dialSender(ctx, b.hosts()[0], g.dst, udp.Config{
+			Flow: 1, CC: transport.KindECNStar, Tolerance: dxTolerance, Rate: r.rate, Burst: 1,
+			OnSample: func(x udp.DelaySample) {
+				if on.Load() && x.Packets == 1 {
+					r.rtt, r.host = append(r.rtt, x.RTT), append(r.host, x.HostRTT)
+				}
+			},
+		})
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		stop := runEndpoints(ctx, g.rcv, []*udp.Sender{s})
+		if err := warm(ctx, g.rcv, 1, warmup); err != nil {
+			return errors.Join(err, stop())
+		}
+		st0, st1, elapsed, werr := g.window(ctx, &on, d)
+		if err := errors.Join(werr, stop()); err != nil {
+			return err
+		}
+		if err := g.stop(); err != nil {
+			return err
+		}
+		r.busy = demo.PortBusy(st0, st1, rate, elapsed)
+		for _, rec := range g.tap.records() {
+			r.sojourn = append(r.sojourn, rec.sojourn)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
-	}
-	defer c.Close()
-	stop := runEndpoints(ctx, g.rcv, []*udp.Sender{s})
-	if err := warm(ctx, g.rcv, 1, warmup); err != nil {
-		return nil, errors.Join(err, stop())
-	}
-	st0, st1, elapsed, werr := g.window(ctx, &on, d)
-	if err := errors.Join(werr, stop()); err != nil {
-		return nil, err
-	}
-	if err := g.stop(); err != nil {
-		return nil, err
-	}
-	r.busy = demo.PortBusy(st0, st1, o.Rate, elapsed)
-	for _, rec := range g.tap.records() {
-		r.sojourn = append(r.sojourn, rec.sojourn)
 	}
 	return r, nil
 }
@@ -325,60 +322,40 @@ func steps(lv []float64) []float64 {
 	return st
 }
 
-// medianF returns the median of xs, 0 when empty.
-func medianF(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
 // dxStepsReport renders the run.
 func dxStepsReport(env Env, o demo.Options, warmup, duration time.Duration, r *dxStepsRun) *Report {
-	tx := float64(timestamp.TransmissionTime(dxWire, r.rate))
+	tx := float64(timestamp.TransmissionTime(wireFrame, r.rate))
 	dxLv, dxOK := levels(r.dx, r.inject)
 	swLv, swOK := levels(r.sw, r.inject)
 	dxSt, swSt := steps(dxLv), steps(swLv)
-	dxStep, swStep := medianF(dxSt), medianF(swSt)
-	within := func(x float64) bool { return x >= 0.75*tx && x <= 1.25*tx }
-	rep := &Report{
-		Name:    "dx-steps",
-		Title:   "DX's queueing delay, one injected packet at a time",
-		Paper:   dxStepsExperiment().Paper,
-		Command: env.Command,
-		Date:    env.now(),
-		Setup: []string{
-			fmt.Sprintf("The demo's five-host testbed; ecnswitch on AF_XDP ports shaped to %.0f Mbit/s, one queue, a %d KB "+
-				"buffer, no marker. h1 sends one flow of transport/udp's endpoints to h5 (1472-byte datagrams), paced at "+
-				"exactly C in bursts of at most %d packets; its congestion control is ECN*, which on an unmarked, lossless "+
-				"port never cuts its window, so the flow runs \"full throttle\" at C (004 §VI-A). After %v of warm-up, h2 "+
-				"sends one 1472-byte UDP datagram to another socket on h5 every %v, %d in all: each lengthens the "+
-				"standing queue by one packet.",
-				float64(r.rate)/1e6, o.Buffer>>10, dxStepsBurst, warmup, duration/dxSteps, dxSteps),
-			fmt.Sprintf("DX's queueing delay is the sender's estimate per ACK (timestamp.Delay: OWD − OWD_base, base "+
-				"re-taken within %v of the minimum RTT) from t1 = the send time and t2, t4 = the kernel's SO_TIMESTAMPNS "+
-				"receive stamps. The switch's is the sojourn of every data packet at the bottleneck, from a tap. Both are "+
-				"placed on the switch's clock at the time the packet entered the queue (the tap's departure minus "+
-				"sojourn; an ACK at its newest packet's), and so are the injected packets. A level is the median delay "+
-				"between two injections; a step is the difference of two levels.",
-				dxTolerance),
-		},
-		Scaling: "None: the paper's software-stamp run is at 1 Gbit/s (Fig. 12(a)); one MTU frame on the wire (1538 " +
-			fmt.Sprintf("bytes) takes %.2f µs at %.0f Mbit/s.", tx/1e3, float64(r.rate)/1e6),
+	dxStep, swStep := median(dxSt), median(swSt)
+	rep := env.report(dxStepsExperiment(), "DX's queueing delay, one injected packet at a time")
+	rep.Setup = []string{
+		fmt.Sprintf("The demo's five-host testbed; ecnswitch on AF_XDP ports shaped to %.0f Mbit/s, one queue, a %d KB "+
+			"buffer, no marker. h1 sends one flow of transport/udp's endpoints to h5 (1472-byte datagrams), paced at "+
+			"exactly C in bursts of at most %d packets; its congestion control is ECN*, which on an unmarked, lossless "+
+			"port never cuts its window, so the flow runs \"full throttle\" at C (004 §VI-A). After %v of warm-up, h2 "+
+			"sends one 1472-byte UDP datagram to another socket on h5 every %v, %d in all: each lengthens the "+
+			"standing queue by one packet.",
+			float64(r.rate)/1e6, o.Buffer>>10, dxStepsBurst, warmup, duration/dxSteps, dxSteps),
+		fmt.Sprintf("DX's queueing delay is the sender's estimate per ACK (timestamp.Delay: OWD − OWD_base, base "+
+			"re-taken within %v of the minimum RTT) from t1 = the send time and t2, t4 = the kernel's SO_TIMESTAMPNS "+
+			"receive stamps. The switch's is the sojourn of every data packet at the bottleneck, from a tap. Both are "+
+			"placed on the switch's clock at the time the packet entered the queue (the tap's departure minus "+
+			"sojourn; an ACK at its newest packet's), and so are the injected packets. A level is the median delay "+
+			"between two injections; a step is the difference of two levels.",
+			dxTolerance),
 	}
+	rep.Scaling = "None: the paper's software-stamp run is at 1 Gbit/s (Fig. 12(a)); one MTU frame on the wire (1538 " +
+		fmt.Sprintf("bytes) takes %.2f µs at %.0f Mbit/s.", tx/1e3, float64(r.rate)/1e6)
 	rep.Claims = []Claim{{
 		Source: "004 Fig. 12(a)", What: "DX's measured queueing delay per injected MTU packet (median step)",
 		Paper: "one transmission time, 12 µs at 1 Gbit/s", Ours: fmt.Sprintf("%.2f µs (one packet: %.2f µs)", dxStep/1e3, tx/1e3),
-		Busy: []float64{r.busy}, Holds: dxOK && within(dxStep), Rule: "within 25% of one transmission time",
+		Busy: []float64{r.busy}, Rule: near("", dxStep, tx, 0.25, "one transmission time").given(dxOK),
 	}, {
 		Source: "004 Fig. 12(a)", What: "the switch's own queueing delay per injected packet (median step)",
 		Paper: "the switch's queue matches DX's measurement", Ours: fmt.Sprintf("%.2f µs", swStep/1e3),
-		Busy: []float64{r.busy}, Holds: swOK && within(swStep), Rule: "within 25% of one transmission time",
+		Busy: []float64{r.busy}, Rule: near("", swStep, tx, 0.25, "one transmission time").given(swOK),
 	}}
 
 	var offs []float64
@@ -403,7 +380,7 @@ func dxStepsReport(env Env, o demo.Options, warmup, duration time.Duration, r *d
 			"port busy at C never finds the queue empty. A negative step is the sender falling behind C for a moment "+
 			"(woken later than its bucket covers), which drains the queue.",
 			r.sent, len(r.inject), len(r.dx), len(r.sw), Busy(r.busy), r.drops, r.missed, r.sender.Sent, r.sender.Retrans,
-			medianF(offs)/1e3),
+			median(offs)/1e3),
 	}}
 	rep.Plots = []Plot{{
 		File: "steps.png", Caption: "Queueing delay over time, medians of 1 ms bins; an injection every interval.",
@@ -449,15 +426,11 @@ func noiseClaim(n *rttNoise) Claim {
 		Paper:  "σ 1.98 µs with DPDK software stamps, 0.53 µs with NIC stamps, against 80.7 µs in the kernel's TCP stack",
 		Ours: fmt.Sprintf("σ %.2f µs from the stamps against %.2f µs with the sender's receive path; p1–p99 %.2f against %.2f µs (%d samples)",
 			sr/1e3, sh/1e3, float64(rr)/1e3, float64(rh)/1e3, len(n.rtt)),
-		Holds: len(n.rtt) > 1 && sr < sh && rr < rh,
-		Rule: "the stamped RTT's σ and p1–p99 spread both below the host-time RTT's (direction only: the paper's " +
-			"stamps are DPDK's and the NIC's)",
+		Rule: below("the stamped RTT's σ", sr, sh, "the host-time RTT's").
+			and(below("its p1–p99 spread", float64(rr), float64(rh), "the host-time RTT's")).
+			given(len(n.rtt) > 1).because("direction only: the paper's stamps are DPDK's and the NIC's"),
 	}
 }
-
-// spread returns the distance from the 1st to the 99th percentile of xs:
-// σ follows the rare late sample (a descheduled thread), this does not.
-func spread(xs []int64) int64 { return quantile(xs, 0.99) - quantile(xs, 0.01) }
 
 // noiseTable gives the distribution of both RTTs and of the switch's
 // sojourn in the unloaded phase.
@@ -534,17 +507,4 @@ func drawSteps(path string, r *dxStepsRun) error {
 		return err
 	}
 	return saveTiles(path, 1, []*plot.Plot{p}, 16*vg.Centimeter, 9*vg.Centimeter)
-}
-
-// udpPort returns the local port of c.
-func udpPort(c *net.UDPConn) uint16 { return c.LocalAddr().(*net.UDPAddr).AddrPort().Port() }
-
-// isProbe reports whether an untagged IPv4 frame carries a UDP payload
-// starting with probe.
-func isProbe(f, probe []byte) bool {
-	if len(f) < 14+20 || binary.BigEndian.Uint16(f[12:]) != 0x0800 || f[14+9] != 17 {
-		return false
-	}
-	p := 14 + int(f[14]&0xf)*4 + 8
-	return len(f) >= p+len(probe) && bytes.Equal(f[p:p+len(probe)], probe)
 }

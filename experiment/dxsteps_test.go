@@ -54,7 +54,7 @@ func TestLevelsAndSteps(t *testing.T) {
 	if _, ok := levels(r.dx[:10], r.inject); ok {
 		t.Error("levels reported every interval sampled with samples only before the first injection")
 	}
-	if m := medianF([]float64{3, 1, 2, 10}); m != 2.5 {
+	if m := median([]float64{3, 1, 2, 10}); m != 2.5 {
 		t.Errorf("median of 1, 2, 3, 10 = %g, want 2.5", m)
 	}
 }
@@ -82,11 +82,11 @@ func TestPlaceSteps(t *testing.T) {
 // The claims follow the steps: one transmission time per injection holds,
 // half of one does not.
 func TestDXStepsReport(t *testing.T) {
-	tx := timestamp.TransmissionTime(dxWire, demo.DefaultRate)
+	tx := timestamp.TransmissionTime(wireFrame, demo.DefaultRate)
 	o := demo.Options{Rate: demo.DefaultRate, Buffer: demo.DefaultBuffer}
 	rep := dxStepsReport(Env{Command: "test"}, o, time.Second, dxStepsDefault, staircase(dxSteps, 3000, tx, -500))
 	for _, c := range rep.Claims {
-		if !c.Holds {
+		if !c.Holds() {
 			t.Errorf("%s: does not hold with steps of one transmission time (ours %s)", c.What, c.Ours)
 		}
 	}
@@ -95,8 +95,8 @@ func TestDXStepsReport(t *testing.T) {
 		half.dx[i].d /= 2
 	}
 	rep = dxStepsReport(Env{Command: "test"}, o, time.Second, dxStepsDefault, half)
-	if rep.Claims[0].Holds || !rep.Claims[1].Holds {
-		t.Errorf("DX reading half the steps: claims hold %v, %v; want false, true", rep.Claims[0].Holds, rep.Claims[1].Holds)
+	if rep.Claims[0].Holds() || !rep.Claims[1].Holds() {
+		t.Errorf("DX reading half the steps: claims hold %v, %v; want false, true", rep.Claims[0].Holds(), rep.Claims[1].Holds())
 	}
 	if err := rep.Write(t.TempDir()); err != nil {
 		t.Fatal(err)
@@ -114,11 +114,11 @@ func TestNoiseClaim(t *testing.T) {
 		sojourn: []int64{0, 0, 100},
 	}
 	c := noiseClaim(n)
-	if !c.Holds || !strings.Contains(c.Ours, "σ 0.16 µs from the stamps against 2.58 µs") || !strings.Contains(c.Ours, "p1–p99 0.40 against 6.00 µs") {
-		t.Errorf("claim holds %v, ours %q; want it to hold with σ 0.16 against 2.58 µs, p1–p99 0.40 against 6.00 µs", c.Holds, c.Ours)
+	if !c.Holds() || !strings.Contains(c.Ours, "σ 0.16 µs from the stamps against 2.58 µs") || !strings.Contains(c.Ours, "p1–p99 0.40 against 6.00 µs") {
+		t.Errorf("claim holds %v, ours %q; want it to hold with σ 0.16 against 2.58 µs, p1–p99 0.40 against 6.00 µs", c.Holds(), c.Ours)
 	}
 	n.rtt, n.host = n.host, n.rtt
-	if noiseClaim(n).Holds {
+	if noiseClaim(n).Holds() {
 		t.Error("the claim holds with the stamped RTT the noisier")
 	}
 	// One sample 1 ms late among 200 makes the stamped σ the larger while
@@ -133,10 +133,10 @@ func TestNoiseClaim(t *testing.T) {
 	if spread(n.rtt) >= spread(n.host) || stddev(n.rtt) <= stddev(n.host) {
 		t.Fatalf("the case does not isolate σ: spread %d vs %d ns, σ %.0f vs %.0f ns", spread(n.rtt), spread(n.host), stddev(n.rtt), stddev(n.host))
 	}
-	if noiseClaim(n).Holds {
+	if noiseClaim(n).Holds() {
 		t.Errorf("the claim holds with σ %.0f ns from the stamps against %.0f ns", stddev(n.rtt), stddev(n.host))
 	}
-	r := staircase(dxSteps, 3000, timestamp.TransmissionTime(dxWire, demo.DefaultRate), 0)
+	r := staircase(dxSteps, 3000, timestamp.TransmissionTime(wireFrame, demo.DefaultRate), 0)
 	r.noise = n
 	rep := dxStepsReport(Env{Command: "test"}, demo.Options{Rate: demo.DefaultRate, Buffer: demo.DefaultBuffer}, time.Second, dxStepsDefault, r)
 	if len(rep.Claims) != 3 || len(rep.Plots) != 2 {
@@ -163,10 +163,10 @@ func TestIsProbe(t *testing.T) {
 // DX and the switch have samples in every interval. Steps are not
 // asserted: they need the quiet machine `make experiments` runs on.
 func TestStepsThroughSwitch(t *testing.T) {
-	o := dxOptions(Env{})
+	o := dxOptions()
 	o.Rate = 100e6 // light on the CPU the other packages' tests share
-	bed := testBed(t, o)
-	r, err := runSteps(context.Background(), bed, 300*time.Millisecond, 20*time.Millisecond)
+	b := testBed(t, o)
+	r, err := runSteps(context.Background(), b, 300*time.Millisecond, 20*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +195,7 @@ func TestStepsThroughSwitch(t *testing.T) {
 
 	// The unloaded phase: every single-packet ACK gives both RTTs, and
 	// the sender reads an ACK no earlier than the kernel stamped it.
-	n, err := runNoise(context.Background(), bed, 300*time.Millisecond, 500*time.Millisecond)
+	n, err := runNoise(context.Background(), b, 300*time.Millisecond, 500*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,8 +3,6 @@ package experiment
 import (
 	"context"
 	"fmt"
-	"math"
-	"slices"
 	"strings"
 	"time"
 
@@ -84,7 +82,7 @@ func sharpRuns(rate int64, warmup, duration time.Duration) []sharpRun {
 	one := []demo.Class{{Flows: sharpFlowsPerHost * (demo.Hosts - 1), Senders: []int{0, 1, 2, 3}}}
 	base := demo.Options{
 		Classes: one, Buffer: sharpBuffer, HostDelay: sharpHostDelays(sc), ECNSharp: ecn, CoDel: codel,
-		Warmup: warmup, Duration: duration, Sample: staticSample,
+		Warmup: warmup, Duration: duration, Sample: sampleEvery,
 	}
 	tail, avg, dwrr := base, base, base
 	tail.K, tail.Schemes = sharpKTail, []string{demo.PerQueue, demo.ECNSharp, demo.CoDel}
@@ -118,36 +116,13 @@ type sharpScheme struct {
 }
 
 func newSharpScheme(title string, s demo.SchemeResult) sharpScheme {
-	x := sharpScheme{title: title, s: s}
 	var occ []float64
 	for _, smp := range s.Series {
 		occ = append(occ, float64(smp.PortBytes)/1514)
 	}
-	if len(occ) > 0 {
-		var sum float64
-		for _, o := range occ {
-			sum += o
-		}
-		x.queue = sum / float64(len(occ))
-		slices.Sort(occ)
-		x.queueP99 = occ[int(math.Ceil(0.99*float64(len(occ))))-1]
-	}
-	x.rtt, x.rtt9 = rttStats(pooled(s))
+	x := sharpScheme{title: title, s: s, queue: mean(occ), queueP99: quantile(occ, 0.99)}
+	x.rtt, x.rtt9 = meanP99(pooled(s))
 	return x
-}
-
-// meanDelay returns the mean queueing delay over a run's queues, each
-// weighted by its goodput (its share of the packets).
-func meanDelay(s demo.SchemeResult) time.Duration {
-	var sum, w float64
-	for _, q := range s.Queues {
-		sum += float64(q.MeanDelay) * q.Goodput
-		w += q.Goodput
-	}
-	if w == 0 {
-		return 0
-	}
-	return time.Duration(sum / w)
 }
 
 // sharpReport renders the runs of sharpRuns, in order.
@@ -179,72 +154,65 @@ func sharpReport(env Env, runs []*demo.Result) (*Report, error) {
 	for _, d := range sharpHostDelays(sc) {
 		delays = append(delays, fmt.Sprintf("%.2f ms", d.Seconds()*1e3))
 	}
-	rep := &Report{
-		Name:    "ecnsharp-rtt",
-		Title:   "ecnsharp-rtt: marking under 3× RTT variation, and ECN♯ under DWRR 2:1:1 (000 §2.3, §5)",
-		Paper:   ecnsharpRTT().Paper,
-		Command: env.Command,
-		Date:    env.now(),
-		Setup: []string{
-			fmt.Sprintf("Five testbed hosts on an ecnswitch with AF_XDP ports, every egress port shaped to %s with a %d B bucket and a %d KB buffer. "+
-				"RTT variation: %d long-lived %s TCP flows with ECN, %d from each of h1–h4, to h5 through one queue; the switch holds the packets towards "+
-				"h1–h4 (their ACKs) for %s, so the four senders' base RTTs spread evenly over 70–210 µs scaled (000 §2.3 and §5.2 add the delay with netem at the senders).",
-				rate(r0.Rate), r0.Bucket, r0.Buffer>>10, sharpFlowsPerHost*(demo.Hosts-1), r0.CC, sharpFlowsPerHost, strings.Join(delays, ", ")),
-			fmt.Sprintf("Schemes (000 §5.2's settings, scaled): DCTCP-RED-Tail marks at K = %d KB (the p90 RTT, current practice), DCTCP-RED-AVG at K = %d KB (the mean RTT); "+
-				"CoDel with target %v and interval %v; ECN♯ with ins_target %v, pst_target %v and pst_interval %v (000 §3.4's rule of thumb). "+
-				"Queue occupancy is the bottleneck port's backlog sampled every %v.",
-				sharpKTail/1000, sharpKAvg/1000, sc.Time(sharpTarget), sc.Time(sharpInterval), sc.Time(sharpInterval), sc.Time(sharpTarget), sc.Time(sharpInterval), staticSample),
-			fmt.Sprintf("DWRR 2:1:1 (000 §5.5, Fig. 19): three queues of quanta 2, 1 and 1 MTU, one flow each from h1, h2, h3 (no added delay), all started together, ECN♯ as above. Each run lasts %v after %v of warm-up.",
-				r0.Duration, r0.Warmup),
-		},
-		Scaling: sc.String() + " So the base RTTs of 70–210 µs become " + fmt.Sprintf("%v–%v", sc.Time(sharpRTTLow).Round(time.Microsecond), sc.Time(sharpRTTHigh).Round(time.Microsecond)) +
-			", the time targets grow the same, and the byte thresholds (250 KB, 80 KB) stay: each is the same multiple of the bandwidth-delay product as in the paper.",
-		Limits: []string{
-			"Incast (000 §5.4, Fig. 16–17: query completion with 25 to 200 concurrent senders) is its own experiment, ecnsharp-incast.",
-			"The paper drives these schemes with the web-search workload and reports FCT (Fig. 9–11) and, in simulation, the queue under query traffic (Fig. 16); " +
-				"we run long-lived flows and compare the standing queue and the goodput, which is what those figures' differences come from.",
-			"DCTCP is not in this kernel: cubic with ECN stands in for the paper's DCTCP.",
-			fmt.Sprintf("One run per scheme, no repetitions: each verdict rests on a single %v window.", r0.Duration),
-		},
+	rep := env.report(ecnsharpRTT(), "ecnsharp-rtt: marking under 3× RTT variation, and ECN♯ under DWRR 2:1:1 (000 §2.3, §5)")
+	rep.Setup = []string{
+		fmt.Sprintf("Five testbed hosts on an ecnswitch with AF_XDP ports, every egress port shaped to %s with a %d B bucket and a %d KB buffer. "+
+			"RTT variation: %d long-lived %s TCP flows with ECN, %d from each of h1–h4, to h5 through one queue; the switch holds the packets towards "+
+			"h1–h4 (their ACKs) for %s, so the four senders' base RTTs spread evenly over 70–210 µs scaled (000 §2.3 and §5.2 add the delay with netem at the senders).",
+			rate(r0.Rate), r0.Bucket, r0.Buffer>>10, sharpFlowsPerHost*(demo.Hosts-1), r0.CC, sharpFlowsPerHost, strings.Join(delays, ", ")),
+		fmt.Sprintf("Schemes (000 §5.2's settings, scaled): DCTCP-RED-Tail marks at K = %d KB (the p90 RTT, current practice), DCTCP-RED-AVG at K = %d KB (the mean RTT); "+
+			"CoDel with target %v and interval %v; ECN♯ with ins_target %v, pst_target %v and pst_interval %v (000 §3.4's rule of thumb). "+
+			"Queue occupancy is the bottleneck port's backlog sampled every %v.",
+			sharpKTail/1000, sharpKAvg/1000, sc.Time(sharpTarget), sc.Time(sharpInterval), sc.Time(sharpInterval), sc.Time(sharpTarget), sc.Time(sharpInterval), sampleEvery),
+		fmt.Sprintf("DWRR 2:1:1 (000 §5.5, Fig. 19): three queues of quanta 2, 1 and 1 MTU, one flow each from h1, h2, h3 (no added delay), all started together, ECN♯ as above. Each run lasts %v after %v of warm-up.",
+			r0.Duration, r0.Warmup),
+	}
+	rep.Scaling = sc.String() + " So the base RTTs of 70–210 µs become " + fmt.Sprintf("%v–%v", sc.Time(sharpRTTLow).Round(time.Microsecond), sc.Time(sharpRTTHigh).Round(time.Microsecond)) +
+		", the time targets grow the same, and the byte thresholds (250 KB, 80 KB) stay: each is the same multiple of the bandwidth-delay product as in the paper."
+	rep.Limits = []string{
+		"Incast (000 §5.4, Fig. 16–17: query completion with 25 to 200 concurrent senders) is its own experiment, ecnsharp-incast.",
+		"The paper drives these schemes with the web-search workload and reports FCT (Fig. 9–11) and, in simulation, the queue under query traffic (Fig. 16); " +
+			"we run long-lived flows and compare the standing queue and the goodput, which is what those figures' differences come from.",
+		"DCTCP is not in this kernel: cubic with ECN stands in for the paper's DCTCP.",
+		fmt.Sprintf("One run per scheme, no repetitions: each verdict rests on a single %v window.", r0.Duration),
 	}
 	redQ := 1 - sharp.queue/tail.queue
 	rep.Claims = append(rep.Claims, Claim{
 		Source: "000 Fig. 16", What: "mean queue occupancy, ECN♯ vs DCTCP-RED-Tail",
 		Paper: "8 vs 182 packets (95.6% lower)", Ours: fmt.Sprintf("%.0f vs %.0f packets (%s)", sharp.queue, tail.queue, lowerBy(redQ, 0)),
-		Busy: []float64{sharp.s.Busy, tail.s.Busy}, Holds: tail.queue > 0 && redQ >= 0.5, Rule: "ECN♯ lower by at least 50%",
+		Busy: []float64{sharp.s.Busy, tail.s.Busy}, Rule: lower("ECN♯", tail.queue, sharp.queue, 0.5, 1),
 	})
 	lossAvg := 1 - avg.s.Goodput()/tail.s.Goodput()
 	rep.Claims = append(rep.Claims, Claim{
 		Source: "000 §2.3 Obs. 1", What: "goodput, DCTCP-RED-AVG vs DCTCP-RED-Tail",
 		Paper: "K from the mean RTT loses throughput (8% longer large-flow FCT)", Ours: fmt.Sprintf("%.0f vs %.0f Mbit/s (%s)", avg.s.Goodput()/1e6, tail.s.Goodput()/1e6, lowerBy(lossAvg, 1)),
-		Busy: []float64{avg.s.Busy, tail.s.Busy}, Holds: lossAvg >= 0.02 && lossAvg <= 0.3, Rule: "AVG lower by 2–30%",
+		Busy: []float64{avg.s.Busy, tail.s.Busy}, Rule: lower("AVG", tail.s.Goodput(), avg.s.Goodput(), 0.02, 0.3),
 	})
 	keep := sharp.s.Goodput() / tail.s.Goodput()
 	rep.Claims = append(rep.Claims, Claim{
 		Source: "000 §5.2", What: "goodput, ECN♯ vs DCTCP-RED-Tail",
 		Paper: "similar (large flows' FCT within a few %)", Ours: fmt.Sprintf("%.0f vs %.0f Mbit/s (%.1f%%)", sharp.s.Goodput()/1e6, tail.s.Goodput()/1e6, 100*keep),
-		Busy: []float64{sharp.s.Busy, tail.s.Busy}, Holds: keep >= 0.95, Rule: "ECN♯ at least 95% of Tail's",
+		Busy: []float64{sharp.s.Busy, tail.s.Busy}, Rule: atLeastOf("ECN♯", sharp.s.Goodput(), tail.s.Goodput(), 0.95, "Tail's"),
 	})
 	dw := get(runs[2], demo.ECNSharp)
 	want := []float64{0.5, 0.25, 0.25}
-	ok := true
+	var got []float64
 	var ours []string
-	for q, w := range want {
-		got := dw.Queues[q].Goodput / runs[2].MaxGoodput()
-		ok = ok && math.Abs(got-w) <= 0.1
+	for q := range want {
+		got = append(got, dw.Queues[q].Goodput/runs[2].MaxGoodput())
 		ours = append(ours, fmt.Sprintf("%.0f", dw.Queues[q].Goodput/1e6))
 	}
 	rep.Claims = append(rep.Claims, Claim{
 		Source: "000 Fig. 19a", What: "ECN♯ under DWRR 2:1:1: goodput per queue",
 		Paper: "4.82 / 2.40 / 2.40 Gbit/s of 9.6", Ours: strings.Join(ours, " / ") + fmt.Sprintf(" Mbit/s of %.0f", runs[2].MaxGoodput()/1e6),
-		Busy: []float64{dw.Busy}, Holds: ok, Rule: "each queue within 10% of C of its share",
+		Busy: []float64{dw.Busy}, Rule: shares(got, want, 0.1),
 	})
 	tcn := get(runs[2], demo.TCN)
 	dd, td := meanDelay(dw), meanDelay(tcn)
 	rep.Claims = append(rep.Claims, Claim{
 		Source: "000 §5.4, Fig. 19", What: fmt.Sprintf("mean queueing delay under DWRR 2:1:1, ECN♯ vs TCN (threshold %v)", sc.Time(sharpTCN).Round(time.Microsecond)),
 		Paper: "ECN♯ lower: short flows' mean FCT 2341 vs 2913 µs (19.6% lower)", Ours: fmt.Sprintf("%s vs %s (%s)", micros(dd), micros(td), lowerBy(1-float64(dd)/float64(max(td, 1)), 0)),
-		Busy: []float64{dw.Busy, tcn.Busy}, Holds: dd < td, Rule: "ECN♯ lower",
+		Busy: []float64{dw.Busy, tcn.Busy}, Rule: below("ECN♯", float64(dd), float64(td), "TCN"),
 	})
 
 	t := Table{
@@ -273,7 +241,7 @@ func sharpReport(env Env, runs []*demo.Result) (*Report, error) {
 	rep.Tables = []Table{t, t2}
 	rep.Plots = []Plot{{
 		File:    "queue.png",
-		Caption: fmt.Sprintf("The bottleneck port's queue over the measured window, sampled every %v (000 Fig. 16 plots the same for its simulation).", staticSample),
+		Caption: fmt.Sprintf("The bottleneck port's queue over the measured window, sampled every %v (000 Fig. 16 plots the same for its simulation).", sampleEvery),
 		Draw: func(path string) error {
 			var lines []Line
 			for _, x := range all {

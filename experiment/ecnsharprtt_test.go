@@ -85,7 +85,7 @@ func TestSharpClaims(t *testing.T) {
 		}
 		var v []bool
 		for _, c := range rep.Claims {
-			v = append(v, c.Holds)
+			v = append(v, c.Holds())
 		}
 		return v
 	}

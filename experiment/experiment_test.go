@@ -63,10 +63,10 @@ func TestBusy(t *testing.T) {
 		want  string
 		busy  string
 	}{
-		{Claim{Holds: true, Busy: []float64{0.97, 0.98}}, "holds", "97.0–98.0%"},
-		{Claim{Holds: false, Busy: []float64{0.97}}, "does not hold", "97.0%"},
-		{Claim{Holds: true, Busy: []float64{0.97, 0.93}}, "holds (not comparable)", "93.0–97.0% (not comparable)"},
-		{Claim{Holds: false, Busy: []float64{0.5}}, "does not hold (not comparable)", "50.0% (not comparable)"},
+		{Claim{Rule: Rule{holds: true}, Busy: []float64{0.97, 0.98}}, "holds", "97.0–98.0%"},
+		{Claim{Rule: Rule{holds: false}, Busy: []float64{0.97}}, "does not hold", "97.0%"},
+		{Claim{Rule: Rule{holds: true}, Busy: []float64{0.97, 0.93}}, "holds (not comparable)", "93.0–97.0% (not comparable)"},
+		{Claim{Rule: Rule{holds: false}, Busy: []float64{0.5}}, "does not hold (not comparable)", "50.0% (not comparable)"},
 	} {
 		if got := c.claim.Verdict(); got != c.want {
 			t.Errorf("%+v: Verdict %q, want %q", c.claim, got, c.want)
@@ -83,12 +83,14 @@ func TestReportWrite(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "x")
 	r := &Report{
 		Name: "x", Title: "x: a test", Paper: "001 §5.1.1", Command: "ecnswitch experiment x",
-		Date:    time.Date(2026, 11, 23, 18, 0, 0, 0, time.UTC),
+		Date: time.Date(2026, 11, 23, 18, 0, 0, 0, time.UTC),
+		Build: buildinfo.Info{Version: "(devel)", Revision: "106b487abcde", GoVersion: "go1.26.0",
+			Kernel: "6.18.44", CPU: "AMD EPYC", CPUs: 2, Arch: "amd64"},
 		Setup:   []string{"Two hosts."},
 		Scaling: Scaling{PaperRate: 10e9, Rate: 995e6}.String(),
 		Claims: []Claim{
-			{Source: "001 Fig. 3(a)", What: "ratio", Paper: "1.34", Ours: "1.50", Busy: []float64{0.97}, Holds: true, Rule: "in [1.1, 2.7]"},
-			{Source: "001 Fig. 6(b)", What: "a|b", Paper: "−32%", Ours: "−5%", Busy: []float64{0.90}, Rule: "lower by 10–70%"},
+			{Source: "001 Fig. 3(a)", What: "ratio", Paper: "1.34", Ours: "1.50", Busy: []float64{0.97}, Rule: Rule{true, "in [1.1, 2.7]"}},
+			{Source: "001 Fig. 6(b)", What: "a|b", Paper: "−32%", Ours: "−5%", Busy: []float64{0.90}, Rule: Rule{false, "lower by 10–70%"}},
 		},
 		Tables: []Table{{Title: "runs", Header: []string{"scheme", "busy"}, Rows: [][]string{{"MQ-ECN", Busy(0.97)}}, Note: "a note"}},
 		Plots: []Plot{{File: "cdf.png", Caption: "a CDF", Draw: func(path string) error {
@@ -110,7 +112,7 @@ func TestReportWrite(t *testing.T) {
 	for _, want := range []string{
 		"# x: a test\n",
 		"Made by `ecnswitch experiment x` on 2026-11-23 18:00 UTC.",
-		"Build and machine: " + buildinfo.Read().String() + ".", // Write records them
+		"\n\nRan on ecnswitch (devel) (106b487abcde) built with go1.26.0 on Linux 6.18.44, 2 × AMD EPYC (amd64).\n\n",
 		"## Scaling\n\nThe paper measured at 10 Gbit/s",
 		"| 001 Fig. 3(a) | ratio | 1.34 | 1.50 | 97.0% | **holds** | in [1.1, 2.7] |",
 		`| 001 Fig. 6(b) | a\|b | −32% | −5% | 90.0% (not comparable) | **does not hold (not comparable)** | lower by 10–70% |`,

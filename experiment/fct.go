@@ -20,7 +20,6 @@ import (
 	"gonum.org/v1/plot"
 
 	"github.com/ecnswitch/ecnswitch/demo"
-	"github.com/ecnswitch/ecnswitch/node"
 	"github.com/ecnswitch/ecnswitch/testbed"
 )
 
@@ -115,84 +114,69 @@ func runFCT(ctx context.Context, env Env, workload string) (*Report, error) {
 	for q := range classes {
 		classes[q] = demo.Class{Flows: 1, Senders: []int{0, 1, 2, 3}} // the demo's long-lived flows are not used
 	}
-	o := demo.Options{Classes: classes, Out: env.Out, Logger: env.Logger, Subnet: env.Subnet, ID: env.ID, StateDir: env.StateDir}
-	bed, down, err := node.DemoBed(o)
-	if err != nil {
-		return nil, fmt.Errorf("fct: %w", err)
-	}
 	var runs []fctRun
-	err = func() error {
+	o, err := env.withBed(ctx, demo.Options{Classes: classes}, func(b *bed) error {
 		for _, name := range fctSchemes {
 			for i, load := range fctLoads {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
-				flows := fctArrivals(cdf, load, bed.Options().Rate, duration, uint64(i+1))
-				fmt.Fprintf(orDiscard(env.Out), "fct: %s at %.0f%% load: %d flows over %v\n", demo.Title(name), 100*load, len(flows), duration)
-				r, err := runFlows(ctx, bed, name, load, flows, duration)
+				flows := fctArrivals(cdf, load, b.options().Rate, duration, uint64(i+1))
+				env.say("fct: %s at %.0f%% load: %d flows over %v", demo.Title(name), 100*load, len(flows), duration)
+				r, err := runFlows(ctx, b, name, load, flows, duration)
 				if err != nil {
-					return fmt.Errorf("fct: %s at %.0f%% load: %w", name, 100*load, err)
+					return fmt.Errorf("%s at %.0f%% load: %w", name, 100*load, err)
 				}
-				fmt.Fprintf(orDiscard(env.Out), "fct: %s at %.0f%% load: %.1f%% of the bytes carried, %d flows unfinished\n",
+				env.say("fct: %s at %.0f%% load: %.1f%% of the bytes carried, %d flows unfinished",
 					demo.Title(name), 100*load, 100*r.carried, r.unfinished)
 				runs = append(runs, r)
 			}
 		}
 		return nil
-	}()
-	err = errors.Join(err, down())
+	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("fct: %w", err)
 	}
-	return fctReport(env, bed.Options(), workload, duration, runs)
-}
-
-func orDiscard(w io.Writer) io.Writer {
-	if w == nil {
-		return io.Discard
-	}
-	return w
+	return fctReport(env, o, workload, duration, runs)
 }
 
 // runFlows starts the switch of scheme name, plays flows against it and
 // stops it.
-func runFlows(ctx context.Context, bed *demo.Bed, name string, load float64, flows []fctFlow, duration time.Duration) (r fctRun, err error) {
-	r = fctRun{scheme: name, load: load, flows: slices.Clone(flows)}
-	sw, err := bed.Start(name)
-	if err != nil {
-		return r, err
-	}
-	defer func() { err = errors.Join(err, sw.Stop()) }()
-	hosts := bed.Hosts()
-	rcv := hosts[demo.Bottleneck]
-	ln, err := rcv.ListenTCP(0)
-	if err != nil {
-		return r, err
-	}
-	srv := serveSink(ln)
-	defer func() { err = errors.Join(err, srv.close()) }()
-	dst := netip.AddrPortFrom(rcv.IPv4, uint16(ln.Addr().(*net.TCPAddr).Port))
+func runFlows(ctx context.Context, b *bed, name string, load float64, flows []fctFlow, duration time.Duration) (fctRun, error) {
+	r := fctRun{scheme: name, load: load, flows: slices.Clone(flows)}
+	err := b.withSwitch(name, func(demo.Switch) (err error) {
+		hosts := b.hosts()
+		rcv := hosts[demo.Bottleneck]
+		ln, err := rcv.ListenTCP(0)
+		if err != nil {
+			return err
+		}
+		srv := serveSink(ln)
+		defer func() { err = errors.Join(err, srv.close()) }()
+		dst := netip.AddrPortFrom(rcv.IPv4, uint16(ln.Addr().(*net.TCPAddr).Port))
 
-	ctx, cancel := context.WithTimeout(ctx, duration+fctDrain)
-	defer cancel()
-	start := time.Now()
-	var wg sync.WaitGroup
-	for i := range r.flows {
-		f := &r.flows[i]
-		if d := time.Until(start.Add(f.at)); d > 0 {
-			select {
-			case <-ctx.Done():
-			case <-time.After(d):
+		play, cancel := context.WithTimeout(ctx, duration+fctDrain)
+		defer cancel()
+		start := time.Now()
+		var wg sync.WaitGroup
+		for i := range r.flows {
+			f := &r.flows[i]
+			if d := time.Until(start.Add(f.at)); d > 0 {
+				select {
+				case <-play.Done():
+				case <-time.After(d):
+				}
 			}
+			if play.Err() != nil {
+				break
+			}
+			wg.Go(func() { f.fct, f.done = sendFlow(play, hosts[f.host], dst, demo.DSCP(f.queue), f.size) })
 		}
-		if ctx.Err() != nil {
-			break
-		}
-		wg.Go(func() { f.fct, f.done = sendFlow(ctx, hosts[f.host], dst, demo.DSCP(f.queue), f.size) })
-	}
-	wg.Wait()
-	r.carried, r.unfinished = carried(r.flows)
-	return r, ctx.Err() // only the parent's cancellation: the drain timeout leaves flows unfinished, counted
+		wg.Wait()
+		r.carried, r.unfinished = carried(r.flows)
+		return ctx.Err() // only the parent's cancellation: the drain timeout leaves flows unfinished, counted
+	})
+	return r, err
 }
 
 // carried returns the share of the flows' bytes that arrived, in flows
@@ -237,47 +221,6 @@ func sendFlow(ctx context.Context, h testbed.Host, dst netip.AddrPort, dscp uint
 	return time.Since(start), true
 }
 
-// zeros reads as an endless run of zero bytes.
-type zeros struct{}
-
-func (zeros) Read(p []byte) (int, error) {
-	clear(p)
-	return len(p), nil
-}
-
-// sink accepts flows, reads each to its end and closes it, which tells the
-// sender its flow is complete.
-type sink struct {
-	ln net.Listener
-	wg sync.WaitGroup
-}
-
-func serveSink(ln net.Listener) *sink {
-	s := &sink{ln: ln}
-	s.wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			s.wg.Go(func() {
-				defer c.Close()
-				io.Copy(io.Discard, c)
-			})
-		}
-	})
-	return s
-}
-
-func (s *sink) close() error {
-	err := s.ln.Close()
-	s.wg.Wait()
-	if errors.Is(err, net.ErrClosed) {
-		return nil
-	}
-	return err
-}
-
 // fctStats are the FCT statistics of one run's finished flows of a size
 // class: mean and 99th percentile (nearest rank), and how many.
 type fctStats struct {
@@ -292,7 +235,7 @@ func statsOf(r fctRun, keep func(size int64) bool) fctStats {
 			ds = append(ds, f.fct)
 		}
 	}
-	m, p := rttStats(ds)
+	m, p := meanP99(ds)
 	return fctStats{mean: m, p99: p, n: len(ds)}
 }
 
@@ -320,36 +263,30 @@ func fctReport(env Env, o demo.Options, workload string, duration time.Duration,
 			"Data mining's flows reach 973 MB, 8 s each at %s: %v of arrivals holds a few such flows at most, and the large-flow numbers rest on them.", rate(o.Rate), duration)
 		paperNote = " (web search)"
 	}
-	rep := &Report{
-		Name:    x.Name,
-		Title:   title,
-		Paper:   x.Paper,
-		Command: env.Command,
-		Date:    env.now(),
-		Setup: []string{
-			fmt.Sprintf("Five testbed hosts on an ecnswitch with AF_XDP ports, every egress port shaped to %s with a %d B bucket, %d equal-quantum DWRR queues "+
-				"sharing a %d KB buffer, K = %d KB (001 §5.1). Flows arrive as a Poisson process for %v at the rate that offers 20, 50 and 80%% of C to h5's port "+
-				"(λ = load·C/(8·mean size), mean %.2f MB), sizes from the %s CDF (experiment/workloads/%s.cdf), each from one of h1–h4 at random "+
-				"in one of the 4 queues at random (the paper's balanced pattern), to h5.",
-				rate(o.Rate), o.Bucket, fctQueues, o.Buffer>>10, o.K>>10, duration, mustMean(workload)/1e6, workload, workload),
-			"Each flow is a new cubic TCP connection with ECN: it writes its bytes, half-closes, and completes when the receiver, having read them all, closes its end; " +
-				"its FCT runs from before the connect to that close, so it includes the handshake (the paper's client used persistent connections). " +
-				fmt.Sprintf("The same seed draws the same flows for every scheme. Flows still running %v after the arrivals end count as unfinished.", fctDrain),
-		},
-		Scaling: Scaling{PaperRate: o.Rate, Rate: o.Rate}.String() + " The paper's testbed is 1 GbE with the same port (001 §5.1).",
-		Limits: []string{
-			"The port-busy rule does not apply: at 20–80% load the port is meant to idle. Instead each run says what share of its flows' bytes arrived " +
-				"in flows that finished; well below 100%, the senders (one CPU for four hosts' TCP) or the switch did not keep up.",
-			limit,
-			fmt.Sprintf("%v of arrivals per load (the paper ran many thousands of flows): the large-flow numbers rest on a handful of flows.", duration),
-			"DCTCP is not in this kernel: cubic with ECN stands in for the paper's DCTCP; the paper's TCP RTO_min was 10 ms, ours is Linux's 200 ms.",
-		},
+	rep := env.report(x, title)
+	rep.Setup = []string{
+		fmt.Sprintf("Five testbed hosts on an ecnswitch with AF_XDP ports, every egress port shaped to %s with a %d B bucket, %d equal-quantum DWRR queues "+
+			"sharing a %d KB buffer, K = %d KB (001 §5.1). Flows arrive as a Poisson process for %v at the rate that offers 20, 50 and 80%% of C to h5's port "+
+			"(λ = load·C/(8·mean size), mean %.2f MB), sizes from the %s CDF (experiment/workloads/%s.cdf), each from one of h1–h4 at random "+
+			"in one of the 4 queues at random (the paper's balanced pattern), to h5.",
+			rate(o.Rate), o.Bucket, fctQueues, o.Buffer>>10, o.K>>10, duration, mustMean(workload)/1e6, workload, workload),
+		"Each flow is a new cubic TCP connection with ECN: it writes its bytes, half-closes, and completes when the receiver, having read them all, closes its end; " +
+			"its FCT runs from before the connect to that close, so it includes the handshake (the paper's client used persistent connections). " +
+			fmt.Sprintf("The same seed draws the same flows for every scheme. Flows still running %v after the arrivals end count as unfinished.", fctDrain),
+	}
+	rep.Scaling = Scaling{PaperRate: o.Rate, Rate: o.Rate}.String() + " The paper's testbed is 1 GbE with the same port (001 §5.1)."
+	rep.Limits = []string{
+		"The port-busy rule does not apply: at 20–80% load the port is meant to idle. Instead each run says what share of its flows' bytes arrived " +
+			"in flows that finished; well below 100%, the senders (one CPU for four hosts' TCP) or the switch did not keep up.",
+		limit,
+		fmt.Sprintf("%v of arrivals per load (the paper ran many thousands of flows): the large-flow numbers rest on a handful of flows.", duration),
+		"DCTCP is not in this kernel: cubic with ECN stands in for the paper's DCTCP; the paper's TCP RTO_min was 10 ms, ours is Linux's 200 ms.",
 	}
 	high := fctLoads[len(fctLoads)-1]
 	std, mq := at(demo.PerQueue, high), at(demo.MQECN, high)
 	ss, ms := statsOf(std, small), statsOf(mq, small)
 	sl, ml := statsOf(std, large), statsOf(mq, large)
-	lower := func(a, b time.Duration) float64 {
+	reduction := func(a, b time.Duration) float64 {
 		if a == 0 {
 			return 0
 		}
@@ -357,14 +294,14 @@ func fctReport(env Env, o demo.Options, workload string, duration time.Duration,
 	}
 	rep.Claims = []Claim{
 		{Source: "001 Fig. 7(b)", What: fmt.Sprintf("small flows' mean FCT at %.0f%% load, MQ-ECN vs per-queue standard", 100*high),
-			Paper: "lower, by up to ∼61.3%" + paperNote, Ours: fmt.Sprintf("%s vs %s (%s)", micros(ms.mean), micros(ss.mean), lowerBy(lower(ss.mean, ms.mean), 0)),
-			Holds: lower(ss.mean, ms.mean) >= 0.05 && lower(ss.mean, ms.mean) <= 0.9, Rule: "MQ-ECN lower by 5–90%"},
+			Paper: "lower, by up to ∼61.3%" + paperNote, Ours: fmt.Sprintf("%s vs %s (%s)", micros(ms.mean), micros(ss.mean), lowerBy(reduction(ss.mean, ms.mean), 0)),
+			Rule: lower("MQ-ECN", float64(ss.mean), float64(ms.mean), 0.05, 0.9)},
 		{Source: "001 Fig. 7(c)", What: fmt.Sprintf("small flows' p99 FCT at %.0f%% load, MQ-ECN vs per-queue standard", 100*high),
-			Paper: "lower, by up to ∼72.8%" + paperNote, Ours: fmt.Sprintf("%s vs %s (%s)", micros(ms.p99), micros(ss.p99), lowerBy(lower(ss.p99, ms.p99), 0)),
-			Holds: lower(ss.p99, ms.p99) >= 0.05 && lower(ss.p99, ms.p99) <= 0.95, Rule: "MQ-ECN lower by 5–95%"},
+			Paper: "lower, by up to ∼72.8%" + paperNote, Ours: fmt.Sprintf("%s vs %s (%s)", micros(ms.p99), micros(ss.p99), lowerBy(reduction(ss.p99, ms.p99), 0)),
+			Rule: lower("MQ-ECN", float64(ss.p99), float64(ms.p99), 0.05, 0.95)},
 		{Source: "001 Fig. 7(d)", What: fmt.Sprintf("large flows' mean FCT at %.0f%% load, MQ-ECN vs per-queue standard", 100*high),
-			Paper: "similar (within 2.7%)" + paperNote, Ours: fmt.Sprintf("%s vs %s (%+.1f%%), %d and %d flows", micros(ml.mean), micros(sl.mean), -100*lower(sl.mean, ml.mean), ml.n, sl.n),
-			Holds: sl.mean > 0 && math.Abs(lower(sl.mean, ml.mean)) <= 0.15, Rule: "within 15% (few large flows)"},
+			Paper: "similar (within 2.7%)" + paperNote, Ours: fmt.Sprintf("%s vs %s (%+.1f%%), %d and %d flows", micros(ml.mean), micros(sl.mean), -100*reduction(sl.mean, ml.mean), ml.n, sl.n),
+			Rule: near("MQ-ECN", float64(ml.mean), float64(sl.mean), 0.15, "per-queue standard's").because("few large flows")},
 	}
 	t := Table{
 		Title: "FCT by scheme and load, normalised to per-queue ECN with the standard threshold",

@@ -80,7 +80,7 @@ func TestFCTReport(t *testing.T) {
 		}
 		var v []bool
 		for _, c := range rep.Claims {
-			v = append(v, c.Holds)
+			v = append(v, c.Holds())
 		}
 		return v
 	}

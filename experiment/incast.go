@@ -19,7 +19,6 @@ import (
 
 	"github.com/ecnswitch/ecnswitch/demo"
 	"github.com/ecnswitch/ecnswitch/marking"
-	"github.com/ecnswitch/ecnswitch/node"
 )
 
 // ecnsharpIncast is the ECN♯ paper's incast experiment (000 §5.4, Fig. 16
@@ -112,38 +111,32 @@ func runIncast(ctx context.Context, env Env) (*Report, error) {
 	var runs []*incastRun
 	var o demo.Options
 	for _, k := range []int64{sharpKTail, sharpKAvg} {
-		o = demo.Options{
+		var err error
+		o, err = env.withBed(ctx, demo.Options{
 			Classes: []demo.Class{{Flows: 1, Senders: []int{0, 1, 2, 3}}}, // one queue; the demo's flows are not used
 			K:       k, Buffer: sharpBuffer, HostDelay: sharpHostDelays(sc),
 			ECNSharp: ecn, CoDel: codel,
-			Out: env.Out, Logger: env.Logger, Subnet: env.Subnet, ID: env.ID, StateDir: env.StateDir,
-		}
-		bed, down, err := node.DemoBed(o)
-		if err != nil {
-			return nil, fmt.Errorf("ecnsharp-incast: %w", err)
-		}
-		err = func() error {
+		}, func(b *bed) error {
 			for _, s := range incastSchemes() {
 				if s.k != k {
 					continue
 				}
 				for _, n := range incastSenders {
-					fmt.Fprintf(orDiscard(env.Out), "ecnsharp-incast: %s, %d senders\n", s.title, n)
-					r, err := runQueries(ctx, bed, s, n, warmup)
+					env.say("ecnsharp-incast: %s, %d senders", s.title, n)
+					r, err := runQueries(ctx, b, s, n, warmup)
 					if err != nil {
 						return fmt.Errorf("%s, %d senders: %w", s.title, n, err)
 					}
-					fmt.Fprintf(orDiscard(env.Out), "ecnsharp-incast: %s, %d senders: mean QCT %v, %d of %d queries ≥ %v, %d drops %s\n",
-						s.title, n, meanDur(r.qct).Round(time.Microsecond), r.timeouts(), len(r.qct), incastMinRTO, r.drops, r.failed)
+					env.say("ecnsharp-incast: %s, %d senders: mean QCT %v, %d of %d queries ≥ %v, %d drops %s",
+						s.title, n, meanDuration(r.qct).Round(time.Microsecond), r.timeouts(), len(r.qct), incastMinRTO, r.drops, r.failed)
 					runs = append(runs, r)
 				}
 			}
 			return nil
-		}()
-		if err = errors.Join(err, down()); err != nil {
+		})
+		if err != nil {
 			return nil, fmt.Errorf("ecnsharp-incast: %w", err)
 		}
-		o = bed.Options()
 	}
 	return incastReport(env, o, warmup, runs), nil
 }
@@ -152,18 +145,23 @@ func runIncast(ctx context.Context, env Env) (*Report, error) {
 // (one from each of h1–h4) and n query connections dealt out to h1–h4,
 // and after warmup runs incastQueries queries, each answered by all n
 // senders at once.
-func runQueries(ctx context.Context, bed *demo.Bed, s incastScheme, n int, warmup time.Duration) (r *incastRun, err error) {
-	r = &incastRun{scheme: s.title, senders: n}
-	sw, err := bed.Start(s.scheme)
-	if err != nil {
+func runQueries(ctx context.Context, b *bed, s incastScheme, n int, warmup time.Duration) (*incastRun, error) {
+	r := &incastRun{scheme: s.title, senders: n}
+	if err := b.withSwitch(s.scheme, func(sw demo.Switch) error { return r.run(ctx, b, sw, warmup) }); err != nil {
 		return nil, err
 	}
-	defer func() { err = errors.Join(err, sw.Stop()) }()
-	hosts := bed.Hosts()
+	return r, nil
+}
+
+// run runs the queries of r on the switch sw; a sweep point that stops
+// short says why in r.failed and returns no error.
+func (r *incastRun) run(ctx context.Context, b *bed, sw demo.Switch, warmup time.Duration) error {
+	n := r.senders
+	hosts := b.hosts()
 	agg := hosts[demo.Bottleneck]
 	ln, err := agg.ListenTCP(0)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	dst := netip.AddrPortFrom(agg.IPv4, uint16(ln.Addr().(*net.TCPAddr).Port))
 
@@ -224,7 +222,7 @@ func runQueries(ctx context.Context, bed *demo.Bed, s incastScheme, n int, warmu
 	for h := range demo.Bottleneck {
 		c, err := dial(h, -1)
 		if err != nil {
-			return nil, fmt.Errorf("background flow from %s: %w", hosts[h].Name, err)
+			return fmt.Errorf("background flow from %s: %w", hosts[h].Name, err)
 		}
 		stop := context.AfterFunc(bctx, func() { c.Close() })
 		senders.Go(func() { defer stop(); io.Copy(c, zeros{}) })
@@ -237,7 +235,7 @@ func runQueries(ctx context.Context, bed *demo.Bed, s incastScheme, n int, warmu
 			for _, c := range out[:i] {
 				c.Close()
 			}
-			return r, nil
+			return nil
 		}
 	}
 	defer func() {
@@ -254,10 +252,10 @@ func runQueries(ctx context.Context, bed *demo.Bed, s incastScheme, n int, warmu
 	}()
 	if err := waitGroup(ctx, &accepted, 10*time.Second); err != nil {
 		r.failed = fmt.Sprintf("stopped: the aggregator accepted fewer than %d connections in 10 s", n)
-		return r, nil
+		return nil
 	}
 	if err := sleep(ctx, warmup); err != nil {
-		return nil, err
+		return err
 	}
 
 	st0 := sw.Stats().Ports[demo.Bottleneck]
@@ -267,7 +265,7 @@ func runQueries(ctx context.Context, bed *demo.Bed, s incastScheme, n int, warmu
 	for q := range incastQueries {
 		if q > 0 {
 			if err := sleep(ctx, incastGap); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		sizes := make([]int, n)
@@ -284,9 +282,9 @@ func runQueries(ctx context.Context, bed *demo.Bed, s incastScheme, n int, warmu
 	}
 	elapsed := time.Since(start)
 	st1 := sw.Stats().Ports[demo.Bottleneck]
-	r.busy = demo.PortBusy(st0, st1, bed.Options().Rate, elapsed)
+	r.busy = demo.PortBusy(st0, st1, b.options().Rate, elapsed)
 	r.drops = queueDrops(st0, st1, 0)
-	return r, nil
+	return nil
 }
 
 // query has every sender i write sizes[i] bytes at once and returns each
@@ -319,57 +317,30 @@ func query(ctx context.Context, out, in []net.Conn, sizes []int, buf []byte) ([]
 	return fct, errors.Join(append(errs, ctx.Err())...)
 }
 
-// waitGroup waits for wg, at most d.
-func waitGroup(ctx context.Context, wg *sync.WaitGroup, d time.Duration) error {
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-done:
-		return nil
-	case <-t.C:
-		return errors.New("timed out")
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func meanDur(ds []time.Duration) time.Duration {
-	m, _ := rttStats(ds)
-	return m
-}
-
 // incastReport renders the runs.
 func incastReport(env Env, o demo.Options, warmup time.Duration, runs []*incastRun) *Report {
 	sc := ecnsharpScaling(o.Rate)
-	rep := &Report{
-		Name:    "ecnsharp-incast",
-		Title:   "ecnsharp-incast: query completion under incast (000 §5.4)",
-		Paper:   ecnsharpIncast().Paper,
-		Command: env.Command,
-		Date:    env.now(),
-		Setup: []string{
-			fmt.Sprintf("ecnsharp-rtt's testbed: five hosts on an ecnswitch with AF_XDP ports, every egress port shaped to %s with a %d KB buffer "+
-				"and one queue; the switch holds the packets towards h1–h4 so that their base RTTs spread over 70–210 µs scaled. One long-lived "+
-				"cubic flow with ECN from each of h1–h4 to h5 holds the scheme's standing queue (000 §5.4 runs background data-mining traffic).",
-				rate(o.Rate), o.Buffer>>10),
-			fmt.Sprintf("Queries: after %v of warm-up, %d queries %v apart; in each, N persistent TCP connections from h1–h4 (dealt out in turn) "+
-				"to an aggregator on h5 each write one response of 3–60 KB, uniform (000 §5.4), all at once. A response completes when the "+
-				"aggregator has read its last byte; a query when its last response does. N is %v. The senders are connections, not "+
-				"machines: four hosts' TCP stacks share one CPU, so N senders start within the time the CPU takes to write N responses, "+
-				"where the paper's N machines start together.",
-				warmup, incastQueries, incastGap, incastSenders),
-			fmt.Sprintf("Schemes as in ecnsharp-rtt: DCTCP-RED-Tail at K = %d KB, DCTCP-RED-AVG at K = %d KB, CoDel with 000 §5.4's "+
-				"target 10 µs and interval 240 µs, scaled (%v, %v), and "+
-				"ECN♯ (ins_target %v, pst_target %v, pst_interval %v). A query that took %v or more counts as timed out: Linux TCP's least "+
-				"retransmission timeout is %v, and only a packet lost beyond fast retransmit makes a response wait it out.",
-				sharpKTail/1000, sharpKAvg/1000, sc.Time(incastCoDelTarget), sc.Time(incastCoDelInterval), sc.Time(sharpInterval), sc.Time(sharpTarget),
-				sc.Time(sharpInterval), incastMinRTO, incastMinRTO),
-		},
-		Scaling: sc.String() + " Response sizes and K stay in bytes, as ecnsharp-rtt keeps K: each is the same multiple of the " +
-			"bandwidth-delay product as in the paper. The RTO does not scale: 200 ms is 20 ms of the paper's time.",
+	rep := env.report(ecnsharpIncast(), "ecnsharp-incast: query completion under incast (000 §5.4)")
+	rep.Setup = []string{
+		fmt.Sprintf("ecnsharp-rtt's testbed: five hosts on an ecnswitch with AF_XDP ports, every egress port shaped to %s with a %d KB buffer "+
+			"and one queue; the switch holds the packets towards h1–h4 so that their base RTTs spread over 70–210 µs scaled. One long-lived "+
+			"cubic flow with ECN from each of h1–h4 to h5 holds the scheme's standing queue (000 §5.4 runs background data-mining traffic).",
+			rate(o.Rate), o.Buffer>>10),
+		fmt.Sprintf("Queries: after %v of warm-up, %d queries %v apart; in each, N persistent TCP connections from h1–h4 (dealt out in turn) "+
+			"to an aggregator on h5 each write one response of 3–60 KB, uniform (000 §5.4), all at once. A response completes when the "+
+			"aggregator has read its last byte; a query when its last response does. N is %v. The senders are connections, not "+
+			"machines: four hosts' TCP stacks share one CPU, so N senders start within the time the CPU takes to write N responses, "+
+			"where the paper's N machines start together.",
+			warmup, incastQueries, incastGap, incastSenders),
+		fmt.Sprintf("Schemes as in ecnsharp-rtt: DCTCP-RED-Tail at K = %d KB, DCTCP-RED-AVG at K = %d KB, CoDel with 000 §5.4's "+
+			"target 10 µs and interval 240 µs, scaled (%v, %v), and "+
+			"ECN♯ (ins_target %v, pst_target %v, pst_interval %v). A query that took %v or more counts as timed out: Linux TCP's least "+
+			"retransmission timeout is %v, and only a packet lost beyond fast retransmit makes a response wait it out.",
+			sharpKTail/1000, sharpKAvg/1000, sc.Time(incastCoDelTarget), sc.Time(incastCoDelInterval), sc.Time(sharpInterval), sc.Time(sharpTarget),
+			sc.Time(sharpInterval), incastMinRTO, incastMinRTO),
 	}
+	rep.Scaling = sc.String() + " Response sizes and K stay in bytes, as ecnsharp-rtt keeps K: each is the same multiple of the " +
+		"bandwidth-delay product as in the paper. The RTO does not scale: 200 ms is 20 ms of the paper's time."
 
 	get := func(title string, n int) *incastRun {
 		for _, r := range runs {
@@ -413,36 +384,36 @@ func incastReport(env Env, o demo.Options, warmup time.Duration, runs []*incastR
 	rep.Claims = append(rep.Claims, Claim{
 		Source: "000 Fig. 17", What: "concurrent senders before drops or timeouts, ECN♯ vs CoDel",
 		Paper: "losses from 175 vs from 100 (1.75×)", Ours: fmt.Sprintf("%s vs %s", lossText(sharp), lossText(codel)),
-		Busy:  busyOf(sharp, codel),
-		Holds: clOK && (!slOK || sl > cl), Rule: "CoDel loses at some N, ECN♯ only at a larger one or never",
+		Busy: busyOf(sharp, codel),
+		Rule: lossesLater("CoDel", cl, clOK, "ECN♯", sl, slOK),
 	})
 	if r100t, r100s, r100c := get(tail, 100), get(sharp, 100), get(codel, 100); r100t != nil && r100s != nil && r100c != nil {
 		rep.Claims = append(rep.Claims, Claim{
 			Source: "000 Fig. 16", What: "drops at the bottleneck with 100 concurrent senders: ECN♯, DCTCP-RED-Tail, CoDel",
 			Paper: "0, 0, 125 packets", Ours: fmt.Sprintf("%d, %d, %d packets", r100s.drops, r100t.drops, r100c.drops),
-			Busy:  []float64{r100s.busy, r100t.busy, r100c.busy},
-			Holds: r100s.drops <= r100c.drops && r100c.drops > 0, Rule: "CoDel drops, ECN♯ no more than CoDel",
+			Busy: []float64{r100s.busy, r100t.busy, r100c.busy},
+			Rule: atLeast("CoDel's drops", float64(r100c.drops), 1, "").and(notAbove("ECN♯'s", float64(r100s.drops), float64(r100c.drops), "CoDel's")),
 		})
-		ms, mt := meanDur(r100s.qct), meanDur(r100t.qct)
+		ms, mt := meanDuration(r100s.qct), meanDuration(r100t.qct)
 		rep.Claims = append(rep.Claims, Claim{
 			Source: "000 Fig. 17", What: "mean query completion with 100 concurrent senders, ECN♯ vs DCTCP-RED-Tail",
 			Paper: "comparable", Ours: fmt.Sprintf("%v vs %v", ms.Round(time.Microsecond), mt.Round(time.Microsecond)),
-			Busy:  []float64{r100s.busy, r100t.busy},
-			Holds: mt > 0 && ms <= mt*3/2, Rule: "ECN♯ within 1.5× of DCTCP-RED-Tail",
+			Busy: []float64{r100s.busy, r100t.busy},
+			Rule: atMostOf("ECN♯", float64(ms), float64(mt), 1.5, "DCTCP-RED-Tail's").given(mt > 0),
 		})
 	}
 
 	var rows [][]string
 	for _, r := range runs {
-		fm, fp := rttStats(r.fct)
-		qm, qp := rttStats(r.qct)
+		fm, fp := meanP99(r.fct)
+		qm, qp := meanP99(r.qct)
 		state := r.failed
 		if state == "" {
 			state = "–"
 		}
 		rows = append(rows, []string{
 			r.scheme, fmt.Sprint(r.senders), fmt.Sprintf("%d", len(r.qct)),
-			ms(fm), ms(fp), ms(qm), ms(qp), fmt.Sprint(r.timeouts()), fmt.Sprint(r.drops), Busy(r.busy), state,
+			millis(fm), millis(fp), millis(qm), millis(qp), fmt.Sprint(r.timeouts()), fmt.Sprint(r.drops), Busy(r.busy), state,
 		})
 	}
 	rep.Tables = []Table{{
@@ -459,7 +430,7 @@ func incastReport(env Env, o demo.Options, warmup time.Duration, runs []*incastR
 				var xy plotter.XYs
 				for _, n := range incastSenders {
 					if r := get(s.title, n); r != nil && len(r.qct) > 0 {
-						xy = append(xy, plotter.XY{X: float64(n), Y: meanDur(r.qct).Seconds() * 1e3})
+						xy = append(xy, plotter.XY{X: float64(n), Y: meanDuration(r.qct).Seconds() * 1e3})
 					}
 				}
 				lines = append(lines, Line{Label: s.title, XY: xy})
@@ -481,10 +452,8 @@ func incastReport(env Env, o demo.Options, warmup time.Duration, runs []*incastR
 	return rep
 }
 
-// ms formats a duration in milliseconds, "–" for zero.
-func ms(d time.Duration) string {
-	if d == 0 {
-		return "–"
-	}
-	return fmt.Sprintf("%.2f ms", d.Seconds()*1e3)
+// lossesLater is 000 Fig. 17's rule: a loses (drops or times out) at
+// some number of senders, aAt the fewest, and b only at more or never.
+func lossesLater(a string, aAt int, aLost bool, b string, bAt int, bLost bool) Rule {
+	return Rule{holds: aLost && (!bLost || bAt > aAt), text: a + " loses at some N, " + b + " only at a larger one or never"}
 }

@@ -37,7 +37,7 @@ func TestIncastClaims(t *testing.T) {
 		t.Fatalf("%d claims, want 3", len(rep.Claims))
 	}
 	for _, c := range rep.Claims {
-		if !c.Holds {
+		if !c.Holds() {
 			t.Errorf("%s: does not hold (ours %s)", c.What, c.Ours)
 		}
 	}
@@ -46,7 +46,7 @@ func TestIncastClaims(t *testing.T) {
 	}
 	// CoDel never losing fails Fig. 17's claim and Fig. 16's.
 	rep = incastReport(Env{Command: "test"}, o, time.Second, synthIncast(1000, 20*time.Millisecond))
-	if rep.Claims[0].Holds || rep.Claims[1].Holds {
+	if rep.Claims[0].Holds() || rep.Claims[1].Holds() {
 		t.Errorf("claims hold without a loss anywhere: %+v", rep.Claims[:2])
 	}
 	if err := rep.Write(t.TempDir()); err != nil {
@@ -67,11 +67,11 @@ func TestIncastTimeouts(t *testing.T) {
 func TestQueriesThroughSwitch(t *testing.T) {
 	sc := ecnsharpScaling(demo.DefaultRate)
 	ecn, _ := sharpMarkers(sc)
-	bed := testBed(t, demo.Options{
+	b := testBed(t, demo.Options{
 		Classes: []demo.Class{{Flows: 1, Senders: []int{0, 1, 2, 3}}}, K: sharpKTail, Buffer: sharpBuffer,
 		ECNSharp: ecn, CoDel: incastCoDel(sc), Rate: 100e6,
 	})
-	r, err := runQueries(context.Background(), bed, incastSchemes()[3], 8, 200*time.Millisecond)
+	r, err := runQueries(context.Background(), b, incastSchemes()[3], 8, 200*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}

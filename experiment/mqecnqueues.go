@@ -63,7 +63,7 @@ func runQueues(ctx context.Context, env Env) (*Report, error) {
 	for _, n := range queueCounts {
 		res, err := env.demo(ctx, demo.Options{
 			Schemes: []string{demo.PerQueue, demo.MQECN}, Classes: queueClasses(n), Scheduler: scheduler.DWRR,
-			K: queuesK, Buffer: queuesBuffer, Warmup: warmup, Duration: duration, Sample: staticSample,
+			K: queuesK, Buffer: queuesBuffer, Warmup: warmup, Duration: duration, Sample: sampleEvery,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("mqecn-queues: %d queues: %w", n, err)
@@ -82,19 +82,8 @@ type queuesRun struct {
 }
 
 func newQueuesRun(r *demo.Result, s demo.SchemeResult) queuesRun {
-	var all []time.Duration
-	for _, q := range s.RTTs {
-		all = append(all, q...)
-	}
-	run := queuesRun{queues: len(r.Flows), s: s}
-	run.mean, run.p99 = rttStats(all)
-	if g := s.Goodput(); g > 0 {
-		var d float64
-		for _, q := range s.Queues {
-			d += float64(q.MeanDelay) * q.Goodput / g
-		}
-		run.delay = time.Duration(d)
-	}
+	run := queuesRun{queues: len(r.Flows), s: s, delay: meanDelay(s)}
+	run.mean, run.p99 = meanP99(pooled(s))
 	return run
 }
 
@@ -117,28 +106,22 @@ func queuesReport(env Env, runs []*demo.Result) (*Report, error) {
 		}
 	}
 	r0 := runs[0]
-	rep := &Report{
-		Name:    "mqecn-queues",
-		Title:   "mqecn-queues: per-queue standard threshold vs MQ-ECN as queues multiply (001 Fig. 1)",
-		Paper:   mqecnQueues().Paper,
-		Command: env.Command,
-		Date:    env.now(),
-		Setup: []string{
-			fmt.Sprintf("Five testbed hosts on an ecnswitch with AF_XDP ports, every egress port shaped to %s with a %d B bucket, DWRR with equal quanta (1 MTU), "+
-				"a %d KB buffer per port. %d long-lived %s TCP flows with ECN from h1–h4 to h5, spread evenly over 1, 2, 4 and 8 queues by DSCP "+
-				"(with up to 4 queues each queue's flows come from its own hosts; with 8, two queues share a host). Each scheme runs %v after %v of warm-up.",
-				rate(r0.Rate), r0.Bucket, r0.Buffer>>10, queuesFlows, r0.CC, r0.Duration, r0.Warmup),
-			fmt.Sprintf("Per-queue ECN with the standard threshold marks a packet when its queue holds K = %d B (16 packets, as the paper sets it); "+
-				"MQ-ECN scales each queue's K by min(quantum/(C·T_round), 1) (001 §3.3, β = 0.75). RTT is every flow's smoothed RTT from TCP_INFO "+
-				"(what `ss -ti` prints) sampled every %v, pooled over the flows; the paper pinged through an active queue.", r0.K, staticSample),
-		},
-		Scaling: Scaling{PaperRate: 1e9, Rate: r0.Rate}.String() + " The paper's testbed is 1 GbE (a Pica8 P-3295 switch) with K = 16 packets per queue; " +
-			"we keep K = 16 packets at 995 Mbit/s (0.5% more time per byte, not scaled). Its flows were DCTCP, which cuts its window by the marked fraction; " +
-			"ours are cubic, which halves it on a mark, so our queues swing wider below K.",
-		Limits: []string{
-			"DCTCP is not in this kernel: cubic with ECN stands in for the paper's DCTCP.",
-			fmt.Sprintf("One run per scheme and queue count, no repetitions: each verdict rests on a single %v window.", r0.Duration),
-		},
+	rep := env.report(mqecnQueues(), "mqecn-queues: per-queue standard threshold vs MQ-ECN as queues multiply (001 Fig. 1)")
+	rep.Setup = []string{
+		fmt.Sprintf("Five testbed hosts on an ecnswitch with AF_XDP ports, every egress port shaped to %s with a %d B bucket, DWRR with equal quanta (1 MTU), "+
+			"a %d KB buffer per port. %d long-lived %s TCP flows with ECN from h1–h4 to h5, spread evenly over 1, 2, 4 and 8 queues by DSCP "+
+			"(with up to 4 queues each queue's flows come from its own hosts; with 8, two queues share a host). Each scheme runs %v after %v of warm-up.",
+			rate(r0.Rate), r0.Bucket, r0.Buffer>>10, queuesFlows, r0.CC, r0.Duration, r0.Warmup),
+		fmt.Sprintf("Per-queue ECN with the standard threshold marks a packet when its queue holds K = %d B (16 packets, as the paper sets it); "+
+			"MQ-ECN scales each queue's K by min(quantum/(C·T_round), 1) (001 §3.3, β = 0.75). RTT is every flow's smoothed RTT from TCP_INFO "+
+			"(what `ss -ti` prints) sampled every %v, pooled over the flows; the paper pinged through an active queue.", r0.K, sampleEvery),
+	}
+	rep.Scaling = Scaling{PaperRate: 1e9, Rate: r0.Rate}.String() + " The paper's testbed is 1 GbE (a Pica8 P-3295 switch) with K = 16 packets per queue; " +
+		"we keep K = 16 packets at 995 Mbit/s (0.5% more time per byte, not scaled). Its flows were DCTCP, which cuts its window by the marked fraction; " +
+		"ours are cubic, which halves it on a mark, so our queues swing wider below K."
+	rep.Limits = []string{
+		"DCTCP is not in this kernel: cubic with ECN stands in for the paper's DCTCP.",
+		fmt.Sprintf("One run per scheme and queue count, no repetitions: each verdict rests on a single %v window.", r0.Duration),
 	}
 	pq, mq := by[demo.PerQueue], by[demo.MQECN]
 	last := len(queueCounts) - 1
@@ -162,21 +145,21 @@ func queuesReport(env Env, runs []*demo.Result) (*Report, error) {
 	rep.Claims = []Claim{
 		{Source: "001 Fig. 1", What: "per-queue standard: mean RTT, 8 queues over 1 queue",
 			Paper: "1582 / 279 µs = 5.7×", Ours: fmt.Sprintf("%s / %s = %.1f×", micros(pq[last].mean), micros(pq[0].mean), gm),
-			Busy: busy(pq[0], pq[last]), Holds: gm >= 5.7/2 && gm <= 5.7*2, Rule: "growth within 2× of 5.7× (2.9–11.4×)"},
+			Busy: busy(pq[0], pq[last]), Rule: withinFactor("growth", gm, 5.7, 2)},
 		{Source: "001 Fig. 1", What: "per-queue standard: p99 RTT, 8 queues over 1 queue",
 			Paper: "1850 / 375 µs = 4.9×", Ours: fmt.Sprintf("%s / %s = %.1f×", micros(pq[last].p99), micros(pq[0].p99), gp),
-			Busy: busy(pq[0], pq[last]), Holds: gp >= 4.9/2 && gp <= 4.9*2, Rule: "growth within 2× of 4.9× (2.5–9.8×)"},
+			Busy: busy(pq[0], pq[last]), Rule: withinFactor("growth", gp, 4.9, 2)},
 		{Source: "001 §3.3, §5.1.1", What: "MQ-ECN: mean RTT, 8 queues over 1 queue",
 			Paper: "flat: K_i = quantum_i/(C·T_round)·K keeps the port near K", Ours: fmt.Sprintf("%s / %s = %.1f×", micros(mq[last].mean), micros(mq[0].mean), mm),
-			Busy: busy(mq[0], mq[last]), Holds: mm > 0 && mm <= 1.5, Rule: "growth at most 1.5×"},
+			Busy: busy(mq[0], mq[last]), Rule: atMost("growth", mm, 1.5, "×").given(mm > 0)},
 		{Source: "001 §3.3, §5.1.1", What: "MQ-ECN: p99 RTT, 8 queues over 1 queue",
 			Paper: "flat", Ours: fmt.Sprintf("%s / %s = %.1f×", micros(mq[last].p99), micros(mq[0].p99), mp),
-			Busy: busy(mq[0], mq[last]), Holds: mp > 0 && mp <= 1.5, Rule: "growth at most 1.5×"},
+			Busy: busy(mq[0], mq[last]), Rule: atMost("growth", mp, 1.5, "×").given(mp > 0)},
 	}
-	frac := mq[last].s.Goodput() / r0.MaxGoodput()
+	g := mq[last].s.Goodput()
 	rep.Claims = append(rep.Claims, Claim{Source: "001 §3.3", What: "MQ-ECN, 8 queues: total goodput",
-		Paper: "high throughput kept (K_i never below its fair share's need)", Ours: fmt.Sprintf("%.0f Mbit/s, %.1f%% of C·1448/1538", mq[last].s.Goodput()/1e6, 100*frac),
-		Busy: busy(mq[last]), Holds: frac >= 0.9, Rule: "at least 90% of C·1448/1538"})
+		Paper: "high throughput kept (K_i never below its fair share's need)", Ours: fmt.Sprintf("%.0f Mbit/s, %.1f%% of C·1448/1538", g/1e6, 100*g/r0.MaxGoodput()),
+		Busy: busy(mq[last]), Rule: atLeastOf("", g, r0.MaxGoodput(), 0.9, "C·1448/1538")})
 
 	t := Table{
 		Title:  "RTT and queueing by number of queues",
@@ -209,11 +192,7 @@ func queuesReport(env Env, runs []*demo.Result) (*Report, error) {
 			for _, name := range []string{demo.PerQueue, demo.MQECN} {
 				var lines []Line
 				for _, r := range by[name] {
-					var all []time.Duration
-					for _, q := range r.s.RTTs {
-						all = append(all, q...)
-					}
-					lines = append(lines, cdf(fmt.Sprintf("%d queues", r.queues), all))
+					lines = append(lines, cdf(fmt.Sprintf("%d queues", r.queues), pooled(r.s)))
 				}
 				p, err := newPlot(demo.Title(name), "smoothed RTT (µs)", "CDF", lines)
 				if err != nil {

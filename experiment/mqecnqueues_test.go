@@ -83,7 +83,7 @@ func TestQueuesClaims(t *testing.T) {
 		}
 		var holds []bool
 		for _, c := range rep.Claims {
-			holds = append(holds, c.Holds && c.Comparable())
+			holds = append(holds, c.Holds() && c.Comparable())
 		}
 		return holds
 	}

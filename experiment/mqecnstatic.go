@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 	"time"
 
@@ -33,15 +32,12 @@ var staticFlows = [][2]int{{1, 4}, {1, 8}}
 // staticSchemes are the schemes the experiment compares, in order.
 var staticSchemes = []string{demo.PerPort, demo.PerQueue, demo.MQECN, demo.QueueMinimum, demo.PMSB, demo.TCN, demo.ECNSharp}
 
-// staticSample is how often the goodput and the flows' RTTs are sampled.
-const staticSample = 50 * time.Millisecond
-
 func runStatic(ctx context.Context, env Env) (*Report, error) {
 	warmup, duration := env.times(demo.DefaultDuration)
 	var runs []*demo.Result
 	for _, f := range staticFlows {
 		res, err := env.demo(ctx, demo.Options{
-			Schemes: staticSchemes, Flows: f, Warmup: warmup, Duration: duration, Sample: staticSample,
+			Schemes: staticSchemes, Flows: f, Warmup: warmup, Duration: duration, Sample: sampleEvery,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("mqecn-static: %d : %d flows: %w", f[0], f[1], err)
@@ -64,39 +60,33 @@ func staticReport(env Env, runs []*demo.Result) (*Report, error) {
 		}
 	}
 	r0 := runs[0]
-	rep := &Report{
-		Name:    "mqecn-static",
-		Title:   "mqecn-static: per-port vs per-queue marking on two DWRR queues (001 Fig. 3, Fig. 6)",
-		Paper:   mqecnStatic().Paper,
-		Command: env.Command,
-		Date:    env.now(),
-		Setup: []string{
-			fmt.Sprintf("Five testbed hosts (network namespaces, veth pairs) on an ecnswitch with AF_XDP ports. Every egress port is the MQ-ECN testbed's (001 §5.1): "+
-				"shaped to %s (99.5%% of 1 Gbit/s, the prototype's rate limiter, 001 §4.2) with a %d B token bucket, two DWRR queues of equal quantum (1 MTU), "+
-				"a %d KB buffer the queues share first come first served, and the standard threshold K = %d KB.",
-				rate(r0.Rate), r0.Bucket, r0.Buffer>>10, r0.K>>10),
-			fmt.Sprintf("Host h1 sends service 1's flows (DSCP CS1, queue 1), hosts h2–h4 service 2's (CS2, queue 2), all long-lived %s TCP with ECN to h5, whose port is the bottleneck. "+
-				"Each scheme runs %v after %v of warm-up, once with 1 flow against 4 and once with 1 against 8. The switch worker runs on a CPU of its own, "+
-				"the hosts' TCP and receive processing on the other (node.Demo's placement).", r0.CC, r0.Duration, r0.Warmup),
-			"Schemes, all from K = λ·C·RTT with λ = 1 (so RTT = K/C = 263 µs): per-port ECN (port ≥ K, enqueue); per-queue ECN with the standard threshold (queue ≥ K) " +
-				"and with the minimum threshold (queue ≥ K/2, 001 Eq. 2); MQ-ECN (queue ≥ min(quantum/T_round, C)/C·K, β = 0.75, 001 §3.3); PMSB (port ≥ K and queue ≥ K/2, " +
-				"enqueue, 003 Algorithm 1); TCN (sojourn > K/C, dequeue); ECN♯ (ins_target = pst_target = pst_interval = K/C, dequeue, 000 §3.4 with one base RTT).",
-			"Goodput is the TCP payload the receiver read. RTT is each flow's smoothed RTT as its sender's TCP keeps it (TCP_INFO, what `ss -ti` prints), " +
-				fmt.Sprintf("sampled every %v; queueing delay is the switch's enqueue-to-dequeue time of every packet (p99 within the histogram's 25%% bucket).", staticSample),
-		},
-		Scaling: Scaling{PaperRate: r0.Rate, Rate: r0.Rate}.String() + " The MQ-ECN testbed is 1 GbE with a 995 Mbit/s rate limiter, K = 32 KB and β = 0.75 (001 §5.1), as here. " +
-			"Its base RTT is ∼250 µs; the testbed's is what the table's base-RTT column shows (the lowest RTT TCP saw), so our RTTs are mostly queueing delay.",
-		Limits: []string{
-			"The paper measured service 2's RTT with ping through its queue (Fig. 6(b)); we use the senders' own smoothed RTT, which includes delayed ACKs and is sampled, not per packet.",
-			fmt.Sprintf("One run per scheme and flow count, no repetitions: each verdict rests on a single %v window.", r0.Duration),
-		},
+	rep := env.report(mqecnStatic(), "mqecn-static: per-port vs per-queue marking on two DWRR queues (001 Fig. 3, Fig. 6)")
+	rep.Setup = []string{
+		fmt.Sprintf("Five testbed hosts (network namespaces, veth pairs) on an ecnswitch with AF_XDP ports. Every egress port is the MQ-ECN testbed's (001 §5.1): "+
+			"shaped to %s (99.5%% of 1 Gbit/s, the prototype's rate limiter, 001 §4.2) with a %d B token bucket, two DWRR queues of equal quantum (1 MTU), "+
+			"a %d KB buffer the queues share first come first served, and the standard threshold K = %d KB.",
+			rate(r0.Rate), r0.Bucket, r0.Buffer>>10, r0.K>>10),
+		fmt.Sprintf("Host h1 sends service 1's flows (DSCP CS1, queue 1), hosts h2–h4 service 2's (CS2, queue 2), all long-lived %s TCP with ECN to h5, whose port is the bottleneck. "+
+			"Each scheme runs %v after %v of warm-up, once with 1 flow against 4 and once with 1 against 8. The switch worker runs on a CPU of its own, "+
+			"the hosts' TCP and receive processing on the other (node.Demo's placement).", r0.CC, r0.Duration, r0.Warmup),
+		"Schemes, all from K = λ·C·RTT with λ = 1 (so RTT = K/C = 263 µs): per-port ECN (port ≥ K, enqueue); per-queue ECN with the standard threshold (queue ≥ K) " +
+			"and with the minimum threshold (queue ≥ K/2, 001 Eq. 2); MQ-ECN (queue ≥ min(quantum/T_round, C)/C·K, β = 0.75, 001 §3.3); PMSB (port ≥ K and queue ≥ K/2, " +
+			"enqueue, 003 Algorithm 1); TCN (sojourn > K/C, dequeue); ECN♯ (ins_target = pst_target = pst_interval = K/C, dequeue, 000 §3.4 with one base RTT).",
+		"Goodput is the TCP payload the receiver read. RTT is each flow's smoothed RTT as its sender's TCP keeps it (TCP_INFO, what `ss -ti` prints), " +
+			fmt.Sprintf("sampled every %v; queueing delay is the switch's enqueue-to-dequeue time of every packet (p99 within the histogram's 25%% bucket).", sampleEvery),
+	}
+	rep.Scaling = Scaling{PaperRate: r0.Rate, Rate: r0.Rate}.String() + " The MQ-ECN testbed is 1 GbE with a 995 Mbit/s rate limiter, K = 32 KB and β = 0.75 (001 §5.1), as here. " +
+		"Its base RTT is ∼250 µs; the testbed's is what the table's base-RTT column shows (the lowest RTT TCP saw), so our RTTs are mostly queueing delay."
+	rep.Limits = []string{
+		"The paper measured service 2's RTT with ping through its queue (Fig. 6(b)); we use the senders' own smoothed RTT, which includes delayed ACKs and is sampled, not per packet.",
+		fmt.Sprintf("One run per scheme and flow count, no repetitions: each verdict rests on a single %v window.", r0.Duration),
 	}
 	rep.Claims = staticClaims(runs)
 	for i, r := range runs {
 		tag := fmt.Sprintf("%dto%d", r.Flows[0], r.Flows[1])
 		rep.Tables = append(rep.Tables, staticTable(r))
 		rep.Plots = append(rep.Plots,
-			Plot{File: "goodput-" + tag + ".png", Caption: fmt.Sprintf("Goodput of each service over the measured window, %d flow : %d flows, every %v, one panel per scheme.", r.Flows[0], r.Flows[1], staticSample),
+			Plot{File: "goodput-" + tag + ".png", Caption: fmt.Sprintf("Goodput of each service over the measured window, %d flow : %d flows, every %v, one panel per scheme.", r.Flows[0], r.Flows[1], sampleEvery),
 				Draw: func(path string) error { return plotGoodput(runs[i], path) }},
 			Plot{File: "rtt-" + tag + ".png", Caption: fmt.Sprintf("CDF of the flows' smoothed RTT (TCP_INFO) per service and scheme, %d flow : %d flows.", r.Flows[0], r.Flows[1]),
 				Draw: func(path string) error { return plotRTT(runs[i], path) }},
@@ -118,7 +108,7 @@ func staticClaims(runs []*demo.Result) []Claim {
 		return Claim{
 			Source: source, What: what, Paper: paper,
 			Ours: fmt.Sprintf("%.0f : %.0f Mbit/s = %.2f", s.Queues[1].Goodput/1e6, s.Queues[0].Goodput/1e6, r),
-			Busy: []float64{s.Busy}, Holds: r >= 0.8 && r <= 1.25, Rule: "ratio in [0.8, 1.25]",
+			Busy: []float64{s.Busy}, Rule: inRange("ratio", r, 0.8, 1.25),
 		}
 	}
 	share8, share4 := port8.Queues[1].Share, port4.Queues[1].Share
@@ -128,24 +118,23 @@ func staticClaims(runs []*demo.Result) []Claim {
 		Source: "001 Fig. 3(a)", What: "per-port ECN, 1 : 4 flows: service 2 : service 1 goodput",
 		Paper: "539 : 403 Mbit/s = 1.34",
 		Ours:  fmt.Sprintf("%.0f : %.0f Mbit/s = %.2f", port4.Queues[1].Goodput/1e6, port4.Queues[0].Goodput/1e6, r),
-		Busy:  []float64{port4.Busy}, Holds: r >= 1.1 && r <= 2.7, Rule: "ratio in [1.1, 2.7]: above 1, within 2× of 1.34",
+		Busy:  []float64{port4.Busy}, Rule: inRange("ratio", r, 1.1, 2.7).because("above 1, within 2× of 1.34"),
 	}, Claim{
 		Source: "001 Fig. 3(b)", What: "per-port ECN, 1 : 8 flows: the 8-flow service's goodput",
 		Paper: "688 Mbit/s, up from 539 at 1 : 4",
 		Ours: fmt.Sprintf("%.0f Mbit/s (%.0f%% of the total), up from %.0f (%.0f%%)",
 			port8.Queues[1].Goodput/1e6, 100*share8, port4.Queues[1].Goodput/1e6, 100*share4),
-		Busy: []float64{port4.Busy, port8.Busy}, Holds: share8 > share4 && share8 >= 0.6,
-		Rule: "share above 1 : 4's and at least 60%",
+		Busy: []float64{port4.Busy, port8.Busy},
+		Rule: above("share", share8, share4, "1 : 4's").and(atLeast("", share8, 0.6, "%")),
 	},
 		fair("001 §5.1.1", "per-queue standard, 1 : 4 flows: service 2 : service 1 goodput", pq4, "≈ 1 (\"quite similar to Fig. 6(a)\")"),
 		fair("001 Fig. 6(a)", "MQ-ECN, 1 : 4 flows: service 2 : service 1 goodput", mq4, "≈ 1 (both services roughly the same goodput)"),
 	)
-	total := mq4.Goodput() / r4.MaxGoodput()
 	cs = append(cs, Claim{
 		Source: "001 §5.1.1", What: "MQ-ECN, 1 : 4 flows: total goodput",
 		Paper: "∼936 Mbit/s (\"fully utilize the link\")",
-		Ours:  fmt.Sprintf("%.0f Mbit/s, %.1f%% of C·1448/1538", mq4.Goodput()/1e6, 100*total),
-		Busy:  []float64{mq4.Busy}, Holds: total >= 0.9, Rule: "at least 90% of C·1448/1538",
+		Ours:  fmt.Sprintf("%.0f Mbit/s, %.1f%% of C·1448/1538", mq4.Goodput()/1e6, 100*mq4.Goodput()/r4.MaxGoodput()),
+		Busy:  []float64{mq4.Busy}, Rule: atLeastOf("", mq4.Goodput(), r4.MaxGoodput(), 0.9, "C·1448/1538"),
 	})
 	// The paper's RTTs sit on a ∼250 µs base, which dilutes the halved
 	// queue to −32%; on the testbed's ∼50 µs base the same halving shows
@@ -155,13 +144,12 @@ func staticClaims(runs []*demo.Result) []Claim {
 		return Claim{
 			Source: source, What: what, Paper: paper,
 			Ours: fmt.Sprintf("%s vs %s (%s%%)", micros(b), micros(a), strings.Replace(fmt.Sprintf("%+.0f", -100*red), "-", "−", 1)),
-			Busy: busy, Holds: a > 0 && red >= lo && red <= hi,
-			Rule: fmt.Sprintf("MQ-ECN lower by %.0f–%.0f%%", 100*lo, 100*hi) + rtLimit,
+			Busy: busy, Rule: lower("MQ-ECN", float64(a), float64(b), lo, hi).because(rtLimit),
 		}
 	}
 	busy := []float64{pq4.Busy, mq4.Busy}
-	pqMean, pqP99 := rttStats(pq4.RTTs[1])
-	mqMean, mqP99 := rttStats(mq4.RTTs[1])
+	pqMean, pqP99 := meanP99(pq4.RTTs[1])
+	mqMean, mqP99 := meanP99(mq4.RTTs[1])
 	cs = append(cs,
 		reduction("001 Fig. 6(b)", "service 2's mean RTT, MQ-ECN vs per-queue standard, 1 : 4", "441 vs 651 µs (−32%)", 0.1, 0.8, pqMean, mqMean, busy),
 		reduction("001 Fig. 6(b)", "service 2's p99 RTT, MQ-ECN vs per-queue standard, 1 : 4", "536 vs 782 µs (−31.5%)", 0.1, 0.8, pqP99, mqP99, busy),
@@ -173,7 +161,7 @@ func staticClaims(runs []*demo.Result) []Claim {
 }
 
 // rtLimit explains the upper bounds of the RTT reductions.
-const rtLimit = " (the paper's ∼250 µs base RTT dilutes its reduction; ours is ∼50 µs)"
+const rtLimit = "the paper's ∼250 µs base RTT dilutes its reduction; ours is ∼50 µs"
 
 // staticTable is one run's schemes, a row each.
 func staticTable(r *demo.Result) Table {
@@ -184,8 +172,8 @@ func staticTable(r *demo.Result) Table {
 		Note: "Goodput in Mbit/s; total as a share of C·1448/1538, the most TCP payload the port can carry.",
 	}
 	for _, s := range r.Schemes {
-		m1, p1 := rttStats(s.RTTs[0])
-		m2, p2 := rttStats(s.RTTs[1])
+		m1, p1 := meanP99(s.RTTs[0])
+		m2, p2 := meanP99(s.RTTs[1])
 		t.Rows = append(t.Rows, []string{
 			s.Title,
 			fmt.Sprintf("%.0f", s.Queues[0].Goodput/1e6),
@@ -243,23 +231,6 @@ func plotRTT(r *demo.Result, path string) error {
 	return saveTiles(path, 2, ps, 5*vg.Inch, 4*vg.Inch)
 }
 
-// flows formats a number of flows.
-func flows(n int) string {
-	if n == 1 {
-		return "1 flow"
-	}
-	return fmt.Sprintf("%d flows", n)
-}
-
-// scheme returns the result of scheme name in r.
-func scheme(r *demo.Result, name string) (demo.SchemeResult, bool) {
-	i := slices.IndexFunc(r.Schemes, func(s demo.SchemeResult) bool { return s.Scheme == name })
-	if i < 0 {
-		return demo.SchemeResult{}, false
-	}
-	return r.Schemes[i], true
-}
-
 // ratio returns service 2's goodput over service 1's, +Inf if service 1
 // had none.
 func ratio(s demo.SchemeResult) float64 {
@@ -267,24 +238,4 @@ func ratio(s demo.SchemeResult) float64 {
 		return math.Inf(1)
 	}
 	return s.Queues[1].Goodput / s.Queues[0].Goodput
-}
-
-// rttStats returns the mean and the 99th percentile (nearest rank) of ds,
-// zeros if it is empty.
-func rttStats(ds []time.Duration) (mean, p99 time.Duration) {
-	if len(ds) == 0 {
-		return 0, 0
-	}
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	var sum time.Duration
-	for _, d := range s {
-		sum += d
-	}
-	return sum / time.Duration(len(s)), s[int(math.Ceil(0.99*float64(len(s))))-1]
-}
-
-// micros formats d in whole microseconds.
-func micros(d time.Duration) string {
-	return fmt.Sprintf("%.0f µs", float64(d)/float64(time.Microsecond))
 }

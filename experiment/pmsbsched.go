@@ -3,9 +3,7 @@ package experiment
 import (
 	"context"
 	"fmt"
-	"math"
 	"strings"
-	"time"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -87,7 +85,7 @@ func runPMSB(ctx context.Context, env Env) (*Report, error) {
 	for _, c := range cases {
 		res, err := env.demo(ctx, demo.Options{
 			Schemes: c.schemes, Classes: c.classes, Scheduler: c.kind, K: pmsbK,
-			Warmup: warmup, Duration: duration, Sample: staticSample,
+			Warmup: warmup, Duration: duration, Sample: sampleEvery,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("pmsb-sched: %s: %w", c.tag, err)
@@ -114,40 +112,33 @@ func pmsbReport(env Env, cases []pmsbCase, runs []*demo.Result) (*Report, error)
 	}
 	r0 := runs[0]
 	sc := Scaling{PaperRate: 10e9, Rate: r0.Rate}
-	rep := &Report{
-		Name:    "pmsb-sched",
-		Title:   "pmsb-sched: PMSB under DWRR, SP, WFQ and SP over WFQ, at enqueue and dequeue (003 §VI-A)",
-		Paper:   pmsbSched().Paper,
-		Command: env.Command,
-		Date:    env.now(),
-		Setup: []string{
-			fmt.Sprintf("Five testbed hosts on an ecnswitch with AF_XDP ports, every egress port shaped to %s with a %d B bucket and a %d KB buffer; "+
-				"long-lived %s TCP flows with ECN from h1–h4 to h5, one queue per class (by DSCP). Each configuration runs %v after %v of warm-up; "+
-				"all its flows start together.", rate(r0.Rate), r0.Bucket, r0.Buffer>>10, r0.CC, r0.Duration, r0.Warmup),
-			fmt.Sprintf("PMSB marks a packet when the port holds at least port_threshold = %d B (12 packets, 003 §VI-A) and its queue at least "+
-				"weight_i/Σweight × port_threshold (003 Algorithm 1, Eq. 6). Per-queue ECN with the standard threshold marks a queue at %d B. "+
-				"A paced flow is capped with SO_MAX_PACING_RATE at its fraction of C: a ceiling, below which its congestion window, reacting to marks, may keep it "+
-				"(the paper's paced flows are sources of a fixed rate).", r0.K, r0.K),
-		},
-		Scaling: sc.String() + fmt.Sprintf(" PMSB's port threshold of 12 packets stays 12 packets (%d B), which at %s is %v instead of the paper's %v; "+
-			"the paper's rates (\"a 5 Gbps flow\" of 10) become the same fractions of C.",
-			r0.K, rate(r0.Rate), sc.Time(Scaling{Rate: 10e9}.timeOf(r0.K)).Round(100), Scaling{Rate: 10e9}.timeOf(r0.K).Round(100)),
-		Limits: []string{
-			"The paper runs DCTCP in ns-2 at 10 Gbit/s; we run cubic with ECN (DCTCP is not in this kernel) through a real switch at 995 Mbit/s.",
-			"The paper starts the flows of SP, SP+WFQ and WFQ one after another and plots the shares over time; we start them together and measure the shares once all run.",
-			"The paper's heavy case is 1 : 100 flows; with 4 sending hosts on one CPU we run 1 : 16.",
-			fmt.Sprintf("One run per configuration, no repetitions: each verdict rests on a single %v window.", r0.Duration),
-		},
+	rep := env.report(pmsbSched(), "pmsb-sched: PMSB under DWRR, SP, WFQ and SP over WFQ, at enqueue and dequeue (003 §VI-A)")
+	rep.Setup = []string{
+		fmt.Sprintf("Five testbed hosts on an ecnswitch with AF_XDP ports, every egress port shaped to %s with a %d B bucket and a %d KB buffer; "+
+			"long-lived %s TCP flows with ECN from h1–h4 to h5, one queue per class (by DSCP). Each configuration runs %v after %v of warm-up; "+
+			"all its flows start together.", rate(r0.Rate), r0.Bucket, r0.Buffer>>10, r0.CC, r0.Duration, r0.Warmup),
+		fmt.Sprintf("PMSB marks a packet when the port holds at least port_threshold = %d B (12 packets, 003 §VI-A) and its queue at least "+
+			"weight_i/Σweight × port_threshold (003 Algorithm 1, Eq. 6). Per-queue ECN with the standard threshold marks a queue at %d B. "+
+			"A paced flow is capped with SO_MAX_PACING_RATE at its fraction of C: a ceiling, below which its congestion window, reacting to marks, may keep it "+
+			"(the paper's paced flows are sources of a fixed rate).", r0.K, r0.K),
+	}
+	rep.Scaling = sc.String() + fmt.Sprintf(" PMSB's port threshold of 12 packets stays 12 packets (%d B), which at %s is %v instead of the paper's %v; "+
+		"the paper's rates (\"a 5 Gbps flow\" of 10) become the same fractions of C.",
+		r0.K, rate(r0.Rate), sc.Time(Scaling{Rate: 10e9}.timeOf(r0.K)).Round(100), Scaling{Rate: 10e9}.timeOf(r0.K).Round(100))
+	rep.Limits = []string{
+		"The paper runs DCTCP in ns-2 at 10 Gbit/s; we run cubic with ECN (DCTCP is not in this kernel) through a real switch at 995 Mbit/s.",
+		"The paper starts the flows of SP, SP+WFQ and WFQ one after another and plots the shares over time; we start them together and measure the shares once all run.",
+		"The paper's heavy case is 1 : 100 flows; with 4 sending hosts on one CPU we run 1 : 16.",
+		fmt.Sprintf("One run per configuration, no repetitions: each verdict rests on a single %v window.", r0.Duration),
 	}
 	for i, c := range cases {
 		r := runs[i]
 		if c.want != nil {
 			s, _ := scheme(r, demo.PMSB)
 			var paper, ours []string
-			ok := true
+			var got, want []float64
 			for _, q := range paperOrder(c) {
-				got := s.Queues[q].Goodput / r.MaxGoodput()
-				ok = ok && math.Abs(got-c.want[q]) <= 0.1
+				got, want = append(got, s.Queues[q].Goodput/r.MaxGoodput()), append(want, c.want[q])
 				paper = append(paper, fmt.Sprintf("%g", 10*c.want[q]))
 				ours = append(ours, fmt.Sprintf("%.0f", s.Queues[q].Goodput/1e6))
 			}
@@ -155,7 +146,7 @@ func pmsbReport(env Env, cases []pmsbCase, runs []*demo.Result) (*Report, error)
 				Source: "003 " + c.fig, What: "PMSB, " + c.title + ": goodput per queue " + queueOrder(c),
 				Paper: strings.Join(paper, " / ") + " Gbit/s of 10",
 				Ours:  strings.Join(ours, " / ") + fmt.Sprintf(" Mbit/s of %.0f", r.MaxGoodput()/1e6),
-				Busy:  []float64{s.Busy}, Holds: ok, Rule: "each queue within 10% of C of its share",
+				Busy:  []float64{s.Busy}, Rule: shares(got, want, 0.1),
 			})
 		}
 	}
@@ -164,8 +155,8 @@ func pmsbReport(env Env, cases []pmsbCase, runs []*demo.Result) (*Report, error)
 		r := runs[0]
 		pq, _ := scheme(r, demo.PerQueue)
 		pm, _ := scheme(r, demo.PMSB)
-		m0, p0 := rttStats(pq.RTTs[1])
-		m1, p1 := rttStats(pm.RTTs[1])
+		m0, p0 := meanP99(pq.RTTs[1])
+		m1, p1 := meanP99(pm.RTTs[1])
 		for _, x := range []struct {
 			what, paper string
 			a, b        float64
@@ -177,7 +168,7 @@ func pmsbReport(env Env, cases []pmsbCase, runs []*demo.Result) (*Report, error)
 			rep.Claims = append(rep.Claims, Claim{
 				Source: "003 Fig. 9", What: "DWRR 1 : 4, queue 2's " + x.what + " RTT, PMSB vs per-queue standard",
 				Paper: x.paper, Ours: fmt.Sprintf("%.0f vs %.0f µs (%s)", x.b/1e3, x.a/1e3, lowerBy(red, 0)),
-				Busy: []float64{pq.Busy, pm.Busy}, Holds: x.a > 0 && red >= 0.2 && red <= 0.9, Rule: "PMSB lower by 20–90%",
+				Busy: []float64{pq.Busy, pm.Busy}, Rule: lower("PMSB", x.a, x.b, 0.2, 0.9),
 			})
 		}
 	}
@@ -194,7 +185,7 @@ func pmsbReport(env Env, cases []pmsbCase, runs []*demo.Result) (*Report, error)
 			Source: "003 Fig. 11", What: "4 flows in one queue: peak port occupancy, PMSB at dequeue vs at enqueue",
 			Paper: "about 20% lower (82 packets at enqueue)",
 			Ours:  fmt.Sprintf("%.0f vs %.0f packets of 1514 B (%s)", float64(deq.Peak)/1514, float64(enq.Peak)/1514, lowerBy(red, 0)),
-			Busy:  []float64{enq.Busy, deq.Busy}, Holds: red >= 0.05 && red <= 0.5, Rule: "dequeue lower by 5–50%",
+			Busy:  []float64{enq.Busy, deq.Busy}, Rule: lower("dequeue", float64(enq.Peak), float64(deq.Peak), 0.05, 0.5),
 		})
 	}
 
@@ -216,7 +207,7 @@ func pmsbReport(env Env, cases []pmsbCase, runs []*demo.Result) (*Report, error)
 				marks += s.Queues[q].Marks
 				drops += s.Queues[q].Drops
 			}
-			mean, p99 := rttStats(pooled(s))
+			mean, p99 := meanP99(pooled(s))
 			t.Rows = append(t.Rows, []string{c.title, s.Title, strings.Join(gs, " / "),
 				fmt.Sprintf("%.0f (%.1f%%)", s.Goodput()/1e6, 100*s.Goodput()/r.MaxGoodput()),
 				micros(mean) + " / " + micros(p99), fmt.Sprintf("%d B", s.Peak), fmt.Sprint(marks), fmt.Sprint(drops), Busy(s.Busy)})
@@ -271,13 +262,4 @@ func queueOrder(c pmsbCase) string {
 		s = append(s, fmt.Sprint(i+1))
 	}
 	return strings.Join(s, " / ")
-}
-
-// pooled returns every flow's RTT samples of s.
-func pooled(s demo.SchemeResult) []time.Duration {
-	var all []time.Duration
-	for _, q := range s.RTTs {
-		all = append(all, q...)
-	}
-	return all
 }

@@ -35,17 +35,6 @@ func Busy(busy float64) string {
 	return s
 }
 
-// lowerBy formats the fraction f by which a value is lower than the one it
-// is compared with (1 − ours/theirs) as a report prints it: "49% lower",
-// or "49% higher" when f is negative, never "-49% lower".
-func lowerBy(f float64, prec int) string {
-	word := "lower"
-	if f < 0 {
-		f, word = -f, "higher"
-	}
-	return fmt.Sprintf("%.*f%% %s", prec, 100*f, word)
-}
-
 // Report is what an experiment found, as report.md and its plots.
 type Report struct {
 	Name    string    // the experiment's name
@@ -53,8 +42,9 @@ type Report struct {
 	Paper   string    // what of the papers it reproduces
 	Command string    // the command that made it
 	Date    time.Time // when it ran
-	// Build is the build of ecnswitch and the machine that ran it; Write
-	// fills it in when it is left zero.
+	// Build is the build of ecnswitch and the machine it ran on (the
+	// kernel, the CPU model and count); Write fills it in when it is left
+	// zero.
 	Build buildinfo.Info
 	// Setup describes the testbed, the switch and the traffic, a
 	// paragraph each.
@@ -79,11 +69,13 @@ type Claim struct {
 	// Busy are the busy fractions of the bottleneck ports of the runs Ours
 	// rests on.
 	Busy []float64
-	// Holds says whether our value has the paper's direction and rough
-	// magnitude, by the test in Rule.
-	Holds bool
-	Rule  string // the test, e.g. "ratio in [1.1, 2.7]"
+	// Rule is the test of whether our value has the paper's direction and
+	// rough magnitude, e.g. "ratio in [1.1, 2.7]", with its outcome.
+	Rule Rule
 }
+
+// Holds reports whether our value passes the claim's rule.
+func (c Claim) Holds() bool { return c.Rule.Holds() }
 
 // Comparable reports whether every run the claim rests on was comparable.
 func (c Claim) Comparable() bool {
@@ -94,7 +86,7 @@ func (c Claim) Comparable() bool {
 // when a run the claim rests on was not.
 func (c Claim) Verdict() string {
 	v := "does not hold"
-	if c.Holds {
+	if c.Holds() {
 		v = "holds"
 	}
 	if !c.Comparable() {
@@ -163,7 +155,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	fmt.Fprintf(&b, "# %s\n\n", r.Title)
 	fmt.Fprintf(&b, "Reproduces %s. Made by `%s` on %s.\n\n", r.Paper, r.Command, r.Date.UTC().Format("2006-01-02 15:04 MST"))
 	if r.Build != (buildinfo.Info{}) {
-		fmt.Fprintf(&b, "Build and machine: %s.\n\n", r.Build)
+		fmt.Fprintf(&b, "Ran on %s.\n\n", r.Build)
 	}
 	if len(r.Setup) > 0 {
 		b.WriteString("## Setup\n\n")
@@ -208,7 +200,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 func claimRows(cs []Claim) [][]string {
 	rows := make([][]string, len(cs))
 	for i, c := range cs {
-		rows[i] = []string{c.Source, c.What, c.Paper, c.Ours, c.busyRange(), "**" + c.Verdict() + "**", c.Rule}
+		rows[i] = []string{c.Source, c.What, c.Paper, c.Ours, c.busyRange(), "**" + c.Verdict() + "**", c.Rule.String()}
 	}
 	return rows
 }

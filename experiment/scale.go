@@ -45,11 +45,3 @@ func (s Scaling) String() string {
 		"as the papers scale between their 1 Gbit/s testbeds and 10 Gbit/s simulations (001 §5: T_idle 12 µs at 1 Gbit/s, 1.2 µs at 10 Gbit/s).",
 		rate(s.PaperRate), rate(s.Rate), rate(s.PaperRate), rate(s.Rate), s.Factor())
 }
-
-// rate formats bit/s in Gbit/s or Mbit/s.
-func rate(bps int64) string {
-	if bps >= 1e9 && bps%1e8 == 0 {
-		return fmt.Sprintf("%g Gbit/s", float64(bps)/1e9)
-	}
-	return fmt.Sprintf("%g Mbit/s", float64(bps)/1e6)
-}

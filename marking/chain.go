@@ -196,6 +196,37 @@ func (c *Chain) run(v *View) Verdict {
 // Needs implements Needer: what its members read, together.
 func (c *Chain) Needs() Need { return c.needs }
 
+// Peers returns, for each of a port's nq queues, the other queue the
+// chain's members read for its packets (Peerer), or -1; nil when no member
+// reads one. Members that name different peers for one queue, or a peer
+// outside the port, are an error.
+func (c *Chain) Peers(nq int) ([]int, error) {
+	if c.needs&NeedPeer == 0 {
+		return nil, nil
+	}
+	peers := make([]int, nq)
+	for q := range peers {
+		peers[q] = -1
+		for i := range c.members {
+			m := &c.members[i]
+			pr, ok := m.marker.(Peerer)
+			if !ok || Needs(m.marker)&NeedPeer == 0 {
+				continue
+			}
+			switch p := pr.Peer(q); {
+			case p < 0:
+			case p >= nq || p == q:
+				return nil, fmt.Errorf("marking: chain: member %q reads queue %d beside queue %d of a port of %d queues", m.name, p, q, nq)
+			case peers[q] >= 0 && peers[q] != p:
+				return nil, fmt.Errorf("marking: chain: member %q reads queue %d beside queue %d, another member queue %d", m.name, p, q, peers[q])
+			default:
+				peers[q] = p
+			}
+		}
+	}
+	return peers, nil
+}
+
 // Decider returns the index of the member whose verdict the last packet
 // got, or -1 if every member passed it. Like Decide, it belongs to the
 // port's worker.
@@ -212,6 +243,26 @@ func (c *Chain) Counts(dst []MemberCounts) []MemberCounts {
 		dst = append(dst, MemberCounts{Name: m.name, Marks: m.marks.load(), Drops: m.drops.load()})
 	}
 	return dst
+}
+
+// Inherit adds the counts of old, a chain this one replaces, to its own:
+// each member's from old's member of the same name, if it has one, and
+// the chain's outcomes. It must run before the chain decides anything, on
+// the goroutine that will use it.
+func (c *Chain) Inherit(old *Chain) {
+	for i := range c.members {
+		m := &c.members[i]
+		for j := range old.members {
+			if o := &old.members[j]; o.name == m.name {
+				m.marks.n.Add(o.marks.load())
+				m.drops.n.Add(o.drops.load())
+			}
+		}
+	}
+	c.marked.n.Add(old.marked.load())
+	c.dropped.n.Add(old.dropped.load())
+	c.nonECTDropped.n.Add(old.nonECTDropped.load())
+	c.nonECTPassed.n.Add(old.nonECTPassed.load())
 }
 
 // Totals returns the chain's outcome counts.

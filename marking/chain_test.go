@@ -286,3 +286,50 @@ func TestChainCountersReadWhileDeciding(t *testing.T) {
 		t.Errorf("marked %d, want 1000", got)
 	}
 }
+
+// peerMarker reads queue peer[q] beside q.
+type peerMarker []int
+
+func (p peerMarker) Mark(*View) Verdict { return Pass }
+func (p peerMarker) Needs() Need        { return NeedPeer }
+func (p peerMarker) Peer(q int) int     { return p[q] }
+
+// A chain's peers are its Peerer members' answers, queue by queue; members
+// that disagree, or name a queue the port lacks or the packet's own, are
+// refused.
+func TestChainPeers(t *testing.T) {
+	chain := func(ms ...Marker) *Chain {
+		t.Helper()
+		var members []Member
+		for i, m := range ms {
+			members = append(members, Member{Name: string(rune('a' + i)), Marker: m})
+		}
+		c, err := NewChain(Dequeue, NonECTDrop, members...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	red, err := NewRED(CutOff(MeasureQueue, Bytes(1000)), Dequeue, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err := chain(red).Peers(2); p != nil || err != nil {
+		t.Errorf("a chain without a Peerer: peers %v, %v; want none", p, err)
+	}
+	if p, err := chain(red, peerMarker{1, -1}, peerMarker{-1, -1}).Peers(2); err != nil || !slices.Equal(p, []int{1, -1}) {
+		t.Errorf("peers %v, %v; want [1 -1]", p, err)
+	}
+	for _, c := range []struct {
+		name string
+		ms   []Marker
+	}{
+		{"disagree", []Marker{peerMarker{1, -1, -1}, peerMarker{2, -1, -1}}},
+		{"outside the port", []Marker{peerMarker{3, -1, -1}}},
+		{"its own queue", []Marker{peerMarker{-1, 1, -1}}},
+	} {
+		if p, err := chain(c.ms...).Peers(3); err == nil {
+			t.Errorf("%s: peers %v, want an error", c.name, p)
+		}
+	}
+}

@@ -80,6 +80,14 @@ type View struct {
 	// q_time). Meaningful while they are empty; 0 if never filled.
 	QueueEmptySince, PortEmptySince int64
 
+	// PeerQueue is the other queue of the port that a coupled marker
+	// reads beside the packet's own (Peerer, with NeedPeer): a DualQ
+	// Coupled AQM's L queue reads its C queue (RFC 9332 §2.4); -1 when
+	// none. PeerBytes and PeerPackets are its backlog, PeerSojourn how
+	// long its head packet has waited at Now (0 when it is empty).
+	PeerQueue                           int
+	PeerBytes, PeerPackets, PeerSojourn int64
+
 	Value     int64 // out: the quantity the marker compared (bytes or ns)
 	Threshold int64 // out: the threshold it compared against
 }
@@ -98,9 +106,21 @@ const (
 	NeedBusyWeight                  // BusyWeightSum
 	NeedPort                        // PortBytes and PortPackets
 	NeedEmptySince                  // QueueEmptySince and PortEmptySince
+	NeedPeer                        // PeerQueue and its backlog and head sojourn (Peerer)
 
+	// NeedAll is what a Marker that is not a Needer gets: every field but
+	// the peer's, which only a Peerer can name.
 	NeedAll = NeedRoundTime | NeedBusyWeight | NeedPort | NeedEmptySince
 )
+
+// Peerer is a Marker that reads another queue of the port beside the
+// packet's own (View.PeerQueue and the fields after it), as a coupled AQM
+// does; it says so with NeedPeer. Peer returns, for a packet of queue q,
+// the queue it reads, or -1 for none. A port asks once per queue, when it
+// builds its chains.
+type Peerer interface {
+	Peer(q int) int
+}
 
 // Needer is a Marker that says which of the costly View fields it reads;
 // a port may leave the others 0. A Marker that is not a Needer gets them

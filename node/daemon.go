@@ -140,12 +140,13 @@ func Run(ctx context.Context, cfg *config.Config, log *zap.Logger) (fin Final, e
 	runErr := errors.Join(sw.stopWorkers(), goneErr)
 	for i, a := range sw.Frames() {
 		lvl := zap.InfoLevel
-		if a.Violations != 0 || a.InKernel() != 0 {
+		if a.Violations != 0 || !a.AtRest() {
 			lvl = zap.ErrorLevel
 		}
 		log.Log(lvl, "UMEM frames at stop", zap.String("port", cfg.Ports[i].Name), zap.Int("total", a.Total), zap.Int("free", a.Free),
 			zap.Int("fill", a.Fill), zap.Int("rx", a.Rx), zap.Int("tx", a.Tx), zap.Int("completion", a.Completion),
-			zap.Int("in_kernel", a.InKernel()), zap.Uint64("violations", a.Violations))
+			zap.Int("in_kernel", a.InKernel()), zap.Int("driver", a.Driver), zap.Bool("link_down", a.LinkDown),
+			zap.Uint64("violations", a.Violations))
 	}
 	fin.Stats = &telemetry.StatsResponse{TimeNS: clock.Now(), Stats: sw.Stats(), PoolNames: cfg.Pools}
 	// The APIs first, so that no capture starts after the Manager closed.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"time"
 
@@ -149,14 +150,26 @@ func Open(cfg dataplane.Config, devs []Device, clock timestamp.Clock, log *zap.L
 }
 
 // Start starts the workers. They run until Stop, or until one fails
-// (Exited).
+// (Exited). The process gets a P (GOMAXPROCS) per worker on top of one per
+// CPU (see dataplane.Switch.Run), so that its other goroutines (the demo's
+// hosts, telemetry) keep the CPUs the workers leave them.
 func (s *Switch) Start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel, s.exited = cancel, make(chan struct{})
+	reserveProcs(s.Workers())
 	go func() {
 		s.runErr = s.Run(ctx)
 		close(s.exited)
 	}()
+}
+
+// reserveProcs raises GOMAXPROCS to at least a P per CPU plus one per
+// worker. It never lowers it: another switch of the process may still
+// run, and an idle P costs nothing.
+func reserveProcs(workers int) {
+	if need := runtime.NumCPU() + workers; runtime.GOMAXPROCS(0) < need {
+		runtime.GOMAXPROCS(need)
+	}
 }
 
 // Start opens devs, builds cfg over them and starts the workers: Open,
@@ -187,21 +200,16 @@ func (s *Switch) KernelDrops() uint64 {
 	return n
 }
 
-// Frames returns where each port's UMEM frames are, once the kernel holds
-// none between its rings (or a second has passed): at rest every frame of
-// a port's reserve is free or on one of its rings (FrameAccount.InKernel
-// is 0) and none was handed back twice (Violations). The workers must have
+// Frames returns where each port's UMEM frames are once they are at rest
+// (afxdp.FrameAccount.AtRest), or a second has passed: every frame of a
+// port's reserve is free or on one of its rings, but those a zero-copy
+// driver keeps for receiving and those waiting for a downed link, and
+// none was handed back twice (Violations). The workers must have
 // stopped: it drives the ports itself.
 func (s *Switch) Frames() []afxdp.FrameAccount {
 	as := make([]afxdp.FrameAccount, len(s.ports))
 	for i, p := range s.ports {
-		for deadline := time.Now().Add(time.Second); ; time.Sleep(5 * time.Millisecond) {
-			p.Transmit(nil) // reap completions, kick what is left
-			as[i] = p.Frames()
-			if a := as[i]; a.InKernel() == 0 && a.Tx == 0 && a.Completion == 0 || time.Now().After(deadline) {
-				break
-			}
-		}
+		as[i] = p.Settle(time.Second)
 	}
 	return as
 }

@@ -86,7 +86,12 @@ type Desc struct {
 	// when none did, else 1 + the marker's index in its port's list of
 	// markers (enqueue chain first, then dequeue chain). MarkValue and
 	// MarkThreshold are what that marker compared (bytes or ns).
-	MarkedBy      uint8
+	MarkedBy uint8
+	// Charged is the length the switch's buffer accounted for the packet
+	// when it admitted it, and gives back when the packet leaves its queue:
+	// a stage that changes Len in between (a frame extended by telemetry)
+	// cannot unbalance the buffer.
+	Charged       uint32
 	MarkValue     int64
 	MarkThreshold int64
 }

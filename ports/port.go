@@ -38,9 +38,12 @@ type Port interface {
 	Receive(ds []*packet.Desc) (int, error)
 
 	// Transmit queues ds[i].Frame() for transmission, in order, and returns
-	// how many it took; fewer than len(ds) means the port's TX ring is full
-	// and the caller should keep the rest and retry later. Transmit also
-	// reaps completions of earlier transmissions.
+	// how many it took, the first n. It may take fewer than offered while
+	// it still has room (one call of XDP live frames sends at most 256):
+	// the caller offers the rest again. A call that takes none means the
+	// device pushes back (its TX ring is full): the caller keeps the rest
+	// and retries later. Transmit also reaps completions of earlier
+	// transmissions.
 	Transmit(ds []*packet.Desc) (int, error)
 
 	// Close releases the port's resources. Further calls return ErrClosed.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 )
 
@@ -189,6 +190,7 @@ type Config struct {
 
 // params is a validated Config with every default filled in.
 type params struct {
+	config   Config // the Config validated, its Queues a copy
 	kind     Kind
 	n        int
 	queues   []QueueConfig
@@ -220,7 +222,8 @@ func (c Config) QueueCount() int {
 }
 
 func (c *Config) validate() (params, error) {
-	p := params{kind: c.Kind, overhead: c.Overhead, lineRate: c.LineRate}
+	p := params{config: *c, kind: c.Kind, overhead: c.Overhead, lineRate: c.LineRate}
+	p.config.Queues = slices.Clone(c.Queues)
 	if c.Kind < SP || c.Kind > WFQ {
 		return p, fmt.Errorf("%w: kind: %v is not one of sp, wrr, dwrr, wfq", ErrConfig, c.Kind)
 	}

@@ -1,7 +1,9 @@
 package scheduler
 
 import (
+	"fmt"
 	"math/bits"
+	"slices"
 
 	"github.com/ecnswitch/ecnswitch/packet"
 )
@@ -42,6 +44,17 @@ type Scheduler interface {
 	// 0 if they never held one. It is meaningful while they are empty, as
 	// the start of RED's idle time (Floyd and Jacobson's q_time).
 	EmptySince(q int) (queue, port int64)
+	// Head returns the enqueue time (Desc.EnqTime) of the packet at the
+	// head of queue q, and false when q is empty: a coupled AQM reads
+	// another queue's sojourn from it.
+	Head(q int) (enqTime int64, ok bool)
+	// SetQueue changes queue q's Weight and Quantum to c's, validated as
+	// New validates a Config, without touching the packets it holds: a
+	// new quantum applies from the queue's next turn, a new WFQ weight
+	// from its next packet. c.Strict must be what the queue has. Every
+	// queue's QueueInfo changes with it (its level's WeightSum, the
+	// port's PortWeightSum).
+	SetQueue(q int, c QueueConfig) error
 }
 
 // QueueInfo describes a queue's place in the scheduler, as a marker needs it
@@ -115,6 +128,7 @@ type queue struct {
 // base holds the rings, the byte counts and the strict-priority level that
 // every scheduler shares.
 type base struct {
+	cfg        Config // as validated, for SetQueue
 	q          []queue
 	slots      []*packet.Desc // queue i's ring is slots[i<<shift:][:capacity]
 	shift      uint
@@ -134,10 +148,18 @@ func (b *base) init(p params) {
 	b.mask = uint32(p.capacity - 1)
 	b.slots = make([]*packet.Desc, p.n<<b.shift)
 	b.overhead = p.overhead
+	b.cfg = p.config
+	b.weigh(p)
+}
+
+// weigh sets every queue's weights, quantum and QueueInfo from p.
+func (b *base) weigh(p params) {
+	b.strict = 0
 	var rrSum, wfqSum, portSum int64
 	for i, c := range p.queues {
 		q := &b.q[i]
 		q.info = QueueInfo{Strict: c.Strict, Weight: c.Weight, Quantum: c.Quantum, Capacity: p.capacity}
+		q.inc = 0
 		switch {
 		case c.Strict:
 			b.strict |= 1 << i
@@ -170,6 +192,34 @@ func (b *base) init(p params) {
 
 func (b *base) Queues() int { return len(b.q) }
 
+func (b *base) SetQueue(i int, c QueueConfig) error {
+	if i < 0 || i >= len(b.q) {
+		return fmt.Errorf("%w: queue %d outside [0, %d]", ErrConfig, i, len(b.q)-1)
+	}
+	if c.Strict != b.q[i].info.Strict && b.cfg.Kind != SP {
+		return fmt.Errorf("%w: queues[%d].strict: %v, and the queue is %v: a queue cannot change level while the port runs", ErrConfig, i, c.Strict, b.q[i].info.Strict)
+	}
+	cfg := b.cfg
+	cfg.Queues = slices.Clone(cfg.Queues)
+	if len(cfg.Queues) == 0 {
+		cfg.Queues = make([]QueueConfig, len(b.q))
+	}
+	cfg.Queues[i] = c
+	p, err := cfg.validate()
+	if err != nil {
+		return err
+	}
+	b.cfg = p.config
+	b.weigh(p)
+	b.busyWeight = 0
+	for i := range b.q {
+		if q := &b.q[i]; q.head != q.tail && b.strict>>i&1 == 0 {
+			b.busyWeight += q.info.Weight
+		}
+	}
+	return nil
+}
+
 func (b *base) Backlog(i int) (bytes, packets int64) {
 	q := &b.q[i]
 	return q.bytes, int64(q.tail - q.head)
@@ -182,6 +232,13 @@ func (b *base) Queue(i int) QueueInfo { return b.q[i].info }
 func (b *base) BusyWeightSum() int64 { return b.busyWeight }
 
 func (b *base) EmptySince(i int) (queue, port int64) { return b.q[i].emptySince, b.emptySince }
+
+func (b *base) Head(i int) (int64, bool) {
+	if q := &b.q[i]; q.head == q.tail {
+		return 0, false
+	}
+	return b.peek(i).EnqTime, true
+}
 
 // push appends d to queue i; false if the ring is full.
 func (b *base) push(i int, d *packet.Desc, now int64) bool {

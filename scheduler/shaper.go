@@ -74,6 +74,23 @@ func NewShaper(cfg ShaperConfig, now int64) (*Shaper, error) {
 // Rate returns the shaping rate in bit/s, 0 if unshaped.
 func (s *Shaper) Rate() int64 { return s.rate }
 
+// Set changes the rate and the bucket at now, validated as NewShaper
+// validates them: the time before now earns credit at the old rate, the
+// time after at the new one, and credit above the new bucket is lost. A
+// shaper that was unshaped starts with a full bucket.
+func (s *Shaper) Set(now, rate, bucket int64) error {
+	n, err := NewShaper(ShaperConfig{Rate: rate, Bucket: bucket, Overhead: s.overhead}, now)
+	if err != nil {
+		return err
+	}
+	if s.rate > 0 && n.rate > 0 {
+		s.refill(now)
+		n.credit, n.last = min(s.credit, n.cap), max(now, s.last)
+	}
+	*s = *n
+	return nil
+}
+
 // Wire returns the bytes a frame of frameLen bytes costs this shaper.
 func (s *Shaper) Wire(frameLen int) int { return s.overhead.Wire(frameLen) }
 

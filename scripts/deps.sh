@@ -14,11 +14,21 @@
 # driver, the peer bench tcp compares ecnswitch with; with --peers (make
 # bench-switch), testpmd and Open vSwitch, bench switch's peers. OVS's
 # daemons are not started system-wide: bench switch runs its own.
+#
+# With --dev, also what `go generate` needs to rebuild the committed BPF
+# objects (testbed/dctcp): clang, llvm (llvm-strip), libbpf-dev (bpf_helpers.h)
+# and bpftool. Building and testing need none of them.
 set -euo pipefail
 
 need=()
 if { [ "${1:-}" = --testpmd ] || [ "${1:-}" = --peers ]; } && ! command -v dpdk-testpmd >/dev/null 2>&1; then
 	need+=(dpdk-dev librte-net-af-xdp23 librte-mempool-ring23)
+fi
+if [ "${1:-}" = --dev ]; then
+	command -v clang >/dev/null 2>&1 || need+=(clang)
+	command -v llvm-strip >/dev/null 2>&1 || need+=(llvm)
+	[ -e /usr/include/bpf/bpf_helpers.h ] || need+=(libbpf-dev)
+	command -v bpftool >/dev/null 2>&1 || [ -x /usr/sbin/bpftool ] || need+=(bpftool)
 fi
 made_policy=0
 if [ "${1:-}" = --peers ] && ! command -v ovs-vswitchd >/dev/null 2>&1; then

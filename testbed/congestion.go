@@ -29,12 +29,14 @@ const (
 // default. On a machine whose default is bbr, cubic is restricted, and the
 // only way to make it a host's default is to allow it. Allowing it widens
 // what unprivileged processes may pick per socket, machine-wide; Down does
-// not undo it, as other testbeds may rely on it.
+// not undo it, as other testbeds may rely on it. (A congestion control
+// that is unregistered, as testbed/dctcp's is by its last holder, leaves
+// the allowed list with it.)
 //
 // If cc is not loaded, a throwaway socket asks for it (TCP_CONGESTION,
 // which as root loads the module); if the kernel has no such algorithm,
 // the error says which it has.
-func allowCongestionControl(cc string) (added bool, err error) {
+func AllowCongestionControl(cc string) (added bool, err error) {
 	avail, err := getSysctl(ccAvailable)
 	if err != nil {
 		return false, err
@@ -79,11 +81,15 @@ func loadCongestionControl(cc string) {
 // setCongestionControl makes cc the default of the calling thread's network
 // namespace. If the kernel refuses because cc is restricted (another
 // testbed rewrote the allowed list meanwhile), it allows cc again and
-// retries once.
+// retries once. Up allows cc before it gets here because each refusal
+// costs more than a retry: Linux 6.18 keeps the reference it took on cc
+// before refusing, so a refused module can never be unloaded, and a
+// refused BPF congestion control (testbed/dctcp) stays in memory after
+// it is unregistered.
 func setCongestionControl(cc string) error {
 	err := setSysctls([]sysctl{{ccDefault, cc}})
 	if errors.Is(err, unix.EPERM) {
-		if _, aerr := allowCongestionControl(cc); aerr != nil {
+		if _, aerr := AllowCongestionControl(cc); aerr != nil {
 			return errors.Join(err, aerr)
 		}
 		err = setSysctls([]sysctl{{ccDefault, cc}})

@@ -15,7 +15,11 @@
 // control that reacts to ECN marks — cubic unless Options.CongestionControl
 // says otherwise — rather than the machine's default, which may be bbr and
 // ignore them; Testbed.ECNWarning says when the choice leaves the switch's
-// marks without effect.
+// marks without effect. dctcp, the papers' transport, is the kernel's
+// where it has one and otherwise testbed/dctcp's, a BPF struct_ops
+// congestion control that Up registers and the last Down unregisters.
+// Options.RTOMin sets the hosts' minimum retransmission timeout
+// (net.ipv4.tcp_rto_min_us), which the papers lowered from Linux's 200 ms.
 //
 // Up records every namespace and interface it creates, as it creates it,
 // in a JSON state file, so that Down (in the same process, or in another

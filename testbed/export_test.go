@@ -4,6 +4,8 @@ import (
 	"net/netip"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ecnswitch/ecnswitch/internal/nsenter"
 )
 
 // Subnet6Of exposes subnet6 to the external tests.
@@ -32,5 +34,5 @@ func Features(netnsName, ifname string) (map[string]bool, error) {
 	if netnsName == "" {
 		return out, read()
 	}
-	return out, inNetns(netnsName, read)
+	return out, nsenter.Do(netnsName, read)
 }

@@ -210,7 +210,11 @@ func startCapture(t testing.TB, ifname string) *capture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, int(htons(unix.ETH_P_ALL)))
+	// Protocol 0 until bound: a socket made for ETH_P_ALL receives every
+	// interface's frames from the moment it exists, and those it took
+	// before bind would stay in its queue (the loopback traffic of other
+	// processes, say).
+	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

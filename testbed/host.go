@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/ecnswitch/ecnswitch/internal/nsenter"
 	"github.com/ecnswitch/ecnswitch/packet"
 )
 
@@ -33,7 +34,7 @@ type Host struct {
 // Sockets fn creates belong to the host's namespace and keep working after
 // Do returns; goroutines fn starts run outside it.
 func (h Host) Do(fn func() error) error {
-	return inNetns(h.Netns, fn)
+	return nsenter.Do(h.Netns, fn)
 }
 
 // ListenTCP listens on TCP port (0 picks one) on all of the host's

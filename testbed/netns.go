@@ -11,6 +11,8 @@ import (
 
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/ecnswitch/ecnswitch/internal/nsenter"
 )
 
 // netnsDir is where named network namespaces are bind-mounted, as
@@ -101,7 +103,7 @@ func deleteNetns(name string, id netnsID) error {
 	}
 	if id.cookie != 0 {
 		var cookie uint64
-		if err := inNetns(name, func() (err error) { cookie, err = netnsCookie(); return err }); err != nil {
+		if err := nsenter.Do(name, func() (err error) { cookie, err = netnsCookie(); return err }); err != nil {
 			return err
 		}
 		if cookie != id.cookie {
@@ -116,47 +118,6 @@ func deleteNetns(name string, id netnsID) error {
 		return fmt.Errorf("remove netns %s: %w", name, err)
 	}
 	return nil
-}
-
-// inNetns runs fn on a locked OS thread switched into the named network
-// namespace and switches back before unlocking. If switching back fails, the
-// thread stays locked and exits with its goroutine, so it can never carry
-// another goroutine in the wrong namespace. Sockets and netlink handles fn
-// creates belong to the namespace; goroutines fn starts do not.
-func inNetns(name string, fn func() error) error {
-	done := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		back, err := runInNetns(name, fn)
-		if back {
-			runtime.UnlockOSThread()
-		}
-		done <- err
-	}()
-	return <-done
-}
-
-// runInNetns does the switching for inNetns and reports whether the thread is
-// back in its original namespace.
-func runInNetns(name string, fn func() error) (back bool, err error) {
-	orig, err := netns.Get()
-	if err != nil {
-		return true, fmt.Errorf("get current netns: %w", err)
-	}
-	defer orig.Close()
-	target, err := netns.GetFromName(name)
-	if err != nil {
-		return true, fmt.Errorf("open netns %s: %w", name, err)
-	}
-	defer target.Close()
-	if err := netns.Set(target); err != nil {
-		return true, fmt.Errorf("enter netns %s: %w", name, err)
-	}
-	err = fn()
-	if serr := netns.Set(orig); serr != nil {
-		return false, errors.Join(err, fmt.Errorf("leave netns %s: %w", name, serr))
-	}
-	return true, err
 }
 
 // setRPS steers the receive processing of ifname's queues in the named

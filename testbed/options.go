@@ -4,10 +4,12 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"go.uber.org/zap"
 )
@@ -20,18 +22,21 @@ const (
 	DefaultStateDir = "/run/ecnswitch"
 	DefaultSubnet   = "198.18.0.0/24"
 	// DefaultCongestionControl is the hosts' TCP congestion control:
-	// cubic halves its window on an ECN echo, the "ECN-enabled TCP" of
-	// the papers' models (001 §2.2), and is in every kernel.
+	// cubic cuts its window to 0.7 on an ECN echo, once per round trip
+	// (Linux's beta = 717/1024), an "ECN-enabled TCP" in the sense of the
+	// papers' models (001 §2.2), and is in every kernel.
 	DefaultCongestionControl = "cubic"
 )
 
 // CongestionControls are the TCP congestion controls a testbed may make
-// its hosts' default, the last where the kernel has it.
+// its hosts' default. dctcp is the kernel's where it has one, and
+// otherwise testbed/dctcp's, loaded as BPF struct_ops.
 func CongestionControls() []string { return []string{"reno", "cubic", "bbr", "dctcp"} }
 
 // ReactsToECN reports whether congestion control cc reduces its window when
-// an ACK echoes a CE mark: reno and cubic halve it (RFC 3168), dctcp cuts
-// it in proportion to the marked fraction; bbr (v1, mainline Linux's)
+// an ACK echoes a CE mark: reno halves it and cubic cuts it to 0.7 (RFC
+// 3168, once per round trip), dctcp cuts it in proportion to the marked
+// fraction (cwnd·(1 − α/2)); bbr (v1, mainline Linux's)
 // ignores ECN, so a marking switch does not slow it down and its queue
 // stands (issue 11 measured 99.9% of packets marked and a 1 MB queue with
 // K = 30 KB).
@@ -45,6 +50,11 @@ func ReactsToECN(cc string) bool {
 
 // HostIf is the name of every host's interface inside its namespace.
 const HostIf = "eth0"
+
+// maxRTOMin is the largest net.ipv4.tcp_rto_min_us the kernel accepts:
+// proc_dointvec_minmax with a floor of 1 and no ceiling but an int's
+// (net/ipv4/sysctl_net_ipv4.c), in microseconds.
+const maxRTOMin = math.MaxInt32 * time.Microsecond
 
 // maxCPU is the highest CPU number a mask may name (unix.CPUSet's limit).
 const maxCPU = 1023
@@ -92,10 +102,19 @@ type Options struct {
 
 	// CongestionControl is every host's default TCP congestion control
 	// (net.ipv4.tcp_congestion_control in its namespace): one of
-	// CongestionControls, dctcp only where the kernel has it. Default
-	// DefaultCongestionControl. Without it the hosts would inherit the
-	// machine's default, often bbr, which ignores ECN (ReactsToECN).
+	// CongestionControls. Default DefaultCongestionControl. Without it
+	// the hosts would inherit the machine's default, often bbr, which
+	// ignores ECN (ReactsToECN). For dctcp on a kernel without its own
+	// (no tcp_dctcp module), Up registers testbed/dctcp's BPF DCTCP and
+	// holds it until Down; the last holder's Down unregisters it.
 	CongestionControl string
+
+	// RTOMin is every host's minimum TCP retransmission timeout
+	// (net.ipv4.tcp_rto_min_us in its namespace): whole microseconds in
+	// [1µs, 2147483647µs], the kernel's range. Linux's default is 200 ms;
+	// the papers' hosts ran 10 ms (001 §5.1) or 5 ms (002 §V-A). Default
+	// 0: the kernel's.
+	RTOMin time.Duration
 
 	// Queues is the number of RX and TX queues of each veth end. Default
 	// DefaultQueues: the host's traffic then always arrives on queue 0 of the
@@ -154,6 +173,11 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if !slices.Contains(CongestionControls(), o.CongestionControl) {
 		return o, fmt.Errorf("testbed: CongestionControl %q: want one of %s", o.CongestionControl, strings.Join(CongestionControls(), ", "))
+	}
+
+	if o.RTOMin != 0 && (o.RTOMin < time.Microsecond || o.RTOMin > maxRTOMin || o.RTOMin%time.Microsecond != 0) {
+		return o, fmt.Errorf("testbed: RTOMin %v: net.ipv4.tcp_rto_min_us takes whole microseconds in [1µs, %dµs] (0 keeps the kernel's default)",
+			o.RTOMin, int64(maxRTOMin/time.Microsecond))
 	}
 
 	if !isName(o.Prefix, true) {

@@ -12,11 +12,15 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
+
+	"github.com/ecnswitch/ecnswitch/internal/nsenter"
+	"github.com/ecnswitch/ecnswitch/testbed/dctcp"
 )
 
 // stateVersion is the version of the state file format.
@@ -46,10 +50,15 @@ type state struct {
 	IPv6    bool         `json:"ipv6"`
 	// CC is the hosts' default TCP congestion control, and CCAllowed says
 	// that Up added it to the machine's allowed list.
-	CC        string      `json:"cc,omitempty"`
-	CCAllowed bool        `json:"cc_allowed,omitempty"`
-	HostCPUs  []int       `json:"host_cpus,omitempty"` // RPS of the host ends
-	Hosts     []hostState `json:"hosts"`
+	CC        string `json:"cc,omitempty"`
+	CCAllowed bool   `json:"cc_allowed,omitempty"`
+	// DCTCPHolder names Up's hold on testbed/dctcp's BPF DCTCP, which
+	// Down releases; empty when the hosts' dctcp is the kernel's, or
+	// their congestion control another.
+	DCTCPHolder string      `json:"dctcp_holder,omitempty"`
+	RTOMinUS    int64       `json:"rto_min_us,omitempty"` // net.ipv4.tcp_rto_min_us; 0: the kernel's
+	HostCPUs    []int       `json:"host_cpus,omitempty"`  // RPS of the host ends
+	Hosts       []hostState `json:"hosts"`
 }
 
 // hostState is one host as recorded. NetnsInode, NetnsCookie and
@@ -90,8 +99,12 @@ func StatePath(dir, id string) string {
 // opts.CongestionControl the namespace's default TCP congestion control
 // (cubic unless told otherwise), adding it to the machine's
 // net.ipv4.tcp_allowed_congestion_control first if the kernel restricts it
-// (see Testbed.AllowedCongestionControl). Testbed.ECNWarning says when the
-// choice leaves the switch's marks without effect.
+// (see Testbed.AllowedCongestionControl), and sets
+// net.ipv4.tcp_rto_min_us to opts.RTOMin if given. For dctcp on a kernel
+// without its own, Up first registers testbed/dctcp's BPF DCTCP, or holds
+// the one another testbed registered (Testbed.HoldsDCTCP); Down releases
+// it. Testbed.ECNWarning says when the choice leaves the switch's marks
+// without effect.
 //
 // No neighbour entries are added: ARP and NDP cross the switch like any
 // other traffic. On failure Up removes whatever it had created.
@@ -112,18 +125,12 @@ func Up(opts Options) (*Testbed, error) {
 			ECN:      !o.DisableECN,
 			IPv6:     o.IPv6,
 			CC:       o.CongestionControl,
+			RTOMinUS: int64(o.RTOMin / time.Microsecond),
 			HostCPUs: slices.Clone(o.HostCPUs),
 		},
 	}
 	if o.IPv6 {
 		t.st.Subnet6 = subnet6(o.Subnet)
-	}
-	if t.st.CCAllowed, err = allowCongestionControl(o.CongestionControl); err != nil {
-		return nil, fmt.Errorf("testbed: CongestionControl %s: %w", o.CongestionControl, err)
-	}
-	if t.st.CCAllowed {
-		t.log.Info("allowed congestion control for the hosts' namespaces",
-			zap.String("cc", o.CongestionControl), zap.String("sysctl", "net.ipv4.tcp_allowed_congestion_control"))
 	}
 	if err := os.MkdirAll(o.StateDir, 0o755); err != nil {
 		return nil, fmt.Errorf("testbed: state dir: %w", err)
@@ -138,6 +145,11 @@ func Up(opts Options) (*Testbed, error) {
 	if err := t.save(); err != nil {
 		return nil, errors.Join(err, os.Remove(t.path))
 	}
+	// From here on the state file records what needs undoing, so Down
+	// undoes a failed Up.
+	if err := t.setupCongestionControl(o); err != nil {
+		return nil, errors.Join(fmt.Errorf("testbed: CongestionControl %s: %w", o.CongestionControl, err), t.Down())
+	}
 	for i := 1; i <= o.Hosts; i++ {
 		if err := t.addHost(o, i); err != nil {
 			return nil, errors.Join(fmt.Errorf("testbed: host %d: %w", i, err), t.Down())
@@ -146,6 +158,51 @@ func Up(opts Options) (*Testbed, error) {
 	t.log.Info("up", zap.Int("hosts", o.Hosts), zap.Stringer("subnet", o.Subnet),
 		zap.String("cc", o.CongestionControl), zap.String("state", t.path))
 	return t, nil
+}
+
+// setupCongestionControl makes o.CongestionControl fit to be the hosts'
+// default: dctcp registered where the kernel has none, and the algorithm
+// allowed in namespaces other than the initial one.
+func (t *Testbed) setupCongestionControl(o Options) error {
+	if o.CongestionControl == dctcp.Name {
+		holder := "testbed-" + o.ID
+		// Recorded first: a crash between registering and recording
+		// would leave a hold that no Down releases.
+		t.mu.Lock()
+		t.st.DCTCPHolder = holder
+		err := t.saveLocked()
+		t.mu.Unlock()
+		if err != nil {
+			return err
+		}
+		src, err := dctcp.Acquire(holder, dctcp.Options{Logger: t.log})
+		if err != nil {
+			return err
+		}
+		t.log.Info("dctcp for the hosts", zap.Stringer("source", src))
+		if src != dctcp.BPF {
+			t.mu.Lock()
+			t.st.DCTCPHolder = ""
+			err = t.saveLocked()
+			t.mu.Unlock()
+			if err != nil {
+				return err
+			}
+		}
+	}
+	allowed, err := AllowCongestionControl(o.CongestionControl)
+	if err != nil {
+		return err
+	}
+	if allowed {
+		t.log.Info("allowed congestion control for the hosts' namespaces",
+			zap.String("cc", o.CongestionControl), zap.String("sysctl", "net.ipv4.tcp_allowed_congestion_control"))
+		t.mu.Lock()
+		t.st.CCAllowed = true
+		err = t.saveLocked()
+		t.mu.Unlock()
+	}
+	return err
 }
 
 // addHost creates host i, recording each object right after creating it.
@@ -180,7 +237,10 @@ func (t *Testbed) addHost(o Options, i int) error {
 	if !o.DisableECN {
 		pre = append(pre, sysctl{"net/ipv4/tcp_ecn", "1"})
 	}
-	err = inNetns(hs.Netns, func() error {
+	if o.RTOMin > 0 {
+		pre = append(pre, sysctl{"net/ipv4/tcp_rto_min_us", strconv.FormatInt(int64(o.RTOMin/time.Microsecond), 10)})
+	}
+	err = nsenter.Do(hs.Netns, func() error {
 		if err := setSysctls(pre); err != nil {
 			return err
 		}
@@ -261,7 +321,7 @@ func createVeth(o Options, netnsName, sw string) (netlink.Link, error) {
 // returns HostIf's MAC address.
 func configureHostIf(hs hostState, subnet, subnet6 netip.Prefix, noGRO bool) (net.HardwareAddr, error) {
 	var mac net.HardwareAddr
-	err := inNetns(hs.Netns, func() error {
+	err := nsenter.Do(hs.Netns, func() error {
 		h, err := netlink.NewHandle()
 		if err != nil {
 			return fmt.Errorf("netlink in netns %s: %w", hs.Netns, err)
@@ -386,7 +446,9 @@ func Load(path string, log *zap.Logger) (*Testbed, error) {
 
 // Down removes everything Up recorded, host by host in reverse order: the
 // switch end of each veth pair (which takes the host end with it) and each
-// namespace, then the state file. Objects already gone are skipped; objects
+// namespace; then it releases its hold on testbed/dctcp's BPF DCTCP, which
+// unregisters it if no other holder remains (its name leaves the machine's
+// available and allowed lists with it), and removes the state file. Objects already gone are skipped; objects
 // that only share a name with what Up created (a different ifindex or
 // namespace inode) are left alone and reported. Errors are joined, and the
 // state file is kept while any remain, so Down can be retried. Down is
@@ -405,6 +467,14 @@ func (t *Testbed) Down() error {
 			errs = append(errs, err)
 		} else {
 			t.log.Debug("removed netns", zap.String("netns", hs.Netns))
+		}
+	}
+	if h := t.st.DCTCPHolder; h != "" {
+		unloaded, err := dctcp.Release(h, dctcp.Options{Logger: t.log})
+		if err != nil {
+			errs = append(errs, err)
+		} else if unloaded {
+			t.log.Info("unregistered dctcp: this testbed held it last")
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -463,6 +533,15 @@ func (t *Testbed) ECN() bool { return t.st.ECN }
 // CongestionControl returns the hosts' default TCP congestion control, or
 // "" for a testbed whose state file predates the setting.
 func (t *Testbed) CongestionControl() string { return t.st.CC }
+
+// HoldsDCTCP reports whether the hosts' dctcp is testbed/dctcp's BPF
+// congestion control, held by this testbed until Down, rather than the
+// kernel's own.
+func (t *Testbed) HoldsDCTCP() bool { return t.st.DCTCPHolder != "" }
+
+// RTOMin returns the hosts' net.ipv4.tcp_rto_min_us, or 0 when Up left
+// the kernel's default.
+func (t *Testbed) RTOMin() time.Duration { return time.Duration(t.st.RTOMinUS) * time.Microsecond }
 
 // HostCPUs returns the CPUs the hosts' receive processing is steered to;
 // nil when it is left to the kernel.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/ecnswitch/ecnswitch/bench"
 	"github.com/ecnswitch/ecnswitch/internal/buildinfo"
+	"github.com/ecnswitch/ecnswitch/loadgen"
 	"github.com/ecnswitch/ecnswitch/node"
 	"github.com/ecnswitch/ecnswitch/ports/afxdp"
 	"github.com/ecnswitch/ecnswitch/testbed"
@@ -122,7 +123,7 @@ func addPortFlags(fs *flag.FlagSet) portFlags {
 }
 
 // open opens the port the flags name.
-func (pf portFlags) open(fs *flag.FlagSet, stderr io.Writer) (*bench.NetnsPort, error) {
+func (pf portFlags) open(fs *flag.FlagSet, stderr io.Writer) (*loadgen.NetnsPort, error) {
 	if *pf.iface == "" {
 		return nil, usageErr(fs, "--iface is required")
 	}
@@ -140,7 +141,7 @@ func (pf portFlags) open(fs *flag.FlagSet, stderr io.Writer) (*bench.NetnsPort, 
 	default:
 		return nil, usageErr(fs, "--attach %q: want native, generic or auto", *pf.attach)
 	}
-	return bench.OpenPort(*pf.netns, *pf.iface, opts)
+	return loadgen.OpenPort(*pf.netns, *pf.iface, opts)
 }
 
 // interfaceMAC returns ifname's MAC address, looked up inside netns.
@@ -162,7 +163,7 @@ func interfaceMAC(netns, ifname string) (net.HardwareAddr, error) {
 
 func benchGenSetup(fs *flag.FlagSet) action {
 	pf := addPortFlags(fs)
-	rate := &bench.Rate{Bits: 10e6}
+	rate := &loadgen.Rate{Bits: 10e6}
 	fs.Var(genRateValue{rate}, "rate", "target rate: 100Mbit, 1.5Gbit, 500kpps, 1Mpps, or max")
 	size := fs.String("size", "64", "frame sizes with FCS: 64, 64,512,1500 (alternating), 64:7,594:4,1518:1 (weighted), or imix")
 	dscp := fs.String("dscp", "0", "DSCP mix by frames: 0, or 0:50,8:50")
@@ -174,10 +175,10 @@ func benchGenSetup(fs *flag.FlagSet) action {
 	dstMAC := fs.String("dst-mac", "ff:ff:ff:ff:ff:ff", "destination MAC: the sink host's, or broadcast (flooded)")
 	srcIP := fs.String("src-ip", "198.18.0.1", "source IPv4 address")
 	dstIP := fs.String("dst-ip", "198.18.0.2", "destination IPv4 address")
-	sport := fs.Uint("sport", bench.DefaultSrcPort, "UDP source port of flow 0 (flow i uses sport+i)")
-	dport := fs.Uint("dport", bench.DefaultDstPort, "UDP destination port")
+	sport := fs.Uint("sport", loadgen.DefaultSrcPort, "UDP source port of flow 0 (flow i uses sport+i)")
+	dport := fs.Uint("dport", loadgen.DefaultDstPort, "UDP destination port")
 	l1 := fs.Bool("l1", false, "count preamble and inter-frame gap (20 bytes per frame) in bit rates")
-	burst := durationFlag(fs, "burst", bench.DefaultBurst, "most schedule to catch up at once after a stall")
+	burst := durationFlag(fs, "burst", loadgen.DefaultBurst, "most schedule to catch up at once after a stall")
 	run := fs.Uint("run", 0, "run id written into every frame; the sink counts only its own (--run)")
 	jsonOut := fs.String("json", "", "write the generator's counters, with the build and the machine, as JSON to `FILE`")
 	mode := fs.String("mode", "auto", "auto, xdp (live frames) or afxdp (a socket)")
@@ -193,15 +194,15 @@ func benchGenSetup(fs *flag.FlagSet) action {
 			return usageErr(fs, "--cpus: %v", err)
 		}
 
-		cfg := bench.GeneratorConfig{Flows: *flows, Duration: *duration, Count: *count, Burst: *burst, Run: uint16(*run)}
+		cfg := loadgen.GeneratorConfig{Flows: *flows, Duration: *duration, Count: *count, Burst: *burst, Run: uint16(*run)}
 		cfg.Rate = *rate
-		if cfg.Sizes, err = bench.ParseSizes(*size); err != nil {
+		if cfg.Sizes, err = loadgen.ParseSizes(*size); err != nil {
 			return usageErr(fs, "--size: %v", err)
 		}
-		if cfg.DSCP, err = bench.ParseDSCP(*dscp); err != nil {
+		if cfg.DSCP, err = loadgen.ParseDSCP(*dscp); err != nil {
 			return usageErr(fs, "--dscp: %v", err)
 		}
-		if cfg.ECN, err = bench.ParseECN(*ecn); err != nil {
+		if cfg.ECN, err = loadgen.ParseECN(*ecn); err != nil {
 			return usageErr(fs, "--ecn: %v", err)
 		}
 		if *sport == 0 || *sport > 65535 || *dport == 0 || *dport > 65535 {
@@ -212,7 +213,7 @@ func benchGenSetup(fs *flag.FlagSet) action {
 		}
 		cfg.SrcPort, cfg.DstPort = uint16(*sport), uint16(*dport)
 		if *l1 {
-			cfg.Overhead = bench.L1Overhead
+			cfg.Overhead = loadgen.L1Overhead
 		}
 		if cfg.DstMAC, err = net.ParseMAC(*dstMAC); err != nil {
 			return usageErr(fs, "--dst-mac: %v", err)
@@ -243,7 +244,7 @@ func benchGenSetup(fs *flag.FlagSet) action {
 		var g sender
 		how := ""
 		if *mode != "afxdp" {
-			lg, err := bench.NewLiveGenerator(cfg, bench.LiveConfig{Netns: *pf.netns, Iface: *pf.iface, Redirect: *redirect, CPUs: cpuList}, nil)
+			lg, err := loadgen.NewLiveGenerator(cfg, loadgen.LiveConfig{Netns: *pf.netns, Iface: *pf.iface, Redirect: *redirect, CPUs: cpuList}, nil)
 			switch {
 			case err == nil:
 				defer lg.Close()
@@ -263,7 +264,7 @@ func benchGenSetup(fs *flag.FlagSet) action {
 				return err
 			}
 			defer port.Close()
-			ag, err := bench.NewGenerator(cfg, port, nil)
+			ag, err := loadgen.NewGenerator(cfg, port, nil)
 			if err != nil {
 				return usageErr(fs, "%v", err)
 			}
@@ -304,13 +305,13 @@ func benchGenSetup(fs *flag.FlagSet) action {
 	})
 }
 
-// sender is a traffic generator: bench.Generator (AF_XDP) or
-// bench.LiveGenerator (XDP live frames).
+// sender is a traffic generator: loadgen.Generator (AF_XDP) or
+// loadgen.LiveGenerator (XDP live frames).
 type sender interface {
 	Run(context.Context) error
-	Stats() bench.GeneratorStats
-	Config() bench.GeneratorConfig
-	Classes() []bench.Class
+	Stats() loadgen.GeneratorStats
+	Config() loadgen.GeneratorConfig
+	Classes() []loadgen.Class
 }
 
 // parseCPUs parses a list of CPUs: "", or "0,1".
@@ -330,7 +331,7 @@ func parseCPUs(s string) ([]int, error) {
 }
 
 // classesString describes a generator's classes: "DSCP 0 ECT(0) 50% (8 flows), ...".
-func classesString(cs []bench.Class) string {
+func classesString(cs []loadgen.Class) string {
 	var parts []string
 	for _, c := range cs {
 		parts = append(parts, fmt.Sprintf("DSCP %d %v %.3g%% (%d flows)", c.DSCP, c.ECN, 100*c.Share, len(c.Flows)))
@@ -365,11 +366,11 @@ func si(v float64) string {
 type (
 	genJSON struct {
 		Build buildinfo.Info `json:"build"`
-		bench.GeneratorStats
+		loadgen.GeneratorStats
 	}
 	sinkJSON struct {
 		Build buildinfo.Info `json:"build"`
-		bench.Report
+		loadgen.Report
 	}
 )
 
@@ -388,9 +389,9 @@ func benchSinkSetup(fs *flag.FlagSet) action {
 	jsonOut := fs.String("json", "", "also write the report, with the build and the machine, as JSON to `FILE`")
 	duration := durationFlag(fs, "duration", 0, "stop after this long (0: at SIGINT)")
 	run := fs.Uint("run", 0, "the generator's --run to count; other runs' frames are counted as stale")
-	window := fs.Int("window", bench.DefaultWindow, "sequence numbers per flow remembered for duplicate detection (a power of two; xdp: at most 65536)")
+	window := fs.Int("window", loadgen.DefaultWindow, "sequence numbers per flow remembered for duplicate detection (a power of two; xdp: at most 65536)")
 	flows := fs.Int("flows", 0, "xdp: flow ids counted, 0 to N−1 (default 1024; higher ones are counted as beyond the flow table)")
-	sample := fs.Float64("sample", bench.DefaultSample, "xdp: fraction of frames whose one-way latency is recorded")
+	sample := fs.Float64("sample", loadgen.DefaultSample, "xdp: fraction of frames whose one-way latency is recorded")
 	l1 := fs.Bool("l1", false, "count preamble and inter-frame gap (20 bytes per frame) in bit rates")
 	quiet := fs.Bool("quiet", false, "no progress lines")
 	return benchAction("sink", func(ctx context.Context, e *env) error {
@@ -398,31 +399,31 @@ func benchSinkSetup(fs *flag.FlagSet) action {
 		if *run > 65535 {
 			return usageErr(fs, "--run %d: want 0 to 65535", *run)
 		}
-		if *mode != bench.SinkAuto && *mode != bench.SinkXDP && *mode != bench.SinkAFXDP {
+		if *mode != loadgen.SinkAuto && *mode != loadgen.SinkXDP && *mode != loadgen.SinkAFXDP {
 			return usageErr(fs, "--mode %q: want auto, xdp or afxdp", *mode)
 		}
-		cfg := bench.SinkConfig{Run: uint16(*run), Window: *window, Flows: *flows, Sample: *sample}
+		cfg := loadgen.SinkConfig{Run: uint16(*run), Window: *window, Flows: *flows, Sample: *sample}
 		if *l1 {
-			cfg.Overhead = bench.L1Overhead
+			cfg.Overhead = loadgen.L1Overhead
 		}
 		if !*quiet {
-			cfg.Progress = func(p bench.Progress) { fmt.Fprintln(stderr, p) }
+			cfg.Progress = func(p loadgen.Progress) { fmt.Fprintln(stderr, p) }
 		}
 		if *pf.iface == "" {
 			return usageErr(fs, "--iface is required")
 		}
 		var (
 			runSink func(context.Context) error
-			report  func() (bench.Report, error)
+			report  func() (loadgen.Report, error)
 			how     string
 		)
-		if *mode != bench.SinkAFXDP {
+		if *mode != loadgen.SinkAFXDP {
 			s, err := openXDPSink(cfg, pf)
 			switch {
 			case err == nil:
 				defer s.Close()
 				runSink, report, how = s.Run, s.Report, "counting in XDP"
-			case *mode == bench.SinkXDP:
+			case *mode == loadgen.SinkXDP:
 				return err
 			default:
 				how = fmt.Sprintf("AF_XDP (XDP sink unusable: %v)", err)
@@ -434,11 +435,11 @@ func benchSinkSetup(fs *flag.FlagSet) action {
 				return err
 			}
 			defer port.Close()
-			s, err := bench.NewSink(cfg, port, nil)
+			s, err := loadgen.NewSink(cfg, port, nil)
 			if err != nil {
 				return usageErr(fs, "%v", err)
 			}
-			runSink, report = s.Run, func() (bench.Report, error) { return s.Report(), nil }
+			runSink, report = s.Run, func() (loadgen.Report, error) { return s.Report(), nil }
 			if how == "" {
 				how = "AF_XDP"
 			}
@@ -466,16 +467,16 @@ func benchSinkSetup(fs *flag.FlagSet) action {
 
 // openXDPSink attaches the XDP sink to the interface the flags name, in
 // the flags' attach mode (auto: native, else generic).
-func openXDPSink(cfg bench.SinkConfig, pf portFlags) (*bench.XDPSink, error) {
+func openXDPSink(cfg loadgen.SinkConfig, pf portFlags) (*loadgen.XDPSink, error) {
 	switch *pf.attach {
 	case "native", "auto":
-		s, err := bench.NewXDPSink(cfg, *pf.netns, *pf.iface, false, nil)
+		s, err := loadgen.NewXDPSink(cfg, *pf.netns, *pf.iface, false, nil)
 		if err == nil || *pf.attach == "native" {
 			return s, err
 		}
-		return bench.NewXDPSink(cfg, *pf.netns, *pf.iface, true, nil)
+		return loadgen.NewXDPSink(cfg, *pf.netns, *pf.iface, true, nil)
 	case "generic":
-		return bench.NewXDPSink(cfg, *pf.netns, *pf.iface, true, nil)
+		return loadgen.NewXDPSink(cfg, *pf.netns, *pf.iface, true, nil)
 	}
 	return nil, fmt.Errorf("--attach %q: want native, generic or auto", *pf.attach)
 }
@@ -496,7 +497,7 @@ func benchSwitchSetup(fs *flag.FlagSet) action {
 	subnet := fs.String("subnet", testbed.DefaultSubnet, "the testbed hosts' IPv4 `PREFIX`, inside 198.18.0.0/15")
 	level := logLevelFlag(fs, "warn", "")
 	generator := fs.String("generator", bench.GeneratorAuto, "how the generator sends: auto (XDP live frames where the kernel runs them), xdp or afxdp")
-	sink := fs.String("sink", bench.SinkAuto, "how the sink counts: auto (in XDP where the program attaches), xdp or afxdp")
+	sink := fs.String("sink", loadgen.SinkAuto, "how the sink counts: auto (in XDP where the program attaches), xdp or afxdp")
 	return benchAction("switch", func(ctx context.Context, e *env) error {
 		stdout, stderr := e.stdout, e.stderr
 		o := bench.SwitchOptions{Trial: *trial, Drain: *drain, Iterations: *iterations, Resolution: *resolution,
@@ -523,10 +524,10 @@ func benchSwitchSetup(fs *flag.FlagSet) action {
 		if o.Devices, err = bench.ParseDevices(*devices); err != nil {
 			return usageErr(fs, "--devices: %v", err)
 		}
-		if o.DSCP, err = bench.ParseDSCP(*dscp); err != nil {
+		if o.DSCP, err = loadgen.ParseDSCP(*dscp); err != nil {
 			return usageErr(fs, "--dscp: %v", err)
 		}
-		if o.ECN, err = bench.ParseECN(*ecn); err != nil {
+		if o.ECN, err = loadgen.ParseECN(*ecn); err != nil {
 			return usageErr(fs, "--ecn: %v", err)
 		}
 		if o.Testbed.Subnet, err = netip.ParsePrefix(*subnet); err != nil {

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ecnswitch/ecnswitch/bench"
 	"github.com/ecnswitch/ecnswitch/internal/buildinfo"
+	"github.com/ecnswitch/ecnswitch/loadgen"
 )
 
 func TestBenchSinkFlags(t *testing.T) {
@@ -58,10 +58,10 @@ func TestBenchJSONRecordsBuild(t *testing.T) {
 	dir := t.TempDir()
 	i := buildinfo.Info{Version: "v1.2.0", Kernel: "6.18.4", CPU: "AMD EPYC"}
 	gen, sink := filepath.Join(dir, "gen.json"), filepath.Join(dir, "sink.json")
-	if err := writeJSON(gen, genJSON{i, bench.GeneratorStats{Sent: 7}}); err != nil {
+	if err := writeJSON(gen, genJSON{i, loadgen.GeneratorStats{Sent: 7}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeJSON(sink, sinkJSON{i, bench.Report{Received: 5, Mode: "xdp"}}); err != nil {
+	if err := writeJSON(sink, sinkJSON{i, loadgen.Report{Received: 5, Mode: "xdp"}}); err != nil {
 		t.Fatal(err)
 	}
 	for path, want := range map[string]string{gen: `"sent": 7`, sink: `"received": 5`} {

@@ -296,6 +296,10 @@ func writeVersion(w io.Writer, i buildinfo.Info) {
 		fmt.Fprintf(w, "kernel    %s\n", i.Kernel)
 	}
 	if i.CPU != "" {
-		fmt.Fprintf(w, "cpu       %s\n", i.CPU)
+		cpu := i.CPU
+		if i.CPUs > 0 {
+			cpu = fmt.Sprintf("%d × %s", i.CPUs, cpu)
+		}
+		fmt.Fprintf(w, "cpu       %s\n", cpu)
 	}
 }

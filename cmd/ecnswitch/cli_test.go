@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ecnswitch/ecnswitch/bench"
 	"github.com/ecnswitch/ecnswitch/internal/buildinfo"
+	"github.com/ecnswitch/ecnswitch/loadgen"
 )
 
 // Every command, group or leaf, prints its help to stdout and exits 0 on
@@ -82,7 +82,7 @@ func TestUnitFlags(t *testing.T) {
 	var bps int64
 	var n int64
 	var d time.Duration
-	var gen bench.Rate
+	var gen loadgen.Rate
 	for _, c := range []struct {
 		v    flag.Value
 		in   string
@@ -107,9 +107,9 @@ func TestUnitFlags(t *testing.T) {
 		{durationValue{&d}, "250µs", 250 * time.Microsecond, ""},
 		{durationValue{&d}, "0", time.Duration(0), ""},
 		{durationValue{&d}, "5", nil, "has no unit"},
-		{genRateValue{&gen}, "100Mbit", bench.Rate{Bits: 100e6}, ""},
-		{genRateValue{&gen}, "500kpps", bench.Rate{Packets: 500e3}, ""},
-		{genRateValue{&gen}, "max", bench.Rate{}, ""},
+		{genRateValue{&gen}, "100Mbit", loadgen.Rate{Bits: 100e6}, ""},
+		{genRateValue{&gen}, "500kpps", loadgen.Rate{Packets: 500e3}, ""},
+		{genRateValue{&gen}, "max", loadgen.Rate{}, ""},
 		{genRateValue{&gen}, "100", nil, "has no unit"},
 		{genRateValue{&gen}, "100bit", nil, "at least 1 kbit/s"},
 	} {

@@ -25,7 +25,8 @@ func experimentCommand() *command {
 		"and write report.md and PNG plots to --out: the paper's numbers beside ours, with the\n" +
 		"bottleneck port's busy fraction (runs below 95% are marked not comparable), and the\n" +
 		"build, kernel and CPU model that made them. Run it on a quiet machine. Everything is\n" +
-		"torn down at the end, on error and on Ctrl-C. Needs root.\n" +
+		"torn down at the end, on error and on Ctrl-C. Needs root, except the virtual ones\n" +
+		"(dx-closedloop), which run in virtual time in this process.\n" +
 		"'ecnswitch experiment list' lists the experiments:\n")
 	w := nameWidth()
 	for _, x := range experiment.All() {
@@ -101,7 +102,7 @@ func runExperiment(e *env, name, dir, level string, xe experiment.Env) int {
 	if dir == "" {
 		dir = filepath.Join("out", "experiments", name)
 	}
-	if os.Geteuid() != 0 {
+	if os.Geteuid() != 0 && !x.Virtual {
 		return e.fail("experiment", errors.New("experiments create network namespaces, veth pairs and XDP programs: run them as root"))
 	}
 

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ecnswitch/ecnswitch/bench"
 	"github.com/ecnswitch/ecnswitch/config"
+	"github.com/ecnswitch/ecnswitch/loadgen"
 )
 
 // The flag types every command shares: rates, sizes and durations are
@@ -125,12 +125,12 @@ func durationFlag(fs *flag.FlagSet, name string, def time.Duration, usage string
 
 // genRateValue is the load generator's rate: a bit rate as rateValue
 // reads it, or frames per second (500kpps, 1Mpps), or max.
-type genRateValue struct{ r *bench.Rate }
+type genRateValue struct{ r *loadgen.Rate }
 
 func (v genRateValue) Set(s string) error {
 	t := strings.ToLower(strings.TrimSpace(s))
 	if t == "max" || strings.HasSuffix(strings.TrimSuffix(t, "/s"), "pps") {
-		r, err := bench.ParseRate(s)
+		r, err := loadgen.ParseRate(s)
 		if err != nil {
 			return err
 		}
@@ -142,10 +142,10 @@ func (v genRateValue) Set(s string) error {
 		return fmt.Errorf("%w; or frames/s: 500kpps, 1Mpps; or max", err)
 	}
 	if bps == 0 {
-		*v.r = bench.Rate{}
+		*v.r = loadgen.Rate{}
 		return nil
 	}
-	r, err := bench.ParseRate(strconv.FormatInt(bps, 10) + "bit") // bench's bounds
+	r, err := loadgen.ParseRate(strconv.FormatInt(bps, 10) + "bit") // loadgen's bounds
 	if err != nil {
 		return err
 	}

@@ -11,9 +11,12 @@
 //	ecnswitch capture status            list the running captures
 //	ecnswitch testbed up -n N           create N hosts in network namespaces, and a config for them (root)
 //	ecnswitch testbed down              remove them
+//	ecnswitch dctcp load|unload|status  DCTCP for a kernel without it, as BPF struct_ops (root)
 //	ecnswitch demo                      the MQ-ECN static-flow demo
 //	ecnswitch experiment NAME | list    rerun one of the papers' experiments; report.md and plots to --out (root)
 //	ecnswitch bench gen|sink|switch|tcp AF_XDP load generator and sink, the RFC 2544 switch benchmark, real TCP vs testpmd (root)
+//	ecnswitch dctcp load|unload|status  DCTCP for a kernel without it, as BPF struct_ops (root)
+//	ecnswitch closedloop table          the closed-loop marking experiments in virtual time, into docs/marking.md
 //	ecnswitch endpoint recv|send        DX, DCTCP and ECN* endpoints over UDP
 //	ecnswitch doctor                    what this host can do for the switch, and how to fix what it cannot
 //	ecnswitch version                   the build and the machine

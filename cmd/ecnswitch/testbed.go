@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ecnswitch/ecnswitch/node"
 	"github.com/ecnswitch/ecnswitch/telemetry"
@@ -61,13 +62,15 @@ func testbedUpSetup(fs *flag.FlagSet) action {
 	ipv6 := fs.Bool("ipv6", false, "also give hosts addresses in 2001:2::/48")
 	noECN := fs.Bool("no-ecn", false, "leave net.ipv4.tcp_ecn at the kernel default instead of 1")
 	cc := fs.String("cc", testbed.DefaultCongestionControl, "the hosts' default TCP congestion control: "+strings.Join(testbed.CongestionControls(), ", ")+
-		" (dctcp where the kernel has it); bbr ignores ECN marks")
+		" (dctcp: the kernel's, or else ecnswitch's BPF DCTCP, held until testbed down); bbr ignores ECN marks")
+	rtoMin := durationFlag(fs, "rto-min", 0, "the hosts' minimum TCP retransmission timeout, net.ipv4.tcp_rto_min_us, 1us..35m47s\n"+
+		"(e.g. 10ms as 001 §5.1, 5ms as 002 §V-A; 0 keeps the kernel's 200ms)")
 	noPlace := fs.Bool("no-place", false, "leave every CPU shared; by default the switch's worker gets the highest CPU this\n"+
 		"process may use (cpus: in the config) and the hosts' receive processing (RPS) the rest")
 	level := logLevelFlag(fs, "info", "")
 	return func(e *env, _ []string) int {
 		return testbedUp(e, testbedUpFlags{n: *n, state: *state, mtu: *mtu, subnet: *subnet, ipv6: *ipv6,
-			noECN: *noECN, cc: *cc, place: !*noPlace, level: *level})
+			noECN: *noECN, cc: *cc, rtoMin: *rtoMin, place: !*noPlace, level: *level})
 	}
 }
 
@@ -76,6 +79,7 @@ type testbedUpFlags struct {
 	n, mtu                   int
 	state, subnet, cc, level string
 	ipv6, noECN, place       bool
+	rtoMin                   time.Duration
 }
 
 func testbedUp(e *env, f testbedUpFlags) int {
@@ -90,7 +94,7 @@ func testbedUp(e *env, f testbedUpFlags) int {
 	if err != nil {
 		return e.usageError("testbed up", "--subnet %q: %v", f.subnet, err)
 	}
-	opts := testbed.Options{Hosts: f.n, MTU: f.mtu, Subnet: pfx, IPv6: f.ipv6, DisableECN: f.noECN, CongestionControl: f.cc, Logger: log}
+	opts := testbed.Options{Hosts: f.n, MTU: f.mtu, Subnet: pfx, IPv6: f.ipv6, DisableECN: f.noECN, CongestionControl: f.cc, RTOMin: f.rtoMin, Logger: log}
 	if f.state != "" {
 		if opts.StateDir, opts.ID, err = splitState(f.state); err != nil {
 			return e.usageError("testbed up", "%v", err)
@@ -130,8 +134,14 @@ func testbedUp(e *env, f testbedUpFlags) int {
 		ecn = "not requested"
 	}
 	fmt.Fprintf(e.stdout, "tcp     congestion control %s in every host, ECN %s\n", tb.CongestionControl(), ecn)
+	if tb.HoldsDCTCP() {
+		fmt.Fprintf(e.stdout, "        (this kernel has no dctcp: ecnswitch's BPF DCTCP, held by this testbed until testbed down; ecnswitch dctcp status)\n")
+	}
 	if tb.AllowedCongestionControl() {
 		fmt.Fprintf(e.stdout, "        (added %s to net.ipv4.tcp_allowed_congestion_control, so that a host may default to it)\n", tb.CongestionControl())
+	}
+	if r := tb.RTOMin(); r > 0 {
+		fmt.Fprintf(e.stdout, "        RTO_min %v in every host (net.ipv4.tcp_rto_min_us)\n", r)
 	}
 	if w := tb.ECNWarning(); w != "" {
 		fmt.Fprintln(e.stderr, "ecnswitch testbed up: warning:", w)

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"net"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -26,48 +27,11 @@ func TestLinkFlapWithTraffic(t *testing.T) {
 	if got := ping(t, h1, h2.IPv4, 3, 2*time.Second); got != 3 { // both MACs learned
 		t.Fatalf("%d of 3 echo replies before the flaps", got)
 	}
-	frame := packettest.UDP4(t, packettest.Options{
-		SrcMAC: packet.MAC(h1.MAC), DstMAC: packet.MAC(h2.MAC), Src: h1.IPv4, Dst: h2.IPv4,
-		Size: 200, SrcPort: 7000, DstPort: 7001,
-	})
-	var fd, ifindex int
-	err := h1.Do(func() error {
-		ifi, err := net.InterfaceByName(h1.HostIf)
-		if err != nil {
-			return err
-		}
-		ifindex = ifi.Index
-		fd, err = unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
-		return err
-	})
-	if err != nil {
-		t.Fatalf("host %s: AF_PACKET socket: %v", h1.Name, err)
-	}
-	defer unix.Close(fd)
 	// h2's interface counters count what reached it: a capture socket
 	// would end at the first link down (ENETDOWN).
 	received := func() uint64 { return hostLinkStats(t, h2).RxPackets }
 	p1, p2, l1, r2 := r.port(h1), r.port(h2), hostLinkStats(t, h1), received()
-	var sent atomic.Int64
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() { // about 20 000 frames/s: a load, and room for h2's receive to keep up
-		defer close(done)
-		to := &unix.SockaddrLinklayer{Ifindex: ifindex}
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			for range 10 {
-				if unix.Sendto(fd, frame, 0, to) == nil {
-					sent.Add(1)
-				}
-			}
-			time.Sleep(500 * time.Microsecond)
-		}
-	}()
+	sent, stop := stream(t, h1, h2)
 	setLink := func(up bool) {
 		err := h2.Do(func() error {
 			l, err := netlink.LinkByName(h2.HostIf)
@@ -94,8 +58,7 @@ func TestLinkFlapWithTraffic(t *testing.T) {
 		})
 		t.Logf("flap %d: h2 received %d frames since the link went down", flap, received()-before)
 	}
-	close(stop)
-	<-done
+	stop()
 	r.quiesce()
 
 	q1, q2, m1 := r.port(h1), r.port(h2), hostLinkStats(t, h1)
@@ -105,7 +68,7 @@ func TestLinkFlapWithTraffic(t *testing.T) {
 		}
 		return n
 	}
-	n := uint64(sent.Load())
+	n := sent()
 	got := received() - r2
 	switchDrops := delta(p1.Drops, q1.Drops) + delta(p2.Drops, q2.Drops)
 	deviceDrops := q2.Device.TxErrors - p2.Device.TxErrors
@@ -122,6 +85,160 @@ func TestLinkFlapWithTraffic(t *testing.T) {
 		t.Errorf("no drop counted while h2's link was down twice for 200 ms under traffic")
 	}
 	r.stop()
+	if a := r.sw.Account(); !a.Balanced() || a.Held != 0 {
+		t.Errorf("packet balance after stop %+v: want balanced, nothing held", a)
+	}
+}
+
+// stream sends h2 a steady stream of UDP frames from h1, about 20 000 a
+// second: a load, and room for h2's receive to keep up. It returns the
+// count of frames sent so far and the function that stops the stream.
+func stream(t *testing.T, h1, h2 testbed.Host) (sent func() uint64, stop func()) {
+	t.Helper()
+	frame := packettest.UDP4(t, packettest.Options{
+		SrcMAC: packet.MAC(h1.MAC), DstMAC: packet.MAC(h2.MAC), Src: h1.IPv4, Dst: h2.IPv4,
+		Size: 200, SrcPort: 7000, DstPort: 7001,
+	})
+	var fd, ifindex int
+	err := h1.Do(func() error {
+		ifi, err := net.InterfaceByName(h1.HostIf)
+		if err != nil {
+			return err
+		}
+		ifindex = ifi.Index
+		fd, err = unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("host %s: AF_PACKET socket: %v", h1.Name, err)
+	}
+	var n atomic.Uint64
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		to := &unix.SockaddrLinklayer{Ifindex: ifindex}
+		for {
+			select {
+			case <-quit:
+				return
+			default:
+			}
+			for range 10 {
+				if unix.Sendto(fd, frame, 0, to) == nil {
+					n.Add(1)
+				}
+			}
+			time.Sleep(500 * time.Microsecond)
+		}
+	}()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			close(quit)
+			<-done
+			unix.Close(fd)
+		})
+	}
+	t.Cleanup(stop)
+	return n.Load, stop
+}
+
+// TestSwitchEndDownWithTraffic: the switch's own end of h2's link goes
+// administratively down under traffic, twice. While it is down, the port
+// takes no frame past the transmit call that found it down: the switch
+// drops the rest at once, counted as tx_error, instead of filling the TX
+// ring with frames that would leave late. Forwarding resumes when
+// the link returns. The switch stops with the link down, and the frames
+// the downed link holds count as at rest. Every frame is accounted for.
+func TestSwitchEndDownWithTraffic(t *testing.T) {
+	r := newRig(t, 2, func(hs []testbed.Host) dataplane.Config { return baseConfig(hs, 1) })
+	h1, h2 := r.hosts[0], r.hosts[1]
+	if got := ping(t, h1, h2.IPv4, 3, 2*time.Second); got != 3 { // both MACs learned
+		t.Fatalf("%d of 3 echo replies before the link went down", got)
+	}
+	// The most frames one transmit call offers: the staged list of four
+	// passes' batches.
+	const oneCall = 4 * dataplane.DefaultBatch
+	sw, err := netlink.LinkByName(h2.SwitchIf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	setLink := func(up bool) {
+		t.Helper()
+		set := netlink.LinkSetDown
+		if up {
+			set = netlink.LinkSetUp
+		}
+		if err := set(sw); err != nil {
+			t.Fatalf("set %s up=%v: %v", h2.SwitchIf, up, err)
+		}
+	}
+	t.Cleanup(func() { netlink.LinkSetUp(sw) })
+	received := func() uint64 { return hostLinkStats(t, h2).RxPackets }
+	p1, p2, l1, r2 := r.port(h1), r.port(h2), hostLinkStats(t, h1), received()
+	sent, stop := stream(t, h1, h2)
+	// Once the link is down, a transmit call finds it so and keeps its
+	// frames (the one that was under way when it went down may have sent
+	// its own), and after that call (the switch counts its first tx_error
+	// drop) the device takes nothing.
+	downFor := func() {
+		t.Helper()
+		setLink(false)
+		down := r.port(h2)
+		var found dataplane.PortStats
+		waitFor(t, "a tx_error drop once the switch end is down", 5*time.Second, func() bool {
+			found = r.port(h2)
+			return found.Drops["tx_error"] > down.Drops["tx_error"]
+		})
+		if held := found.Device.TxPackets - down.Device.TxPackets; held > 2*oneCall {
+			t.Errorf("the device took %d frames after its link went down; want at most two calls' (%d)", held, 2*oneCall)
+		}
+		waitFor(t, "500 more tx_error drops", 5*time.Second, func() bool {
+			return r.port(h2).Drops["tx_error"] > found.Drops["tx_error"]+500
+		})
+		after := r.port(h2)
+		taken := after.Device.TxPackets - found.Device.TxPackets
+		t.Logf("down: after the first tx_error drop the device took %d frames, the switch dropped %d", taken, after.Drops["tx_error"]-found.Drops["tx_error"])
+		if taken != 0 {
+			t.Errorf("the device took %d frames after its link was found down; want none", taken)
+		}
+	}
+	for flap := range 2 {
+		time.Sleep(100 * time.Millisecond)
+		downFor()
+		before := received()
+		setLink(true)
+		waitFor(t, "frames to reach h2 after the switch end returned", 5*time.Second, func() bool {
+			return received() > before+100
+		})
+		t.Logf("flap %d: h2 received %d frames since the link returned", flap, received()-before)
+	}
+	downFor()
+	stop()
+	r.quiesce()
+	q1, q2, m1 := r.port(h1), r.port(h2), hostLinkStats(t, h1)
+	r.stop() // with the link down
+	held := r.frames[1]
+	if !held.LinkDown || !held.AtRest() || held.Tx > oneCall {
+		t.Errorf("frames of the downed port at stop %+v: want the link down, at rest, at most %d held", held, oneCall)
+	}
+	delta := func(a, b map[string]uint64) (n uint64) {
+		for k, v := range b {
+			n += v - a[k]
+		}
+		return n
+	}
+	n := sent()
+	got := received() - r2
+	switchDrops := delta(p1.Drops, q1.Drops) + delta(p2.Drops, q2.Drops)
+	deviceDrops := q2.Device.TxErrors - p2.Device.TxErrors
+	kernelDrops := (q1.Device.RxDropped + q1.Device.RxOversize) - (p1.Device.RxDropped + p1.Device.RxOversize)
+	vethDrops := m1.TxDropped - l1.TxDropped
+	t.Logf("sent %d: h2 received %d; dropped by the switch %d (h2's port %v), by h2's port's device %d, by the kernel %d (socket) + %d (veth); %d held by the downed link",
+		n, got, switchDrops, q2.Drops, deviceDrops, kernelDrops, vethDrops, held.Tx)
+	if sum := got + switchDrops + deviceDrops + kernelDrops + vethDrops + uint64(held.Tx); got > n || sum < n || sum > n+10 {
+		t.Errorf("sent %d, accounted for %d: frames lost uncounted, or counted twice", n, sum)
+	}
 	if a := r.sw.Account(); !a.Balanced() || a.Held != 0 {
 		t.Errorf("packet balance after stop %+v: want balanced, nothing held", a)
 	}

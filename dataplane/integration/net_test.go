@@ -165,7 +165,9 @@ func startCapture(tb testing.TB, h testbed.Host) *capture {
 		if err != nil {
 			return err
 		}
-		fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, int(htons(unix.ETH_P_ALL)))
+		// Protocol 0 until bound: made for ETH_P_ALL, the socket would
+		// queue every interface's frames until bind.
+		fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
 		if err != nil {
 			return err
 		}

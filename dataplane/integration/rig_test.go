@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -117,6 +118,12 @@ func newRig(t *testing.T, n int, config func([]testbed.Host) dataplane.Config, o
 		t.Fatalf("dataplane.New: %v", err)
 	}
 	r.sw = sw
+	// The worker keeps its P while it sleeps: the hosts' TCP goroutines
+	// of this process need theirs (see dataplane.Switch.Run).
+	if need := runtime.NumCPU() + sw.Workers(); runtime.GOMAXPROCS(0) < need {
+		old := runtime.GOMAXPROCS(need)
+		t.Cleanup(func() { runtime.GOMAXPROCS(old) })
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r.cancel, r.done = cancel, make(chan error, 1)
 	go func() { r.done <- sw.Run(ctx) }()
@@ -202,16 +209,7 @@ func (r *rig) stop() {
 	// completions and wait until the kernel holds no frame between rings.
 	r.frames = make([]afxdp.FrameAccount, len(r.ports))
 	for i, p := range r.ports {
-		deadline := time.Now().Add(2 * time.Second)
-		for {
-			p.Transmit(nil)
-			a := p.Frames()
-			r.frames[i] = a
-			if (a.InKernel() == 0 && a.Tx == 0 && a.Completion == 0) || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+		r.frames[i] = p.Settle(2 * time.Second)
 	}
 	// Every frame moved between the ports and the switch's arena by
 	// exchange, never by copy: they share one UMEM.

@@ -34,9 +34,12 @@ type Info struct {
 	// GoVersion is the toolchain that built the binary, e.g. go1.26.0.
 	GoVersion string `json:"go_version"`
 	// Kernel is the running kernel's release (uname -r), CPU the model of
-	// the machine's first CPU, Arch GOARCH.
+	// the machine's first CPU, CPUs how many CPUs the machine has (as
+	// /proc/cpuinfo lists them, whatever this process may use), Arch
+	// GOARCH.
 	Kernel string `json:"kernel,omitempty"`
 	CPU    string `json:"cpu,omitempty"`
+	CPUs   int    `json:"cpus,omitempty"`
 	Arch   string `json:"arch"`
 }
 
@@ -56,7 +59,7 @@ func Read() Info {
 	bi, _ := debug.ReadBuildInfo()
 	i := FromBuildInfo(bi)
 	i.Kernel = KernelRelease()
-	i.CPU = CPUModel()
+	i.CPU, i.CPUs = CPUModel()
 	return i
 }
 
@@ -111,8 +114,8 @@ func (i Info) Short() string {
 	return v + " (" + rev + ")"
 }
 
-// Machine returns the kernel and CPU in a few words: "Linux 6.18.4, AMD
-// EPYC (amd64)".
+// Machine returns the kernel and CPU in a few words: "Linux 6.18.4, 2 ×
+// AMD EPYC (amd64)".
 func (i Info) Machine() string {
 	k := "Linux " + i.Kernel
 	if i.Kernel == "" {
@@ -122,12 +125,15 @@ func (i Info) Machine() string {
 	if c == "" {
 		c = "unknown CPU"
 	}
+	if i.CPUs > 0 {
+		c = fmt.Sprintf("%d × %s", i.CPUs, c)
+	}
 	return fmt.Sprintf("%s, %s (%s)", k, c, i.Arch)
 }
 
 // String returns the build and the machine on one line, as report headers
 // print them: "ecnswitch v1.2.0 (2f1147e) built with go1.26.0 on Linux
-// 6.18.4, AMD EPYC (amd64)".
+// 6.18.4, 2 × AMD EPYC (amd64)".
 func (i Info) String() string {
 	return "ecnswitch " + i.Short() + " built with " + i.GoVersion + " on " + i.Machine()
 }
@@ -138,21 +144,22 @@ func KernelRelease() string {
 	return kernelRelease()
 }
 
-// CPUModel returns the model of this machine's first CPU from
-// /proc/cpuinfo, or "" where it says none.
-func CPUModel() string {
+// CPUModel returns the model of this machine's first CPU and the number
+// of CPUs from /proc/cpuinfo, or "" and 0 where it says none.
+func CPUModel() (model string, n int) {
 	f, err := os.Open("/proc/cpuinfo")
 	if err != nil {
-		return ""
+		return "", 0
 	}
 	defer f.Close()
 	return ParseCPUInfo(f)
 }
 
-// ParseCPUInfo returns the CPU model /proc/cpuinfo's text in r names:
+// ParseCPUInfo returns the CPU model /proc/cpuinfo's text in r names and
+// the number of CPUs it lists (its "processor" lines). The model is
 // "model name" on x86, else "Model", "cpu model", "cpu" (POWER) or
 // "Hardware" (older Arm), whichever comes first in that order.
-func ParseCPUInfo(r io.Reader) string {
+func ParseCPUInfo(r io.Reader) (model string, n int) {
 	keys := []string{"model name", "Model", "cpu model", "cpu", "Hardware"}
 	found := make(map[string]string)
 	sc := bufio.NewScanner(r)
@@ -162,14 +169,17 @@ func ParseCPUInfo(r io.Reader) string {
 			continue
 		}
 		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if k == "processor" {
+			n++
+		}
 		if _, seen := found[k]; !seen && v != "" {
 			found[k] = v
 		}
 	}
 	for _, k := range keys {
 		if v, ok := found[k]; ok {
-			return v
+			return v, n
 		}
 	}
-	return ""
+	return "", n
 }

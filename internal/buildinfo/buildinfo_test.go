@@ -34,6 +34,10 @@ func TestFromBuildInfo(t *testing.T) {
 	if got := i.String(); got != "ecnswitch (devel) (2f1147e01234, modified) built with go1.26.0 on Linux 6.18.4, AMD EPYC (arm64)" {
 		t.Errorf("String = %q", got)
 	}
+	i.CPUs = 2
+	if got := i.String(); got != "ecnswitch (devel) (2f1147e01234, modified) built with go1.26.0 on Linux 6.18.4, 2 × AMD EPYC (arm64)" {
+		t.Errorf("String = %q", got)
+	}
 	b, err := json.Marshal(i)
 	if err != nil {
 		t.Fatal(err)
@@ -57,15 +61,18 @@ func TestFromBuildInfo(t *testing.T) {
 }
 
 func TestParseCPUInfo(t *testing.T) {
-	for _, c := range []struct{ name, text, want string }{
-		{"x86", "processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel\t\t: 17\nmodel name\t: AMD EPYC\n\nprocessor\t: 1\nmodel name\t: AMD EPYC\n", "AMD EPYC"},
-		{"arm64 with Model", "processor\t: 0\nBogoMIPS\t: 108.00\nCPU part\t: 0xd0c\n\nModel\t\t: Raspberry Pi 4 Model B Rev 1.4\n", "Raspberry Pi 4 Model B Rev 1.4"},
-		{"power", "processor\t: 0\ncpu\t\t: POWER9 (raw), altivec supported\n", "POWER9 (raw), altivec supported"},
-		{"none", "processor\t: 0\nBogoMIPS\t: 50.00\n", ""},
-		{"empty value", "model name\t:\nHardware\t: BCM2835\n", "BCM2835"},
+	for _, c := range []struct {
+		name, text, want string
+		n                int
+	}{
+		{"x86", "processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel\t\t: 17\nmodel name\t: AMD EPYC\n\nprocessor\t: 1\nmodel name\t: AMD EPYC\n", "AMD EPYC", 2},
+		{"arm64 with Model", "processor\t: 0\nBogoMIPS\t: 108.00\nCPU part\t: 0xd0c\n\nModel\t\t: Raspberry Pi 4 Model B Rev 1.4\n", "Raspberry Pi 4 Model B Rev 1.4", 1},
+		{"power", "processor\t: 0\ncpu\t\t: POWER9 (raw), altivec supported\n", "POWER9 (raw), altivec supported", 1},
+		{"none", "processor\t: 0\nBogoMIPS\t: 50.00\n", "", 1},
+		{"empty value", "model name\t:\nHardware\t: BCM2835\n", "BCM2835", 0},
 	} {
-		if got := ParseCPUInfo(strings.NewReader(c.text)); got != c.want {
-			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		if got, n := ParseCPUInfo(strings.NewReader(c.text)); got != c.want || n != c.n {
+			t.Errorf("%s: %q and %d CPUs, want %q and %d", c.name, got, n, c.want, c.n)
 		}
 	}
 }
@@ -75,6 +82,9 @@ func TestRead(t *testing.T) {
 	i := Read()
 	if runtime.GOOS == "linux" && (i.Kernel == "" || !strings.Contains(i.Kernel, ".")) {
 		t.Errorf("kernel release %q", i.Kernel)
+	}
+	if runtime.GOOS == "linux" && i.CPUs < 1 {
+		t.Errorf("%d CPUs", i.CPUs)
 	}
 	if i.GoVersion == "" || i.Arch == "" {
 		t.Errorf("%+v", i)

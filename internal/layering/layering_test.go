@@ -14,19 +14,24 @@ const module = "github.com/ecnswitch/ecnswitch/"
 
 // The floors of the house, bottom up (DESIGN.md, docs/architecture.md):
 //
-//	cmd → experiment → node → {config, telemetry, capture, bench, demo} → dataplane → leaves → packet
+//	cmd → experiment → node → {config, telemetry, capture, bench, demo, closedloop, doctor} → {dataplane, loadgen} → leaves → packet
 //
 // A package may import packages of lower floors only, except the
-// same-floor edges in sideways. A package's sub-packages (bench/closedloop,
-// dataplane/dataplanetest, testbed/bulk, …) live on its floor unless
+// same-floor edges in sideways. testbed/dctcp, a leaf that testbed
+// imports, sits on the ground floor. A package's sub-packages
+// (dataplane/dataplanetest, testbed/bulk, …) live on its floor unless
 // listed, and may import their parent. internal/* leaves import nothing of
 // ours and may be imported from every floor.
+//
+// loadgen, the load generator, stands beside dataplane: neither imports
+// the other, and bench, which compares devices, drives both. The
+// closed-loop simulator drives dataplane in virtual time, beside bench.
 var floors = [][]string{
-	{"packet"},
+	{"packet", "testbed/dctcp"},
 	{"timestamp", "buffer", "scheduler", "marking", "ports", "testbed", "packet/packettest"},
-	{"ports/memport", "ports/afxdp", "bench/xdpgen", "bench/xdpsink", "transport"},
-	{"dataplane"},
-	{"config", "telemetry", "capture", "bench", "demo", "doctor"},
+	{"ports/memport", "ports/afxdp", "loadgen/xdpgen", "loadgen/xdpsink", "transport"},
+	{"dataplane", "loadgen"},
+	{"config", "telemetry", "capture", "bench", "demo", "closedloop", "doctor"},
 	{"node"},
 	{"experiment"},
 	{"cmd"},
@@ -45,8 +50,8 @@ var forbidden = map[string][]string{
 	"cmd": {"dataplane"},
 }
 
-// leaves list exactly what the packages below dataplane may import, as
-// DESIGN.md's table does.
+// leaves list exactly what the packages below dataplane, and the load
+// generator beside it, may import, as DESIGN.md's table does.
 var leaves = map[string][]string{
 	"packet":        {},
 	"timestamp":     {"packet"},
@@ -58,10 +63,15 @@ var leaves = map[string][]string{
 	"ports/afxdp":   {"packet", "ports", "timestamp"}, // a NIC's hardware clock (PHC)
 	"transport":     {"timestamp"},                    // DX's queueing delay
 	"transport/udp": {"timestamp", "transport"},       // the endpoints: DX's stamps, the window laws
-	"bench/xdpgen":  {},
-	"bench/xdpsink": {},
-	"testbed":       {"packet"},
+	"testbed":       {"packet", "testbed/dctcp"},
+	"testbed/dctcp": {},
 	"dataplane":     {"packet", "timestamp", "buffer", "scheduler", "marking", "ports"},
+
+	// The generators and sinks run over any ports.Port, AF_XDP ones in a
+	// namespace, and load their own XDP programs.
+	"loadgen":         {"packet", "timestamp", "ports", "ports/afxdp", "loadgen/xdpgen", "loadgen/xdpsink"},
+	"loadgen/xdpgen":  {},
+	"loadgen/xdpsink": {},
 }
 
 // within reports whether pkg is root or lies below it.
@@ -150,7 +160,7 @@ func check(name, dep string) string {
 	case df == nf && slices.Contains(sideways[nroot], droot):
 		return ""
 	}
-	return name + " imports " + dep + ": " + droot + " is not below " + nroot + " (cmd → experiment → node → config, telemetry, capture, bench, demo → dataplane → …)"
+	return name + " imports " + dep + ": " + droot + " is not below " + nroot + " (cmd → experiment → node → config, telemetry, capture, bench, demo, closedloop → dataplane, loadgen → …)"
 }
 
 // The rule itself: the edges DESIGN.md draws pass, the ones it forbids
@@ -167,7 +177,21 @@ func TestCheck(t *testing.T) {
 		{"config", "dataplane", true},
 		{"config", "capture", true},
 		{"demo", "testbed/bulk", true},
-		{"bench/closedloop", "bench", true},
+		{"bench", "loadgen", true},
+		{"bench", "loadgen/xdpgen", true},
+		{"loadgen", "ports/afxdp", true},
+		{"loadgen", "loadgen/xdpsink", true},
+		{"loadgen", "dataplane", false},
+		{"loadgen", "testbed", false},
+		{"loadgen", "bench", false},
+		{"dataplane", "loadgen", false},
+		{"loadgen/xdpsink", "packet", false},
+		{"closedloop", "dataplane", true},
+		{"closedloop", "ports/memport", true},
+		{"closedloop", "bench", false},
+		{"bench", "closedloop", false},
+		{"experiment", "closedloop", true},
+		{"closedloop", "experiment", false},
 		{"dataplane/dataplanetest", "ports/memport", true},
 		{"dataplane", "marking", true},
 		{"config", "node", false},
@@ -188,6 +212,9 @@ func TestCheck(t *testing.T) {
 		{"cmd/ecnswitch", "config", true},
 		{"internal/spsc", "packet", false},
 		{"ports/memport", "internal/spsc", true},
+		{"testbed", "testbed/dctcp", true},
+		{"testbed/dctcp", "testbed", false},
+		{"testbed/dctcp", "packet", false},
 	} {
 		if got := check(c.name, c.dep) == ""; got != c.ok {
 			t.Errorf("%s → %s allowed = %v, want %v (%s)", c.name, c.dep, got, c.ok, check(c.name, c.dep))

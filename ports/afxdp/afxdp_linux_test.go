@@ -529,8 +529,14 @@ func TestMultiQueue(t *testing.T) {
 	}
 }
 
-// TestLinkDownIsAnError: with the link down Transmit returns an error
-// wrapping ENETDOWN instead of panicking, and works again once it is up.
+// TestLinkDownIsAnError: with the link administratively down, Transmit
+// returns an error wrapping ENETDOWN instead of panicking. The frames of
+// the call that found it down stay on the TX ring; later calls take
+// nothing (the caller drops and counts them), so a downed link holds at
+// most one call's frames, and Pending is false, so that a worker does not
+// wake up to kick a link that cannot move. The held frames count as at
+// rest. Once the link is up, the next Transmit sends the held frames
+// ahead of its own.
 func TestLinkDownIsAnError(t *testing.T) {
 	checkGoroutines(t)
 	n := newTestNet(t, 1)
@@ -541,26 +547,31 @@ func TestLinkDownIsAnError(t *testing.T) {
 	}
 	ds := newDescs(1, 2048)
 	ds[0].Len = copy(ds[0].Buf, ethFrame(n.peerMAC, n.hostMAC, make([]byte, 50)))
-	_, err1 := p.Transmit(ds)
-	_, err2 := p.Transmit(nil)
-	var se *SyscallError
-	if !errors.Is(err1, unix.ENETDOWN) || !errors.As(err1, &se) || se.Op != "sendto" {
-		t.Fatalf("Transmit on a downed link = %v, want a sendto error wrapping ENETDOWN", err1)
+	k1, err1 := p.Transmit(ds)
+	more := newDescs(64, 2048)
+	for _, d := range more {
+		d.Len = copy(d.Buf, ethFrame(n.peerMAC, n.hostMAC, []byte("sent while the link was down")))
 	}
-	if err2 != err1 {
-		t.Errorf("repeated ENETDOWN returned a new error value (%p vs %p): retries would allocate", err2, err1)
+	k2, err2 := p.Transmit(more)
+	var se *SyscallError
+	if k1 != 1 || !errors.Is(err1, unix.ENETDOWN) || !errors.As(err1, &se) || se.Op != "sendto" {
+		t.Fatalf("Transmit on a downed link = %d, %v; want the frame taken and a sendto error wrapping ENETDOWN", k1, err1)
+	}
+	if k2 != 0 || err2 != err1 {
+		t.Errorf("Transmit again while down = %d, %v (%p vs %p); want nothing taken and the same error value, so retries do not allocate",
+			k2, err2, err2, err1)
+	}
+	if p.Pending() {
+		t.Error("Pending while the link is down: a worker would wake to kick a link that cannot move")
+	}
+	if a := p.Settle(time.Hour); a.Tx != 1 || !a.LinkDown || !a.AtRest() {
+		t.Errorf("frames while down: %+v; want the one held frame on the TX ring, the link down, at rest", a)
 	}
 	if err := netlink.LinkSetUp(l); err != nil {
 		t.Fatal(err)
 	}
 	waitUp(t, n.host)
 	pkt := n.peerPacketSocket(t)
-	// The frame taken while the link was down stayed on the TX ring and
-	// leaves now, ahead of the next one.
-	waitFor(t, "the queued frame to leave", func() bool {
-		_, err := p.Transmit(nil)
-		return err == nil && p.Frames().Tx == 0
-	})
 	queued := append([]byte(nil), ds[0].Frame()...)
 	ds[0].Len = copy(ds[0].Buf, ethFrame(n.peerMAC, n.hostMAC, []byte("after the link came back")))
 	if k, err := p.Transmit(ds); k != 1 || err != nil {
@@ -572,6 +583,9 @@ func TestLinkDownIsAnError(t *testing.T) {
 		if err != nil || !bytes.Equal(buf[:m], want) {
 			t.Fatalf("peer frame %d: got %q (%v), want %q", i, buf[:max(m, 0)], err, want)
 		}
+	}
+	if a := p.Settle(5 * time.Second); a.Tx != 0 || a.LinkDown || !a.AtRest() {
+		t.Errorf("frames after the link returned: %+v; want none held, at rest", a)
 	}
 }
 

@@ -231,7 +231,9 @@ func htons(v uint16) uint16 { return v<<8 | v>>8 }
 // testEtherType frames, with a large buffer and a 2 s receive timeout.
 func (n *testNet) peerPacketSocket(tb testing.TB) int {
 	tb.Helper()
-	fd := n.peerSocket(tb, unix.AF_PACKET, unix.SOCK_RAW, int(htons(testEtherType)))
+	// Protocol 0 until bound, so that nothing of another interface is
+	// queued before bind.
+	fd := n.peerSocket(tb, unix.AF_PACKET, unix.SOCK_RAW, 0)
 	if err := unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: htons(testEtherType), Ifindex: n.peerIndex}); err != nil {
 		tb.Fatal(err)
 	}

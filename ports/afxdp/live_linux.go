@@ -63,7 +63,8 @@ type live struct {
 	ref       *refusals // nil if the device keeps no count of refusals
 	refused   uint64    // the count at the last check
 	sends     uint64
-	offUntil  time.Time // live frames resume then
+	offUntil  time.Time        // live frames resume then
+	now       func() time.Time // the back-off's clock: time.Now
 	backoff   time.Duration
 	lastRefus time.Time
 	fallbacks atomic.Uint64 // times live frames were given up for a while
@@ -96,7 +97,7 @@ func newLive(p *program, u *UMEM, ifname string, ifindex int) (*live, error) {
 	if err != nil {
 		return nil, fmt.Errorf("afxdp: mmap transmit queue: %w", err)
 	}
-	l := &live{prog: p, mem: mem, usable: UsableFrame(u.frameSize), data: make([]byte, txMetaLen+txFrameLen)}
+	l := &live{prog: p, mem: mem, usable: UsableFrame(u.frameSize), data: make([]byte, txMetaLen+txFrameLen), now: time.Now}
 	for i := range l.scratch {
 		l.scratch[i] = first + uint64(i)<<u.shift
 	}
@@ -143,7 +144,7 @@ const (
 // allow reports whether this Transmit may send live frames: not while
 // backing off after the device refused some.
 func (l *live) allow() bool {
-	return l.offUntil.IsZero() || time.Now().After(l.offUntil)
+	return l.offUntil.IsZero() || l.now().After(l.offUntil)
 }
 
 // checkRefusals reads the device's refusals every refusalCheck sends and
@@ -162,7 +163,7 @@ func (l *live) checkRefusals() uint64 {
 	}
 	n := r - l.refused
 	l.refused = r
-	now := time.Now()
+	now := l.now()
 	if now.Sub(l.lastRefus) > maxBackoff {
 		l.backoff = 0
 	}

@@ -471,9 +471,9 @@ type XDPStatistics struct {
 
 // FrameAccount says where a Port's UMEM frames are, summed over its
 // sockets' reserves. Receive and Transmit exchange frames one for one, so
-// a reserve keeps its size whatever the caller holds: at rest
-// Free + Fill + Rx + Tx + Completion == Total; while the kernel is moving
-// a frame from one ring to the next it is counted in neither (InKernel).
+// a reserve keeps its size whatever the caller holds:
+// Free + Fill + Rx + Tx + Completion + InKernel() == Total, where InKernel
+// counts the frames the kernel is moving from one ring to the next.
 type FrameAccount struct {
 	Total      int // frames in the sockets' reserves
 	Free       int // on the free-frame stacks
@@ -481,6 +481,14 @@ type FrameAccount struct {
 	Rx         int // on RX rings, waiting for Receive
 	Tx         int // on TX rings, waiting for the kernel
 	Completion int // on completion rings, waiting to be reaped
+	// Driver is the part of InKernel the kernel took from the fill rings
+	// and has not put on an RX ring: in copy mode only in passing, but a
+	// zero-copy driver keeps them in its hardware RX ring (up to its size)
+	// also when no traffic moves.
+	Driver int
+	// LinkDown says that the last kick found the link administratively
+	// down: the frames on its TX rings wait for it (see Port.Transmit).
+	LinkDown bool
 	// Violations counts frames the kernel handed back that were not in
 	// the state the Port expected (e.g. the same frame twice); it must
 	// stay 0. Such frames are not reused.
@@ -490,4 +498,12 @@ type FrameAccount struct {
 // InKernel is the number of frames the kernel holds between rings.
 func (a FrameAccount) InKernel() int {
 	return a.Total - a.Free - a.Fill - a.Rx - a.Tx - a.Completion
+}
+
+// AtRest reports whether the kernel holds no frame but those a driver
+// keeps for receiving (Driver) and, while the link is down, those on the
+// TX rings: what a stopped switch leaves when every transmitted frame has
+// completed.
+func (a FrameAccount) AtRest() bool {
+	return a.InKernel() == a.Driver && (a.LinkDown || a.Tx == 0 && a.Completion == 0)
 }

@@ -73,3 +73,25 @@ func TestFrameAccountInKernel(t *testing.T) {
 		t.Errorf("InKernel = %d, want 10", a.InKernel())
 	}
 }
+
+// At rest the kernel holds only what a driver keeps for receiving, and,
+// while the link is down, the frames on the TX rings.
+func TestFrameAccountAtRest(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		a    FrameAccount
+		want bool
+	}{
+		{"copy mode, idle", FrameAccount{Total: 100, Free: 50, Fill: 50}, true},
+		{"zero-copy, the driver holds the fill frames", FrameAccount{Total: 100, Free: 50, Driver: 50}, true},
+		{"a frame between the rings that is not the driver's", FrameAccount{Total: 100, Free: 49, Driver: 50}, false},
+		{"frames on the TX ring", FrameAccount{Total: 100, Free: 40, Fill: 50, Tx: 10}, false},
+		{"completions not reaped", FrameAccount{Total: 100, Free: 40, Fill: 50, Completion: 10}, false},
+		{"frames on the TX ring of a downed link", FrameAccount{Total: 100, Free: 40, Fill: 50, Tx: 10, LinkDown: true}, true},
+		{"frames taken from the TX ring, not completed", FrameAccount{Total: 100, Free: 40, Fill: 50}, false},
+	} {
+		if got := c.a.AtRest(); got != c.want {
+			t.Errorf("%s: %+v AtRest = %v, want %v", c.name, c.a, got, c.want)
+		}
+	}
+}

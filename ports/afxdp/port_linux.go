@@ -66,6 +66,9 @@ type Port struct {
 	pollfds   []unix.PollFd
 	ts        unix.Timespec
 	txBlocked bool // the last Transmit was short: Wait also wakes on TX room
+	// txDown is set when a kick finds the link administratively down
+	// (ENETDOWN): Transmit then takes nothing until a probe finds it up.
+	txDown atomic.Bool
 
 	closed atomic.Bool
 	mu     sync.Mutex  // serializes Close with Stats/QueueStats
@@ -301,9 +304,16 @@ func (p *Port) Receive(ds []*packet.Desc) (int, error) {
 // caller's descriptor gets a frame of the socket's reserve in exchange
 // (ds[i].Buf changes; no copy); any other frame is copied. Transmit then
 // kicks the kernel until copy-mode TX has drained or stops making progress,
-// and reaps completions. A non-nil error (e.g. ENETDOWN) comes from the
-// kick: the frames taken stay queued and leave once the link is back, so
-// the caller must not send them again. Transmit(nil) just reaps and kicks.
+// and reaps completions. Transmit(nil) just reaps and kicks.
+//
+// A kick that finds the link administratively down (ENETDOWN) returns
+// the error with the frames of that call taken: they stay on the TX ring
+// and leave once the link is back, so the caller must not send them
+// again. From then on Transmit takes nothing and returns the error, so
+// that the caller drops and counts what it would send, and Pending is
+// false; each call first probes the link with one sendto, and the first
+// that finds it up sends the frames left on the ring and goes on as
+// usual. So a downed link holds at most one call's frames.
 //
 // Live frames name the device by its index in the calling thread's network
 // namespace: from a thread in another namespace than the Port's, Transmit
@@ -319,6 +329,14 @@ func (p *Port) Transmit(ds []*packet.Desc) (int, error) {
 				zap.Uint64("refused", n), zap.Duration("for", p.live.backoff))
 		}
 		return k, err
+	}
+	if p.txDown.Load() {
+		for _, s := range p.txSocks {
+			if err := s.probe(); err != nil {
+				return 0, err
+			}
+		}
+		p.txDown.Store(false)
 	}
 	if p.txStamps != nil {
 		p.txStamps.begin()
@@ -344,13 +362,20 @@ func (p *Port) Transmit(ds []*packet.Desc) (int, error) {
 		}
 	}
 	p.txBlocked = n < len(ds)
+	if errors.Is(err, unix.ENETDOWN) {
+		p.txDown.Store(true)
+	}
 	return n, err
 }
 
 // Pending reports whether the sockets' TX rings hold frames the kernel has
 // not taken yet (a kick that made no progress leaves them there): the
-// caller should call Transmit(nil), or Wait, which also drives TX.
+// caller should call Transmit(nil), or Wait, which also drives TX. While
+// the link is down (see Transmit) nothing can move, and Pending is false.
 func (p *Port) Pending() bool {
+	if p.txDown.Load() {
+		return false
+	}
 	for _, s := range p.txSocks {
 		if s.tx.produced() != 0 {
 			return true
@@ -509,6 +534,29 @@ func (p *Port) queueStatsLocked() ([]QueueStats, error) {
 	return qs, errors.Join(errs...)
 }
 
+// Settle drives the Port, reaping completions and kicking what is left,
+// until its frames are at rest (FrameAccount.AtRest) or timeout has
+// passed, and returns where they are. Whoever used the Port (a worker)
+// must have stopped.
+func (p *Port) Settle(timeout time.Duration) FrameAccount { return settle(p, timeout) }
+
+// settler is what settle drives: a Port, or a test's double of one.
+type settler interface {
+	Transmit([]*packet.Desc) (int, error)
+	Frames() FrameAccount
+}
+
+func settle(p settler, timeout time.Duration) FrameAccount {
+	deadline := time.Now().Add(timeout)
+	for {
+		p.Transmit(nil)
+		if a := p.Frames(); a.AtRest() || time.Now().After(deadline) {
+			return a
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // Frames reports where the UMEM frames are. Call it from the goroutine
 // that owns the Port (it reads the Port's cached ring indices).
 func (p *Port) Frames() FrameAccount {
@@ -519,6 +567,7 @@ func (p *Port) Frames() FrameAccount {
 	for _, s := range p.socks {
 		s.account(&a)
 	}
+	a.LinkDown = p.txDown.Load()
 	return a
 }
 

@@ -4,6 +4,7 @@ package afxdp
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/ecnswitch/ecnswitch/packet"
 	"github.com/ecnswitch/ecnswitch/ports"
@@ -97,6 +98,9 @@ func (p *Port) QueueStats() ([]QueueStats, error) { return nil, ErrNotSupported 
 
 // Frames returns the zero FrameAccount.
 func (p *Port) Frames() FrameAccount { return FrameAccount{} }
+
+// Settle returns an empty FrameAccount.
+func (p *Port) Settle(time.Duration) FrameAccount { return FrameAccount{} }
 
 // Close reports ErrNotSupported.
 func (p *Port) Close() error { return ErrNotSupported }

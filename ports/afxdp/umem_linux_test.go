@@ -343,11 +343,14 @@ func TestLiveBurstAccounted(t *testing.T) {
 // (here a veth peer whose NAPI is a thread pinned to the sender's CPU, so
 // its ring drains only when the sender yields), the Port counts them as
 // TX errors and takes the socket, which pushes back instead of dropping,
-// for a while: every frame of a long burst is received or counted as
-// dropped by the device (the socket path drops too, in veth's transmit,
-// when the ring is full), and no frame left live after the first refusal.
-// The burst ends before the first fallback's second is up, so that a
-// loaded machine, on which the burst takes longer, sees the same.
+// until the back-off ends: every frame is received or counted as dropped
+// by the device (the socket path drops too, in veth's transmit, when the
+// ring is full), no frame goes live between the first refusal and the end
+// of the back-off, and live frames resume after it.
+//
+// When the peer's ring first overflows depends on the scheduler, so the
+// burst runs until it has (bounded); the back-off runs on the live
+// path's clock, which the test holds still and then moves past the end.
 func TestLiveRefusalsFallBackToSocket(t *testing.T) {
 	checkGoroutines(t)
 	n := newTestNet(t, 1)
@@ -370,16 +373,25 @@ func TestLiveRefusalsFallBackToSocket(t *testing.T) {
 	if p.live.ref == nil {
 		t.Fatal("veth keeps xdp_xmit_errors, yet the Port found no refusal counter")
 	}
+	clock := time.Unix(1_000_000, 0) // the live path's time; only the sender's goroutine moves it
+	p.live.now = func() time.Time { return clock }
 	before := n.peerRxPackets(t)
 	ds := newDescs(MaxLiveMin, 2048)
 	for _, d := range ds {
 		d.Len = copy(d.Buf, ethFrame(n.peerMAC, n.hostMAC, make([]byte, 50)))
 	}
-	const total = 400 * MaxLiveMin
+	const (
+		maxBurst = 4000 * MaxLiveMin // frames to wait for the first refusal
+		backoff  = 100 * MaxLiveMin  // frames sent during the back-off
+	)
+	var (
+		sent             int
+		liveAtFallback   uint64    // live frames sent when the Port first fell back
+		liveBeforeResume uint64    // and when the back-off ended
+		refusedAt        time.Time // the first refusal, on the live path's clock
+		offUntil         time.Time // and the end of its back-off
+	)
 	done := make(chan error)
-	liveAtFallback := ^uint64(0) // live frames sent when the Port first fell back
-	var fellBack, ended time.Time
-	sent := 0
 	go func() {
 		runtime.LockOSThread()
 		var set unix.CPUSet
@@ -388,46 +400,70 @@ func TestLiveRefusalsFallBackToSocket(t *testing.T) {
 			done <- err
 			return
 		}
-		for sent < total && (fellBack.IsZero() || time.Since(fellBack) < minBackoff*8/10) {
-			k, err := p.Transmit(ds[:min(len(ds), total-sent)])
-			if err != nil {
+		send := func(ds []*packet.Desc) error {
+			k, err := p.Transmit(ds)
+			sent += k
+			return err
+		}
+		for sent < maxBurst && p.live.fallbacks.Load() == 0 {
+			if err := send(ds); err != nil {
 				done <- err
 				return
 			}
-			sent += k
-			if liveAtFallback == ^uint64(0) && p.live.fallbacks.Load() > 0 {
-				liveAtFallback, fellBack = p.LiveFrames(), time.Now()
+		}
+		if p.live.fallbacks.Load() == 0 {
+			done <- nil
+			return
+		}
+		liveAtFallback, refusedAt, offUntil = p.LiveFrames(), p.live.lastRefus, p.live.offUntil
+		clock = offUntil.Add(-time.Nanosecond) // the last instant of the back-off
+		for end := sent + backoff; sent < end; {
+			if err := send(ds[:min(len(ds), end-sent)]); err != nil {
+				done <- err
+				return
 			}
 		}
 		for p.Pending() {
 			p.Transmit(nil)
 		}
-		ended = time.Now()
+		liveBeforeResume = p.LiveFrames()
+		clock = offUntil.Add(time.Nanosecond)
+		for k := 0; k < len(ds); {
+			m, err := p.Transmit(ds[k:])
+			if err != nil {
+				done <- err
+				return
+			}
+			k += m
+			sent += m
+		}
 		done <- nil
 	}()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
+	if p.live.fallbacks.Load() == 0 {
+		t.Fatalf("no refusal in %d frames (dropped %d): the setup did not overflow the peer's ring", sent, p.Stats().TxErrors)
+	}
 	waitFor(t, "the peer to count what it received", func() bool { return n.peerRxPackets(t)-before+p.Stats().TxErrors >= uint64(sent) })
 	got, refused := n.peerRxPackets(t)-before, p.Stats().TxErrors
-	t.Logf("%d frames: %d live, %d through the socket; %d received, %d dropped by the device, %d fallbacks",
-		sent, p.LiveFrames(), sent-int(p.LiveFrames()), got, refused, p.live.fallbacks.Load())
+	t.Logf("%d frames: %d live (%d before the fallback), %d through the socket; %d received, %d dropped by the device, %d fallbacks",
+		sent, p.LiveFrames(), liveAtFallback, sent-int(p.LiveFrames()), got, refused, p.live.fallbacks.Load())
 	if got+refused != uint64(sent) {
 		t.Errorf("received %d + dropped %d != sent %d: frames lost unseen", got, refused, sent)
-	}
-	if p.live.fallbacks.Load() == 0 {
-		t.Fatalf("no refusal seen (dropped %d): the setup did not overflow the peer's ring", refused)
 	}
 	if st := p.Stats(); st.LiveFallbacks != p.live.fallbacks.Load() || st.LiveFrames != p.LiveFrames() {
 		t.Errorf("Stats: %d live frames, %d fallbacks; want %d and %d", st.LiveFrames, st.LiveFallbacks, p.LiveFrames(), p.live.fallbacks.Load())
 	}
-	if p.live.fallbacks.Load() != 1 || !p.live.offUntil.After(ended) {
-		t.Errorf("%d fallbacks, live frames off until %v, the burst ended at %v: want one, still in force (a second of the socket after a refusal)",
-			p.live.fallbacks.Load(), p.live.offUntil, ended)
+	if d := offUntil.Sub(refusedAt); d != minBackoff {
+		t.Errorf("first back-off %v, want %v", d, minBackoff)
 	}
-	if live := p.LiveFrames(); live != liveAtFallback || live > uint64(sent)/2 {
-		t.Errorf("%d of %d frames sent live, %d of them before the fallback: the Port kept sending live frames into a device that refuses them",
-			live, sent, liveAtFallback)
+	if liveBeforeResume != liveAtFallback {
+		t.Errorf("%d frames sent live during the back-off: the Port kept sending live frames into a device that refuses them",
+			liveBeforeResume-liveAtFallback)
+	}
+	if p.LiveFrames() == liveBeforeResume {
+		t.Errorf("no live frame after the back-off ended: live frames did not resume")
 	}
 }
 

@@ -375,7 +375,7 @@ func (s *xsk) kick() error {
 	if s.tx.produced() == 0 {
 		return nil
 	}
-	if !s.zeroCopy && s.stall.on && !s.stall.over(atomic.LoadUint32(s.comp.producer)) {
+	if !s.zeroCopy && s.stall.on && !s.stall.over(atomic.LoadUint32(s.comp.producer), time.Now()) {
 		return nil
 	}
 	s.stall.on = false
@@ -395,11 +395,26 @@ func (s *xsk) kick() error {
 			return nil
 		}
 		if after := atomic.LoadUint32(s.tx.consumer); after-before < kickBatch && s.tx.produced() != 0 {
-			s.stall.begin(after, atomic.LoadUint32(s.comp.producer))
+			s.stall.begin(after, atomic.LoadUint32(s.comp.producer), time.Now())
 			return nil
 		}
 	}
 	return nil
+}
+
+// probe makes one sendto whatever the rings hold and the stall gate says,
+// to learn whether the link takes frames again (sendto fails with
+// ENETDOWN while it is administratively down); a sendto that succeeds
+// also moves what the TX ring holds. It returns the errno as kick does.
+func (s *xsk) probe() error {
+	_, _, e := unix.RawSyscall6(unix.SYS_SENDTO, uintptr(s.fd), 0, 0, unix.MSG_DONTWAIT, 0, 0)
+	switch e {
+	case 0, unix.EAGAIN, unix.EINTR, unix.EBUSY, unix.ENOBUFS:
+		s.stall.on = false
+		s.reap()
+		return nil
+	}
+	return s.errno("sendto", e)
 }
 
 // kickGate decides when a stalled copy-mode socket is worth another
@@ -425,17 +440,17 @@ const (
 	stallRetry = 20 * time.Microsecond
 )
 
-// begin records a stall: txCons is the TX ring's consumer index and comp
-// the completion ring's producer index, so that txCons − comp frames are
-// in flight.
-func (g *kickGate) begin(txCons, comp uint32) {
-	g.on, g.comp, g.want, g.since = true, comp, min(txCons-comp, kickBatch), time.Now()
+// begin records a stall at now: txCons is the TX ring's consumer index and
+// comp the completion ring's producer index, so that txCons − comp frames
+// are in flight.
+func (g *kickGate) begin(txCons, comp uint32, now time.Time) {
+	g.on, g.comp, g.want, g.since = true, comp, min(txCons-comp, kickBatch), now
 }
 
-// over reports whether the stall is over, given the completion ring's
-// producer index now.
-func (g *kickGate) over(comp uint32) bool {
-	return g.want > 0 && comp-g.comp >= g.want || time.Since(g.since) >= stallRetry
+// over reports whether the stall is over at now, given the completion
+// ring's producer index then.
+func (g *kickGate) over(comp uint32, now time.Time) bool {
+	return g.want > 0 && comp-g.comp >= g.want || now.Sub(g.since) >= stallRetry
 }
 
 // account adds this socket's frames to a.
@@ -446,6 +461,10 @@ func (s *xsk) account(a *FrameAccount) {
 	a.Rx += int(s.rx.consumable())
 	a.Tx += int(s.tx.produced())
 	a.Completion += int(s.comp.consumable())
+	// The fill ring's consumer index counts the frames the kernel took,
+	// the RX ring's producer index those it handed back; both start at 0
+	// and wrap together.
+	a.Driver += int(atomic.LoadUint32(s.fill.consumer) - atomic.LoadUint32(s.rx.producer))
 	a.Violations += s.violations.Load()
 }
 
