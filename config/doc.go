@@ -63,3 +63,5 @@
 // Config gets those very markers. BCC's buffer-model inputs (B, α, S_min,
 // N) default to the port's pool and buffer settings (002 §IV-C).
 package config
+
+//go:generate go run ./internal/schemedoc -root ../

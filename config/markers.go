@@ -216,7 +216,7 @@ func decodeParams(ix *index, n *yaml.Node, key string, ps []marking.Param, rate 
 		}
 		if err := p.Check(val); err != nil {
 			if x, numeric := p.Unit.Number(val); numeric && !p.Range.Contains(x) {
-				d.errs = append(d.errs, at(v, path, text+" outside "+p.Range.Format(boundFormat(p.Unit))))
+				d.errs = append(d.errs, at(v, path, text+" outside "+FormatRange(p)))
 			} else {
 				d.errs = append(d.errs, at(v, path, fmt.Sprintf("%q is not one of %s", text, strings.Join(p.Choices, ", "))))
 			}
@@ -278,22 +278,42 @@ func (d *decoder) param(n *yaml.Node, p marking.Param, path string) (val any, te
 	return val, text, len(d.errs) == before
 }
 
-// boundFormat returns how a range of unit u writes its bounds: in the
-// file's units for sizes, durations and rates, else as plain numbers.
-func boundFormat(u marking.Unit) func(float64) string {
-	return func(x float64) string {
+// FormatParam writes v, a value of marker parameter p, as a config file
+// would: a threshold in marking's notation, a size, duration or rate with
+// its unit, anything else as Go prints it.
+func FormatParam(p marking.Param, v any) string {
+	switch x := v.(type) {
+	case marking.Threshold:
+		return x.String()
+	case int64:
+		switch p.Unit {
+		case marking.UnitBytes:
+			return FormatSize(x)
+		case marking.UnitDuration:
+			return time.Duration(x).String()
+		case marking.UnitRate:
+			return FormatRate(x)
+		}
+	}
+	return fmt.Sprint(v)
+}
+
+// FormatRange writes the range of marker parameter p as errors and the
+// docs quote it, bounds in the file's units: "(0, 10s]", "[1B, 1MiB]",
+// "(0, 16]"; "" if p has none.
+func FormatRange(p marking.Param) string {
+	if !p.Unit.Numeric() {
+		return ""
+	}
+	return p.Range.Format(func(x float64) string {
 		switch {
 		case x == 0:
 			return "0"
-		case u == marking.UnitBytes:
-			return FormatSize(int64(x))
-		case u == marking.UnitDuration:
-			return time.Duration(x).String()
-		case u == marking.UnitRate:
-			return FormatRate(int64(x))
+		case p.Unit == marking.UnitBytes, p.Unit == marking.UnitDuration, p.Unit == marking.UnitRate:
+			return FormatParam(p, int64(x))
 		}
 		return strconv.FormatFloat(x, 'f', -1, 64)
-	}
+	})
 }
 
 // markerPool describes port i's shared pool to the schemes derived from

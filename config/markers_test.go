@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"math"
 	"reflect"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -73,21 +71,6 @@ func TestParseHandsItsMarkersToTheSwitch(t *testing.T) {
 	}
 }
 
-// yamlValue writes v, a value of parameter p, as a config would.
-func yamlValue(p marking.Param, v any) string {
-	switch p.Unit {
-	case marking.UnitThreshold:
-		return strconv.Quote(v.(marking.Threshold).String())
-	case marking.UnitBytes:
-		return FormatSize(v.(int64))
-	case marking.UnitDuration:
-		return strconv.Quote(time.Duration(v.(int64)).String())
-	case marking.UnitRate:
-		return FormatRate(v.(int64))
-	}
-	return fmt.Sprint(v)
-}
-
 // Every example of every registered scheme, written as YAML, parses to
 // the markers the scheme builds from the example directly: config
 // decodes each unit to the value marking's registry takes, and places
@@ -104,7 +87,7 @@ func TestMarkersRoundTrip(t *testing.T) {
 			var keys []string
 			for _, p := range s.Params {
 				if v, ok := ex[p.Key]; ok {
-					keys = append(keys, p.Key+": "+yamlValue(p, v))
+					keys = append(keys, p.Key+": "+FormatParam(p, v))
 				}
 			}
 			for _, stage := range []marking.Stage{marking.Enqueue, marking.Dequeue} {
