@@ -94,3 +94,49 @@ func TestSchemeNamesAreWrittenOnce(t *testing.T) {
 		}
 	}
 }
+
+// Schemes lists every scheme the package declares: each func xScheme()
+// Scheme of a non-test file is called in Schemes, so that a scheme's file
+// cannot be added and forgotten.
+func TestSchemesListsEveryDeclaration(t *testing.T) {
+	paths, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var declared, listed []string
+	for _, path := range paths {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok {
+				continue
+			}
+			if fn.Recv == nil && fn.Type.Params.NumFields() == 0 && fn.Type.Results.NumFields() == 1 {
+				if id, ok := fn.Type.Results.List[0].Type.(*ast.Ident); ok && id.Name == "Scheme" {
+					declared = append(declared, fn.Name.Name)
+				}
+			}
+			if fn.Name.Name == "Schemes" && fn.Recv == nil {
+				ast.Inspect(fn.Body, func(n ast.Node) bool {
+					if c, ok := n.(*ast.CallExpr); ok {
+						if id, ok := c.Fun.(*ast.Ident); ok {
+							listed = append(listed, id.Name)
+						}
+					}
+					return true
+				})
+			}
+		}
+	}
+	slices.Sort(declared)
+	slices.Sort(listed)
+	if len(declared) < 8 || !slices.Equal(declared, listed) {
+		t.Errorf("declared schemes %v, Schemes lists %v", declared, listed)
+	}
+}
