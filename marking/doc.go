@@ -63,5 +63,6 @@
 //
 // Adding a scheme takes its file — the marker, its typed constructor
 // (NewX, XConfig) and xScheme() returning its Scheme — its entry in
-// Schemes, its tests, and `go generate ./config` for the docs.
+// Schemes, its tests, and a section in docs/marking.md whose tables `go
+// generate ./config` writes.
 package marking

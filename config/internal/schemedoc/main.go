@@ -134,7 +134,22 @@ func keyTable(s marking.Scheme) string {
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s |\n",
 			p.Key, unit, cell(defaultText(p)), config.FormatRange(p), cell(p.Doc), cell(p.Paper))
 	}
+	if len(s.Examples) > 0 {
+		fmt.Fprintf(&b, "\nFor example `%s`.\n", example(s, s.Examples[0]))
+	}
 	return b.String()
+}
+
+// example writes parameter set p of scheme s as a marker of a config,
+// in YAML's flow style.
+func example(s marking.Scheme, p marking.Params) string {
+	keys := []string{"scheme: " + s.Name}
+	for _, prm := range s.Params {
+		if v, ok := p[prm.Key]; ok {
+			keys = append(keys, prm.Key+": "+config.FormatParam(prm, v))
+		}
+	}
+	return "{" + strings.Join(keys, ", ") + "}"
 }
 
 // defaultText is p's default as the docs write it: the value as code, or
