@@ -78,12 +78,12 @@ const (
 
 var schemeNames = [...]string{
 	PerPort: "per-port", PerQueue: "per-queue standard", PerQueueMin: "per-queue minimum",
-	MQECN: title(marking.SchemeMQECN), PMSB: title(marking.SchemePMSB), TCN: title(marking.SchemeTCN),
-	ECNSharp: title(marking.SchemeECNSharp), CoDel: title(marking.SchemeCoDel), Unmarked: "unmarked",
+	MQECN: schemeTitle(marking.SchemeMQECN), PMSB: schemeTitle(marking.SchemePMSB), TCN: schemeTitle(marking.SchemeTCN),
+	ECNSharp: schemeTitle(marking.SchemeECNSharp), CoDel: schemeTitle(marking.SchemeCoDel), Unmarked: "unmarked",
 }
 
-// title returns the title of marking's registered scheme name.
-func title(name string) string {
+// schemeTitle returns the title of marking's registered scheme name.
+func schemeTitle(name string) string {
 	s, _ := marking.Lookup(name)
 	return s.Title
 }
