@@ -214,19 +214,18 @@ func decodeParams(ix *index, n *yaml.Node, key string, ps []marking.Param, rate 
 		if s, isChoice := val.(string); isChoice && s == "" {
 			continue
 		}
-		if err := p.Check(val); err != nil {
-			if x, numeric := p.Unit.Number(val); numeric && !p.Range.Contains(x) {
-				d.errs = append(d.errs, at(v, path, text+" outside "+FormatRange(p)))
-			} else {
-				d.errs = append(d.errs, at(v, path, fmt.Sprintf("%q is not one of %s", text, strings.Join(p.Choices, ", "))))
-			}
-			continue
-		}
-		if t, ok := val.(marking.Threshold); ok && t.RateDependent() && rate == 0 {
+		x, numeric := p.Unit.Number(val)
+		t, threshold := val.(marking.Threshold)
+		switch {
+		case numeric && !p.Range.Contains(x):
+			d.errs = append(d.errs, at(v, path, text+" outside "+FormatRange(p)))
+		case p.Unit == marking.UnitChoice && !slices.Contains(p.Choices, text):
+			d.errs = append(d.errs, at(v, path, fmt.Sprintf("%q is not one of %s", text, strings.Join(p.Choices, ", "))))
+		case threshold && t.RateDependent() && rate == 0:
 			d.errs = append(d.errs, at(v, path, text+" resolves with the port's rate C, but the port is unshaped; set "+rateKey))
-			continue
+		default:
+			params[p.Key] = val
 		}
-		params[p.Key] = val
 	}
 	return params, d.errs
 }
