@@ -47,14 +47,21 @@
 // # Markers
 //
 // A marker names its scheme and the scheme's parameters as the papers and
-// the marking package name them (docs/marking-dequeue.md; Schemes lists
-// them): red, dctcp (RED as a cut-off at K on the queue, port or pool, or
-// the "minimum" per-queue K_i with split), mqecn, pmsb, bcc, tcn, codel,
-// ecnsharp. Each becomes one dataplane.MarkerSpec (BCC two: its per-port
-// and shared-pool members). Parse builds each marker once, so that the
-// scheme's own checks — a dequeue-only scheme placed at enqueue, K_min
-// above K_max — are reported at the marker's key (marking.ParamError names
-// the key), and the switch built from the Config gets those very markers.
-// BCC's buffer-model inputs (B, α, S_min, N) default to the port's pool
-// and buffer settings (002 §IV-C).
+// the marking package name them: red, dctcp (RED as a cut-off at K on the
+// queue, port or pool, or the "minimum" per-queue K_i with split), mqecn,
+// pmsb, bcc, tcn, codel, ecnsharp. The schemes, their keys, units,
+// defaults and ranges are marking's registry (marking.Schemes), which this
+// package reads: a key is decoded by its unit (thresholds, sizes,
+// durations, rates, numbers, booleans, choices) and checked against its
+// range, each error naming the key, the value as written and the range.
+// docs/marking.md's tables are generated from the same registry (go
+// generate ./config). Each marker becomes one dataplane.MarkerSpec (BCC
+// two: its per-port and shared-pool members). Parse builds each marker
+// once, so that the scheme's own checks — a dequeue-only scheme placed at
+// enqueue, K_min above K_max — are reported at the marker's key
+// (marking.ParamError names the key), and the switch built from the
+// Config gets those very markers. BCC's buffer-model inputs (B, α, S_min,
+// N) default to the port's pool and buffer settings (002 §IV-C).
 package config
+
+//go:generate go run ./internal/schemedoc -root ../

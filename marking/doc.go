@@ -46,4 +46,23 @@
 // and the allowed range, and refuse a stage their paper cannot use
 // (ErrDequeueOnly, ErrEnqueueOnly). docs/marking.md documents every
 // parameter with its unit, default and paper section.
+//
+// # Registry
+//
+// Each scheme also declares itself once, in its own file named after it
+// (red.go, mqecn.go, …), as a Scheme: its name (the SchemeRED, SchemeMQECN,
+// … constants) and aliases, its parameters with their units, defaults,
+// ranges and paper sections, the stages it may sit at, and a constructor
+// from a generic parameter set (Params) at a Placement. Schemes lists
+// them and Lookup finds one by name. Everything that names schemes reads
+// the registry: config decodes a marker's keys by it, the demo's presets
+// and the closed-loop model take their names and titles from it, and
+// docs/marking.md's parameter tables are generated from it. Scheme.New
+// runs when a port is configured; the per-packet path only ever sees the
+// Marker it returns.
+//
+// Adding a scheme takes its file — the marker, its typed constructor
+// (NewX, XConfig) and xScheme() returning its Scheme — its entry in
+// Schemes, its tests, and a section in docs/marking.md whose tables `go
+// generate ./config` writes.
 package marking
