@@ -18,7 +18,7 @@ const cliHolder = "cli"
 // dctcpCommand is `ecnswitch dctcp`: DCTCP for a kernel without it.
 func dctcpCommand() *command {
 	return &command{
-		name: "dctcp", synopsis: "load | unload [--force] | status",
+		name: dctcp.Name, synopsis: "load | unload [--force] | status", // named after the congestion control
 		summary: "DCTCP for a kernel without it: ecnswitch's, as BPF struct_ops (root)",
 		help: "DCTCP for this kernel's TCP: where the kernel has no dctcp, ecnswitch's, loaded as\n" +
 			"BPF struct_ops and pinned in bpffs (" + dctcp.DefaultPinDir + "). Needs root.",
