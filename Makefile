@@ -108,6 +108,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzAdmitRelease$$' $(call fuzzflags,130000x) ./buffer
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' $(call fuzzflags,30000x) ./config
 	$(GO) test -run '^$$' -fuzz '^FuzzUnits$$' $(call fuzzflags,100000x) ./config
+	$(GO) test -run '^$$' -fuzz '^FuzzSet$$' $(call fuzzflags,20000x) ./config
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeStart$$' $(call fuzzflags,45000x) ./capture
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeQueues$$' $(call fuzzflags,50000x) ./telemetry
 	$(GO) test -run '^$$' -fuzz '^FuzzFindOption$$' $(call fuzzflags,400000x) ./timestamp

@@ -62,6 +62,18 @@
 // (marking.ParamError names the key), and the switch built from the
 // Config gets those very markers. BCC's buffer-model inputs (B, α, S_min,
 // N) default to the port's pool and buffer settings (002 §IV-C).
+//
+// # Changes while the switch runs
+//
+// A Config keeps the document it was parsed from. Set writes `ecnswitch
+// set`'s KEY=VALUE assignments into a copy of it and parses the result,
+// so that a value set at run time is checked exactly as the file's is;
+// Changes then compares a running Config with the next one (Set's, or the
+// file's again on a reload) and returns what a running switch can apply
+// (a port's marker chains, a queue's weight and quantum, a port's rate and
+// bucket, a queue's α), each a Change applied through the dataplane's Set
+// methods, or refuses, naming each key, what the switch fixes at start.
+// Settings is what `ecnswitch get` prints of a running Config.
 package config
 
 //go:generate go run ./internal/schemedoc -root ../
