@@ -232,4 +232,8 @@ type StatsResponse struct {
 	PoolNames []string `json:"pool_names"`
 	// Build is the switch's build and the machine it runs on.
 	Build *buildinfo.Info `json:"build,omitempty"`
+	// Config is the switch's running settings, where the server was given
+	// them (Options.Config): the daemon's node.RunningConfig, which
+	// `ecnswitch set` and a reload change.
+	Config any `json:"config,omitempty"`
 }

@@ -71,6 +71,9 @@ type Options struct {
 	// addresses and the machine's name; any other Host gets 403, so that a
 	// web page that rebinds its name to this address reads nothing.
 	Hosts []string
+	// Config, when set, returns the switch's running settings, which
+	// /stats reports under config (the daemon's node.RunningConfig).
+	Config func() any
 }
 
 // Timeouts bound how long one HTTP connection may hold the server; zero
@@ -81,7 +84,7 @@ type Timeouts = httpguard.Timeouts
 // Server serves a switch's telemetry over HTTP:
 //
 //	GET /metrics   Prometheus text format (counters and gauges of every port, queue, marker and pool)
-//	GET /stats     dataplane.Stats as JSON, with time_ns and pool_names
+//	GET /stats     dataplane.Stats as JSON, with time_ns, pool_names, the build and the running settings (Options.Config)
 //	GET /queues    queue-depth time series as JSON (Series); ?since=<ns>&port=<name>[,<name>]&limit=<n>;
 //	               at most MaxWindowValues values per response: page with since=next while more is true
 //	GET /          a list of the endpoints
@@ -238,6 +241,9 @@ func (s *Server) serveIndex(w http.ResponseWriter, _ *http.Request) {
 
 func (s *Server) serveStats(w http.ResponseWriter, _ *http.Request) {
 	body := StatsResponse{TimeNS: s.opts.Clock.Now(), Stats: s.sw.Stats(), PoolNames: s.opts.PoolNames, Build: &s.build}
+	if s.opts.Config != nil {
+		body.Config = s.opts.Config()
+	}
 	writeJSON(w, http.StatusOK, body)
 }
 
