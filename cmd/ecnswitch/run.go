@@ -9,8 +9,6 @@ import (
 	"runtime/pprof"
 	"syscall"
 
-	"go.uber.org/zap"
-
 	"github.com/ecnswitch/ecnswitch/config"
 	"github.com/ecnswitch/ecnswitch/node"
 )
@@ -24,8 +22,10 @@ func runCommand() *command {
 		help: "Run the switch: open an AF_XDP port on each configured interface, start the\n" +
 			"workers and the telemetry server, and run until SIGINT or SIGTERM; then stop the\n" +
 			"workers, detach the XDP programs, close the sockets and print the final counters.\n" +
-			"SIGHUP is logged and ignored: the switch does not reload its config; restart it.\n" +
-			"Needs root, or CAP_NET_ADMIN, CAP_NET_RAW, CAP_BPF and CAP_IPC_LOCK.",
+			"SIGHUP reloads the config file: what can change while the switch runs (markers,\n" +
+			"weights, rates, α: see 'ecnswitch set') is applied; anything else (ports added or\n" +
+			"removed, queue counts, workers) is refused, naming the key, and the switch keeps\n" +
+			"running as it was. Needs root, or CAP_NET_ADMIN, CAP_NET_RAW, CAP_BPF and CAP_IPC_LOCK.",
 		setup: runSetup,
 	}
 }
@@ -70,13 +70,14 @@ func runSwitch(e *env, cfg *config.Config, level, cpuProfile string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	defer ignoreHangups(log)()
+	reload, restore := hangups()
+	defer restore()
 	unwatch := context.AfterFunc(ctx, func() {
 		log.Info("signal received; a second one kills the process")
 		stop() // a second signal kills the process
 	})
 	defer unwatch()
-	fin, err := node.Run(ctx, cfg, log)
+	fin, err := node.Run(ctx, cfg, log, reload)
 	if fin.Stats != nil {
 		fmt.Fprintln(e.stdout, "final counters:")
 		renderStats(e.stdout, fin.Stats, nil)
@@ -111,27 +112,29 @@ func startCPUProfile(path string) (stop func() error, err error) {
 	}, nil
 }
 
-// ignoreHangups keeps SIGHUP, which would kill the process by default (a
-// closed terminal, say, or a reload a service manager was told to send),
-// from stopping the switch: ecnswitch has no config reload, because a
-// changed pipeline needs new queues, buffers and sockets, so it logs each
-// SIGHUP, naming what to do instead, and carries on. It returns the
-// function that restores the default.
-func ignoreHangups(log *zap.Logger) (restore func()) {
+// hangups turns each SIGHUP (systemctl reload, kill -HUP), which would
+// kill the process by default, into a receive on reload, for node.Run to
+// reload the config. SIGHUPs that come while a reload waits are one
+// reload. It returns the function that restores the default.
+func hangups() (reload <-chan struct{}, restore func()) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
+	out := make(chan struct{}, 1)
 	done := make(chan struct{})
 	go func() {
 		for {
 			select {
 			case <-hup:
-				log.Warn("SIGHUP ignored: ecnswitch does not reload its config; restart it to apply a change (systemctl restart ecnswitch)")
+				select {
+				case out <- struct{}{}:
+				default: // one is waiting already
+				}
 			case <-done:
 				return
 			}
 		}
 	}()
-	return func() {
+	return out, func() {
 		signal.Stop(hup)
 		close(done)
 	}
