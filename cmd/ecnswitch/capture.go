@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -118,7 +117,7 @@ func captureStart(e *env, s capture.Spec, socket string, asJSON bool) int {
 		return e.fail("capture start", apiError(socket, err))
 	}
 	if asJSON {
-		return printJSON(e, st)
+		return printJSON(e, "capture", st)
 	}
 	fmt.Fprintf(e.stdout, "capture %d started on port %s: %s\nfile     %s\n", st.ID, st.Spec.Port, describeSpec(st.Spec), st.File)
 	stop := fmt.Sprintf("ecnswitch capture stop %d", st.ID)
@@ -152,7 +151,7 @@ func captureStop(e *env, arg, socket string, asJSON bool) int {
 		return e.fail("capture stop", apiError(socket, err))
 	}
 	if asJSON {
-		return printJSON(e, st)
+		return printJSON(e, "capture", st)
 	}
 	renderCaptures(e.stdout, []capture.Status{st})
 	return exitOK
@@ -172,7 +171,7 @@ func captureStatus(e *env, socket string, asJSON bool) int {
 		return e.fail("capture status", apiError(socket, err))
 	}
 	if asJSON {
-		return printJSON(e, sts)
+		return printJSON(e, "capture", sts)
 	}
 	if len(sts) == 0 {
 		fmt.Fprintln(e.stdout, "no captures running")
@@ -200,15 +199,6 @@ func apiError(socket string, err error) error {
 		return fmt.Errorf("%s serves no capture API (not ecnswitch, or one built without capture): %w", socket, err)
 	}
 	return err
-}
-
-func printJSON(e *env, v any) int {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return e.fail("capture", err)
-	}
-	fmt.Fprintf(e.stdout, "%s\n", b)
-	return exitOK
 }
 
 // describeSpec says what a capture selects: "egress marked, queue 1, dscp

@@ -19,6 +19,8 @@ func commands() *command {
 			validateCommand(),
 			statsCommand(),
 			captureCommand(),
+			setCommand(),
+			getCommand(),
 			testbedCommand(),
 			dctcpCommand(),
 			demoCommand(),
