@@ -114,8 +114,7 @@ func (c *Config) Set(port string, queue int, as []Assignment) (*Config, error) {
 		return nil, fmt.Errorf("config: the running document: %w", err)
 	}
 	root := doc.Content[0]
-	e := &editor{root: root, merged: resolve(mapValue(mergePorts(root), "ports").Content[i]), port: i, name: c.Ports[i].Name}
-	e.own = ownPort(root, i)
+	e := &editor{merged: resolve(mapValue(mergePorts(root), "ports").Content[i]), own: ownPort(root, i), name: c.Ports[i].Name}
 	for _, a := range as {
 		if err := e.assign(a, queue); err != nil {
 			return nil, err
@@ -168,10 +167,8 @@ func ownPort(root *yaml.Node, i int) *yaml.Node {
 
 // editor writes assignments into one port of a document.
 type editor struct {
-	root   *yaml.Node
 	merged *yaml.Node // the port merged with port_defaults and afxdp: what it is in effect
 	own    *yaml.Node // the port's own mapping, which the edits go into
-	port   int
 	name   string
 	chains map[string]*yaml.Node // the marker lists copied into own, by stage
 	// replaced says a chain was replaced whole (markers.enqueue=…), after
