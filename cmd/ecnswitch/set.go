@@ -38,8 +38,9 @@ func setCommand() *command {
 			"  a queue's              with queue Q: weight=4, quantum=3000, alpha=0.5\n" +
 			"  every queue's α        buffer.alpha=0.5\n" +
 			"  any key of the port    as the file writes it under ports[i]: scheduler.queues.1.weight=4\n\n" +
-			"VALUE is YAML, as in the file (60KB, 995Mbit, 100us, 0.5); an empty VALUE removes the\n" +
-			"key, so that its default applies. What the switch fixes when it starts (queue counts,\n" +
+			"VALUE is YAML, as in the file (60KB, 995Mbit, 100us, 0.5; a bare size is bytes: k=30\n" +
+			"is 30 bytes); an empty VALUE removes the key, so that its default applies (red.k=\n" +
+			"red.kmin=20KB red.kmax=60KB). What the switch fixes when it starts (queue counts,\n" +
 			"scheduler kind, a queue's strict flag, MTU, buffer reserve and cap, ports, workers) is\n" +
 			"refused, naming the key; nothing is then changed. SIGHUP makes the file's settings\n" +
 			"the running ones again.",
