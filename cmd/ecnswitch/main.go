@@ -29,6 +29,7 @@ import (
 	"strings"
 
 	"github.com/ecnswitch/ecnswitch/config"
+	"github.com/ecnswitch/ecnswitch/testbed/dctcp"
 )
 
 // env is what a subcommand reads and writes, so tests can run commands
@@ -57,7 +58,7 @@ func commands() []command {
 		{"stats", "[--addr HOST:PORT] [--json] [--interval D]", "show a running switch's counters, refreshed like top", statsCmd},
 		{"capture", "start --port P [flags] | stop ID | status [--socket PATH] [--json]", "capture a running switch's packets (e.g. --filter marked) to pcapng or pcap", captureCmd},
 		{"testbed", "up -n N [--state FILE] | down [--state FILE]", "create or remove hosts in network namespaces", testbedCmd},
-		{"dctcp", "load | unload [--force] | status", "DCTCP for a kernel without it: ecnswitch's, as BPF struct_ops", dctcpCmd},
+		{dctcp.Name, "load | unload [--force] | status", "DCTCP for a kernel without it: ecnswitch's, as BPF struct_ops", dctcpCmd},
 		{"demo", "", "run the MQ-ECN static-flow demo on a testbed", demoCmd},
 		{"experiment", "NAME | list [flags]", "rerun one of the papers' experiments on a testbed: report.md and plots", experimentCmd},
 		{"bench", "gen | sink | switch | tcp | cacheline [flags]", "AF_XDP traffic generator and sink, and benchmarks against DPDK testpmd, OVS and a Linux bridge", benchCmd},
