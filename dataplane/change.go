@@ -133,7 +133,8 @@ func (s *Switch) SetQueue(ctx context.Context, port, queue int, c scheduler.Queu
 
 // SetShaper changes port's rate and bucket as scheduler.Shaper.Set does,
 // at the time of the port's last event on its virtual line: departures
-// after it follow the new rate.
+// after it follow the new rate, and the scheduler times its rounds with it
+// (Scheduler.SetLineRate).
 func (s *Switch) SetShaper(ctx context.Context, port int, rate, bucket int64) error {
 	p, err := s.port(port)
 	if err != nil {
@@ -141,6 +142,9 @@ func (s *Switch) SetShaper(ctx context.Context, port int, rate, bucket int64) er
 	}
 	return s.submit(ctx, port, func(w *worker) error {
 		if err := p.shaper.Set(p.now, rate, bucket); err != nil {
+			return fmt.Errorf("dataplane: port %s: %w", p.name, err)
+		}
+		if err := p.sched.SetLineRate(rate); err != nil { // the shaper took it: it is in range
 			return fmt.Errorf("dataplane: port %s: %w", p.name, err)
 		}
 		w.reschedule(p)
