@@ -433,7 +433,11 @@ func (w *worker) flood(in *port, d *packet.Desc, now int64) {
 func (w *worker) forward(in *port, d *packet.Desc, out int, now int64) {
 	p := w.s.ports[out]
 	d.OutPort = uint16(out)
-	d.Queue = w.s.cls.queue(d, p.nq)
+	if p.dualq != nil {
+		d.Queue = p.dualq.queue(d)
+	} else {
+		d.Queue = w.s.cls.queue(d, p.nq)
+	}
 	if o := int(w.s.owner[out]); o != w.id {
 		if !w.out[o].Push(d) {
 			w.drop(in, d, DropCrossWorker, now)
