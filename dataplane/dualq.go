@@ -27,7 +27,7 @@ type DualQ struct {
 	ECNMask marking.ECNMask
 	// DSCP overrides the ECN classification for these codepoints, DSCP →
 	// scheduler.DualQClassic or scheduler.DualQL4S: another identifier
-	// beside ECN, as RFC 9331 §5.4.1 allows (an NQB codepoint into the L4S
+	// beside ECN, as RFC 9331 §5.4 allows (an NQB codepoint into the L4S
 	// queue, say). A Not-ECT packet in the L4S queue is dropped where the
 	// L4S AQM would mark it.
 	DSCP map[uint8]int

@@ -30,6 +30,33 @@ const (
 	dualPI2PacketsMax        = 1 << 24
 )
 
+// DualPI2Params are the coupled AQM's keys as a DualQ port's scheduler
+// section writes them, named as tc-dualpi2(8) names them, with their
+// units, defaults, ranges and RFC sections: PI2's (target, tupdate,
+// alpha, beta, coupling_factor, drop_on_overload) and the L4S queue's
+// native AQM's. Configs check values with them and the docs list them.
+func DualPI2Params() []Param {
+	var ps []Param
+	for _, p := range pi2Scheme().Params {
+		switch p.Key {
+		case "target", "tupdate", "alpha", "beta", "coupling_factor", "drop_on_overload":
+			if p.Key == "target" {
+				p.Doc = "the Classic queue's delay target"
+			}
+			ps = append(ps, p)
+		}
+	}
+	return append(ps,
+		Param{Key: "step_thresh", Unit: UnitDuration, Default: int64(DualPI2DefaultStepThresh), Range: leftOpen(0, float64(dequeueTimeMax)),
+			Doc: "the L4S queue's native step: mark a packet that waited longer; or a number of packets (5pkt): mark one that leaves more behind", Paper: "RFC 9332 §2.4, Appendix A.1"},
+		Param{Key: "min_qlen_step", Unit: UnitPackets, Default: int64(0), Range: closed(0, dualPI2PacketsMax),
+			Doc: "apply the step only while the L4S queue holds at least this many packets, the one leaving included"},
+		Param{Key: "ramp_range", Unit: UnitDuration, Default: int64(0), Range: closed(0, float64(dequeueTimeMax)),
+			Doc: "a ramp instead of the step: marking rises from 0 at step_thresh (minTh) to 1 at step_thresh + ramp_range (range); 0 for the step", Paper: "RFC 9332 Appendix A.1"},
+		seedParam(),
+	)
+}
+
 // DualPI2Config configures the coupled AQM of a DualQ port (RFC 9332 §2.4,
 // Appendix A.1; tc-dualpi2). Zero fields take the defaults of PI2 and
 // DualPI2DefaultStepThresh.

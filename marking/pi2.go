@@ -15,7 +15,7 @@ func pi2Scheme() Scheme {
 	return Scheme{
 		Name:   SchemePI2,
 		Title:  "PI2",
-		Paper:  "RFC 9332 §2.4, §2.5.3, Appendix A",
+		Paper:  "RFC 9332 §2.1, §2.4, Appendix A.1",
 		Doc:    "PI2: a PI controller sets p′ every tupdate from the queue delay; Classic packets are dropped (or marked) with (p′)², L4S packets (ECT(1), CE) marked with k·p′, at dequeue",
 		Stages: AtDequeue,
 		State:  "per queue",
@@ -29,7 +29,7 @@ func pi2Scheme() Scheme {
 			{Key: "beta", Unit: UnitHertz, Default: PI2DefaultBeta, Range: gain,
 				Doc: "β: the proportional gain, on the delay's change since the last update", Paper: "RFC 9332 Appendix A.1"},
 			{Key: "coupling_factor", Unit: UnitNumber, Default: PI2DefaultCoupling, Range: closed(1, pi2CouplingMax),
-				Doc: "k: L4S packets are marked with k·p′ (tc-dualpi2 coupling_factor)", Paper: "RFC 9332 §2.4"},
+				Doc: "k: L4S packets are marked with k·p′ (tc-dualpi2 coupling_factor)", Paper: "RFC 9332 §2.1, Appendix C.2"},
 			{Key: "ecn_mask", Unit: UnitChoice, Default: ECNMaskL4S.String(), Choices: []string{ECNMaskL4S.String(), ECNMaskNone.String()},
 				Doc: "which packets are L4S: l4s_ect (ECT(1) and CE), or none: every packet Classic", Paper: "RFC 9331 §5.1"},
 			{Key: "drop_on_overload", Unit: UnitBool, Default: true,
@@ -106,7 +106,7 @@ func (m ECNMask) L4S(e packet.ECN) bool {
 }
 
 // PI2Config configures a single-queue PI2 AQM (the "PI2" base AQM of RFC
-// 9332 §2.5.3 and Appendix A.1, applied to each queue of a port). Zero
+// 9332 §2.1 and Appendix A.1, applied to each queue of a port). Zero
 // fields take the defaults above.
 type PI2Config struct {
 	Target   int64   // ns; key target
