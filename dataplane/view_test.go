@@ -68,6 +68,14 @@ func TestFillViewSetsEveryField(t *testing.T) {
 	if got := *w.fillView(p, d, 10, 1, &chainStage{}); got != want {
 		t.Fatalf("needing nothing costly, after a spoiled view fillView gives\n%+v\nwant\n%+v", got, want)
 	}
+	// The head of a busy queue: queued at 3, it has waited 7 at 10.
+	if !p.sched.Enqueue(&packet.Desc{Queue: 1, Len: 100, ECN: packet.ECT1}, 3) {
+		t.Fatal("enqueue")
+	}
+	d.ECN = packet.CE
+	if got := w.fillView(p, d, 10, 1, &chainStage{needs: marking.NeedHead}); got.HeadSojourn != 7 || got.ECN != packet.CE {
+		t.Fatalf("HeadSojourn %d, ECN %v; want 7 and the packet's CE", got.HeadSojourn, got.ECN)
+	}
 }
 
 // idlePort is an idle port with nothing to poll.
