@@ -4,15 +4,21 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/ecnswitch/ecnswitch/dataplane"
 	"github.com/ecnswitch/ecnswitch/scheduler"
 )
 
-// scheduler checks port i's scheduler section.
-func (c *checker) scheduler(i int, y *schedulerYAML, nq, mtu int, rate int64, overhead scheduler.Overhead) scheduler.Config {
+// scheduler checks port i's scheduler section, and for kind dualq the
+// port's coupled AQM and classifier.
+func (c *checker) scheduler(i int, y *schedulerYAML, nq, mtu int, rate int64, overhead scheduler.Overhead) (scheduler.Config, dataplane.DualQ) {
 	k := func(sub string) string { return c.portKey(i, "scheduler."+sub) }
 	sc := scheduler.Config{NumQueues: nq, MTU: mtu, Overhead: overhead, LineRate: rate}
-	kind, _ := scheduler.ParseKind(c.oneOf(k("kind"), y.Kind, "dwrr", "sp", "wrr", "dwrr", "wfq"))
+	kind, _ := scheduler.ParseKind(c.oneOf(k("kind"), y.Kind, "dwrr", "sp", "wrr", "dwrr", "wfq", "dualq"))
 	sc.Kind = kind
+	if kind == scheduler.DualQ {
+		return c.dualq(i, y, sc)
+	}
+	c.notDualQ(i, kind)
 	if y.Beta != nil {
 		if b := *y.Beta; !(b > 0 && b < 1) {
 			c.errf(k("beta"), "%g outside (0, 1)", b)
@@ -28,7 +34,7 @@ func (c *checker) scheduler(i int, y *schedulerYAML, nq, mtu int, rate int64, ov
 		}
 	}
 	if len(y.Queues) == 0 {
-		return sc
+		return sc, dataplane.DualQ{}
 	}
 	sc.Queues = make([]scheduler.QueueConfig, nq)
 	charged := int64(overhead.Wire(mtu))
@@ -68,5 +74,5 @@ func (c *checker) scheduler(i int, y *schedulerYAML, nq, mtu int, rate int64, ov
 			sc.Queues[q].Strict = true
 		}
 	}
-	return sc
+	return sc, dataplane.DualQ{}
 }

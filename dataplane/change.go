@@ -77,7 +77,8 @@ func newChangeRing() *spsc.Ring[*change] {
 }
 
 // SetMarkers replaces port's marker chain at stage with one of specs (none
-// removes it), built and checked as New builds a port's. The counters of
+// removes it), built and checked as New builds a port's. A DualQ port's
+// coupled AQM stays at the head of its dequeue chain, with its state. The counters of
 // the members whose names the new chain keeps carry over, so that Stats
 // counts across the change; other state (averages, random draws) starts
 // afresh. Packets already queued keep the marks they got.
@@ -86,11 +87,11 @@ func (s *Switch) SetMarkers(ctx context.Context, port int, stage marking.Stage, 
 	if err != nil {
 		return err
 	}
-	key := "enqueue"
+	key, lead := "enqueue", []marking.Member(nil)
 	if stage == marking.Dequeue {
-		key = "dequeue"
+		key, lead = "dequeue", p.lead // a DualQ port keeps its AQM
 	}
-	st, err := newStage(key, stage, specs, p.nonECT, p.nq)
+	st, err := newStage(key, stage, lead, specs, p.nonECT, p.nq)
 	if err != nil {
 		return fmt.Errorf("dataplane: port %s: %w", p.name, err)
 	}

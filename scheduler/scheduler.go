@@ -105,6 +105,8 @@ func New(cfg Config) (Scheduler, error) {
 		return newRR(p), nil
 	case WFQ:
 		return newWFQ(p), nil
+	case DualQ:
+		return newDualQ(p), nil
 	}
 	s := &sp{}
 	s.init(p)
@@ -172,6 +174,9 @@ func (b *base) weigh(p params) {
 		case p.kind == WFQ:
 			q.inc = wfqScale / uint64(c.Weight)
 			wfqSum += c.Weight
+		case p.kind == DualQ:
+			q.info.Weight = c.Weight
+			rrSum += c.Weight
 		default:
 			q.info.Weight = c.Quantum
 			rrSum += c.Quantum

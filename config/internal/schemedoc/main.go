@@ -82,8 +82,8 @@ func replace(doc []byte, begin, end, content string) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// markingDoc regenerates docs/marking.md's table of schemes and each
-// scheme's table of keys.
+// markingDoc regenerates docs/marking.md's table of schemes, each
+// scheme's table of keys and the table of a DualQ port's AQM keys.
 func markingDoc(doc []byte) ([]byte, error) {
 	doc, err := replace(doc, "<!-- schemes:begin -->", "<!-- schemes:end -->", schemeTable())
 	if err != nil {
@@ -95,7 +95,9 @@ func markingDoc(doc []byte) ([]byte, error) {
 			return nil, err
 		}
 	}
-	return doc, nil
+	// A DualQ port's coupled AQM: its keys sit in the port's scheduler
+	// section, not in a marker.
+	return replace(doc, "<!-- keys:dualq:begin -->", "<!-- keys:dualq:end -->", keyTable(marking.Scheme{Params: marking.DualPI2Params()}))
 }
 
 // cell escapes s for a Markdown table.

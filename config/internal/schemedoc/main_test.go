@@ -53,6 +53,11 @@ func TestDocsListEveryKey(t *testing.T) {
 			}
 		}
 	}
+	for _, p := range marking.DualPI2Params() {
+		if !strings.Contains(string(doc), "| `"+p.Key+"` | "+p.Unit.String()) {
+			t.Errorf("the DualQ table lacks %s", p.Key)
+		}
+	}
 	for _, line := range strings.Split(string(ex), "\n") {
 		if n := len([]rune(line)); n > 80 {
 			t.Errorf("example line of %d columns: %s", n, line)
@@ -70,6 +75,7 @@ func skeleton() string {
 	for _, s := range marking.Schemes() {
 		b.WriteString("<!-- keys:" + s.Name + ":begin -->\n<!-- keys:" + s.Name + ":end -->\n")
 	}
+	b.WriteString("<!-- keys:dualq:begin -->\n<!-- keys:dualq:end -->\n")
 	return b.String()
 }
 
