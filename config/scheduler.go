@@ -7,6 +7,10 @@ import (
 	"github.com/ecnswitch/ecnswitch/scheduler"
 )
 
+// maxTIdle bounds scheduler.t_idle, the idle time after which MQ-ECN's
+// round time decays.
+const maxTIdle = time.Minute
+
 // scheduler checks port i's scheduler section.
 func (c *checker) scheduler(i int, y *schedulerYAML, nq, mtu int, rate int64, overhead scheduler.Overhead) scheduler.Config {
 	k := func(sub string) string { return c.portKey(i, "scheduler."+sub) }
@@ -21,8 +25,8 @@ func (c *checker) scheduler(i int, y *schedulerYAML, nq, mtu int, rate int64, ov
 		}
 	}
 	if y.TIdle != nil {
-		if d := y.TIdle.D; d < 0 || d > time.Minute {
-			c.errf(k("t_idle"), "%q outside [0, 1m]", y.TIdle)
+		if d := y.TIdle.D; d < 0 || d > maxTIdle {
+			c.errf(k("t_idle"), "%q outside [0, %v]", y.TIdle, maxTIdle)
 		} else {
 			sc.TIdle = d
 		}
