@@ -8,6 +8,10 @@ import (
 	"github.com/ecnswitch/ecnswitch/scheduler"
 )
 
+// maxTIdle bounds scheduler.t_idle, the idle time after which MQ-ECN's
+// round time decays.
+const maxTIdle = time.Minute
+
 // scheduler checks port i's scheduler section, and for kind dualq the
 // port's coupled AQM and classifier.
 func (c *checker) scheduler(i int, y *schedulerYAML, nq, mtu int, rate int64, overhead scheduler.Overhead) (scheduler.Config, dataplane.DualQ) {
@@ -27,8 +31,8 @@ func (c *checker) scheduler(i int, y *schedulerYAML, nq, mtu int, rate int64, ov
 		}
 	}
 	if y.TIdle != nil {
-		if d := y.TIdle.D; d < 0 || d > time.Minute {
-			c.errf(k("t_idle"), "%q outside [0, 1m]", y.TIdle)
+		if d := y.TIdle.D; d < 0 || d > maxTIdle {
+			c.errf(k("t_idle"), "%q outside [0, %v]", y.TIdle, maxTIdle)
 		} else {
 			sc.TIdle = d
 		}

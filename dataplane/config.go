@@ -131,7 +131,7 @@ const MaxPriority = 99
 // Egress defaults and limits.
 const (
 	// DefaultCoalesce is PortConfig.Coalesce's default: chosen by
-	// measurement (README, "Egress batching").
+	// measurement (docs/results/egress.md).
 	DefaultCoalesce = 50 * time.Microsecond
 	// MaxCoalesce bounds PortConfig.Coalesce.
 	MaxCoalesce = 10 * time.Millisecond

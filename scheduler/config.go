@@ -20,13 +20,13 @@ const (
 	MaxWeight     = 1 << 16 // WFQ weight
 	MaxLineRate   = 10e12   // bit/s
 	MinLineRate   = 1000    // bit/s, when not 0
+	DefaultBeta   = 0.75    // MQ-ECN's round-time smoothing β: 001 §5 "we set β to 0.75"
 	maxIdleSlots  = 10      // idle T_idle slots after which T_round resets to 0
 	maxTIdle      = 1 << 40 // ns, about 18 minutes
 	maxSample     = 1 << 46 // ns; longer round-time samples are clamped
 	betaOne       = 1 << 16 // β is kept in Q16 fixed point
 	wfqScale      = 1 << 24 // WFQ finish-tag units per byte at weight 1
 	defaultCap    = 1024    // packets per queue ring
-	defaultBeta   = 0.75    // 001 §5 "we set β to 0.75"
 	betaPrecision = 1.0 / betaOne
 )
 
@@ -290,7 +290,7 @@ func (c *Config) validate() (params, error) {
 	}
 	beta := c.Beta
 	if beta == 0 {
-		beta = defaultBeta
+		beta = DefaultBeta
 	}
 	if !(beta >= betaPrecision && beta <= 1-betaPrecision) {
 		return p, fmt.Errorf("%w: beta: %g outside (0, 1) (resolution 1/%d)", ErrConfig, c.Beta, betaOne)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ecnswitch/ecnswitch/config"
 	"github.com/ecnswitch/ecnswitch/marking"
 )
 
@@ -89,5 +90,32 @@ func TestReplace(t *testing.T) {
 		if _, err := replace([]byte(bad), "<!-- b -->", "<!-- e -->", "x"); !errors.Is(err, errNoMarkers) {
 			t.Errorf("%q: %v, want errNoMarkers", bad, err)
 		}
+	}
+}
+
+// Every key of config.Reference has a row in docs/configuration.md, under
+// its section's heading.
+func TestConfigurationListsEveryKey(t *testing.T) {
+	doc, err := configurationDoc([]byte("<!-- keys:begin -->\nSTALE TEXT\n<!-- keys:end -->\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(doc), "STALE TEXT") {
+		t.Errorf("the generated part kept the old text:\n%s", doc)
+	}
+	for _, s := range config.Reference() {
+		head := strings.Index(string(doc), "\n### "+s.Name+"\n")
+		if head < 0 {
+			t.Errorf("no heading for section %s", s.Name)
+			continue
+		}
+		for _, k := range s.Keys {
+			if i := strings.Index(string(doc), "\n| `"+k.Path+"` | "); i < head {
+				t.Errorf("%s has no row under %s", k.Path, s.Name)
+			}
+		}
+	}
+	if !strings.Contains(string(doc), "| `afxdp.frame_size` | integer, bytes | `2048` | 2048 or 4096 | The UMEM frame. A frame carries frame_size − 256 bytes of headroom, so 2048 allows an interface MTU of at most 1774") {
+		t.Errorf("afxdp.frame_size's row does not give the 1774-byte MTU:\n%s", doc)
 	}
 }
