@@ -93,7 +93,8 @@ func StatePath(dir, id string) string {
 // TSO and TX checksum offload off on the host end, where GRO stays on (see
 // hostGRO), and IPv6 off on the switch end (the switch has no
 // address and sends nothing of its own); in the host it brings lo up, gives
-// HostIf its address(es) without duplicate address detection, sets a
+// HostIf its address(es) without duplicate address detection (and no IPv6
+// at all, link-local included, unless opts.IPv6), sets a
 // pfifo_fast root qdisc (a host qdisc must not mark CE: the switch is what
 // is under test), sets net.ipv4.tcp_ecn=1 unless opts.DisableECN, and makes
 // opts.CongestionControl the namespace's default TCP congestion control
@@ -225,10 +226,18 @@ func (t *Testbed) addHost(o Options, i int) error {
 	}
 	t.log.Debug("created netns", zap.String("netns", hs.Netns))
 
-	// Defaults first, so that HostIf inherits them when it appears.
+	// Defaults first, so that HostIf inherits them when it appears. A host
+	// without IPv6 (Options.IPv6) has none at all, link-local included: it
+	// then sends nothing the test did not ask for (no MLD reports, no
+	// neighbour discovery), which would cross the switch as Not-ECT
+	// multicast beside the traffic under test.
+	v6off := "1"
+	if o.IPv6 {
+		v6off = "0"
+	}
 	pre := []sysctl{
-		{"net/ipv6/conf/all/disable_ipv6", "0"},
-		{"net/ipv6/conf/default/disable_ipv6", "0"},
+		{"net/ipv6/conf/all/disable_ipv6", v6off},
+		{"net/ipv6/conf/default/disable_ipv6", v6off},
 		{"net/ipv6/conf/all/accept_dad", "0"},
 		{"net/ipv6/conf/default/accept_dad", "0"},
 		{"net/ipv6/conf/default/router_solicitations", "0"},
