@@ -12,9 +12,10 @@ import (
 // Scheduler.Kind is scheduler.DualQ. Such a port classifies its packets
 // by their ECN field, not by the switch's Classifier — ECT(1) and CE into
 // the L4S queue, Not-ECT and ECT(0) into the Classic queue (RFC 9332
-// §2.4, RFC 9331 §5.1) — and puts the coupled AQM, marking.DualPI2, at
-// the head of its dequeue chain: PI2 on the Classic queue's delay, its
-// probability coupled into the L4S queue's step. Buffer admission is the
+// §2.3, RFC 9331 §5.1) — and puts the coupled AQM, marking.DualPI2, at
+// the head of its dequeue chain: PI2 on the queues' delay (the Classic
+// queue's unless the L4S queue is overloaded), its probability coupled
+// into the L4S queue's step. Buffer admission is the
 // port's, through its pool and Dynamic Threshold, as on any port.
 type DualQ struct {
 	// AQM is the coupled AQM; its zero fields take tc-dualpi2's defaults
@@ -126,8 +127,8 @@ type DualQStats struct {
 	Prob       float64 `json:"prob"`       // p′, the PI2 controller's base probability
 	ProbC      float64 `json:"prob_c"`     // p_C = (p′)², the Classic queue's
 	ProbL      float64 `json:"prob_l"`     // p_CL = min(k·p′, 1), the L4S queue's coupled probability
-	DelayC     int64   `json:"delay_c_ns"` // the Classic queue's delay at the last update
-	Overloaded bool    `json:"overloaded"` // k·p′ ≥ 1: both queues drop with p_C (RFC 9332 §4.2.3)
+	DelayC     int64   `json:"delay_c_ns"` // the delay the last update took: the larger of the two queues', the Classic queue's unless the L4S queue is overloaded (RFC 9332 Appendix A.2)
+	Overloaded bool    `json:"overloaded"` // k·p′ ≥ 1: both queues drop with p_C (RFC 9332 §4.2.3, Appendix A.2)
 	Overloads  uint64  `json:"overloads"`  // updates that entered overload
 	Updates    uint64  `json:"updates"`    // PI2 updates run
 

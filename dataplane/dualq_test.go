@@ -250,12 +250,12 @@ func (s *flowSim) run(warm, end int64) {
 }
 
 // The DualQ Coupled AQM in closed loop (RFC 9332 §2.4): one scalable and
-// one Classic flow, and then two of each, over a 100 Mbit/s DualQ port
+// one Classic flow, and then four of each, over a 100 Mbit/s DualQ port
 // with a 10 ms base RTT and tc-dualpi2's defaults. The L4S queue's delay
 // stays near the 1 ms step while the Classic queue holds about PI2's
 // 15 ms target; the L4S marking is the coupled k·p′ = k·√p_C; and the
 // flows of both classes get rates of the same order (k = 2 is chosen for
-// that, §2.4).
+// that, RFC 9332 Appendix C.2).
 func TestDualQClosedLoop(t *testing.T) {
 	if race.Enabled {
 		t.Skip("one goroutine in virtual time: the race detector adds a minute and nothing to check")
@@ -293,8 +293,9 @@ func TestDualQClosedLoop(t *testing.T) {
 		}
 		// Rates differ by the queues' delays; windows (rate × RTT) are
 		// what k = 2 balances: W_L = 2/p_L = 1/p′ for the scalable flows,
-		// W_C = √(3/2)/√p_C ≈ 1.22/p′ for Reno (RFC 9332 §2.4, Appendix
-		// A.1: "window fairness for equal RTTs"), a ratio of about 0.82.
+		// W_C = √(3/2)/√p_C ≈ 1.22/p′ for Reno (RFC 9332 Appendix C.2,
+		// equations (5)–(7): k* = 1.64 equalizes them, "if their actual
+		// end-to-end RTTs were the same"), a ratio of 1.64/k = 0.82.
 		rates := float64(bl) / float64(bc)
 		windows := rates * float64(base+lq.Sojourn.Mean) / float64(base+cq.Sojourn.Mean)
 		t.Logf("%d+%d flows: utilisation %.3f; L4S sojourn %+v; Classic %+v; p_L %.4f (coupled %.4f), p_C %.5f, k·√p_C %.4f; per flow, rates L/C %.2f, windows %.2f; %+v",
@@ -362,9 +363,10 @@ func cbr(r *dataplanetest.Rig, d, interval int64, hosts []int, frames [][]byte) 
 	}
 }
 
-// On overload (RFC 9332 §4.2.3) — unresponsive L4S and Classic traffic of
-// 8 Mbit/s each into a 10 Mbit/s DualQ port — p′ climbs until k·p′ ≥ 1
-// and both queues drop with p_C: the AQM enters overload, counts it, and
+// On overload (RFC 9332 §4.2.3, Appendix A.2) — unresponsive L4S and
+// Classic traffic of 8 Mbit/s each into a 10 Mbit/s DualQ port — p′
+// climbs until k·p′ ≥ 1 and both queues drop with p_C: the AQM enters
+// overload, counts it, and
 // drops in both queues hold the Classic delay near its target instead of
 // letting the buffer fill. With overflow instead, p′ stops at 1/k, the AQM
 // drops nothing and the buffer's tail drop decides, at a far longer delay.
@@ -400,6 +402,30 @@ func TestDualQOverload(t *testing.T) {
 		if cq.Sojourn.Mean < 100_000_000 {
 			t.Errorf("overflow: Classic sojourn %+v; want the buffer's delay, far above the target", cq.Sojourn)
 		}
+	}
+}
+
+// Unresponsive L4S traffic alone — 12 Mbit/s of ECT(1) into a 10 Mbit/s
+// DualQ port, no Classic packet — still drives the AQM into overload: its
+// PI controller runs on the larger of the two queues' delays (RFC 9332
+// Appendix A.2, Figure 8 line 2a), so the L4S queue's own delay raises p′
+// until the L4S packets are dropped with p_C, and the buffer never fills.
+func TestDualQOverloadWithoutClassic(t *testing.T) {
+	const rate = 10_000_000
+	frames := [][]byte{dataplanetest.Frame(t, 0, 2, packettest.Options{Size: 1514, ECN: packet.ECT1})}
+	r := dataplanetest.New(t, dualqConfig(rate, 600_000), memport.Link{Rate: 10e9})
+	cbr(r, 5e9, 1_009_333, []int{0}, frames) // 12 Mbit/s
+	r.Switch.ResetSojourn()
+	cbr(r, 5e9, 1_009_333, []int{0}, frames)
+	p := r.Switch.Stats().Ports[2]
+	lq := p.Queues[scheduler.DualQL4S]
+	t.Logf("%+v; L4S %+v drops %v", *p.DualQ, lq.Sojourn, lq.Drops)
+	if p.DualQ.Overloads == 0 || lq.Drops["marker"] == 0 || p.DualQ.OverloadDrops != lq.Drops["marker"] {
+		t.Errorf("%d overloads, L4S AQM drops %d, overload member %d; want the L4S queue's overload to drop by itself",
+			p.DualQ.Overloads, lq.Drops["marker"], p.DualQ.OverloadDrops)
+	}
+	if n := lq.Drops["dynamic_threshold"] + lq.Drops["pool_full"]; n != 0 || lq.Sojourn.Mean > 40_000_000 {
+		t.Errorf("%d buffer drops, L4S sojourn %+v; want none, and a delay held near the 15 ms target", n, lq.Sojourn)
 	}
 }
 

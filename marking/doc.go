@@ -45,10 +45,12 @@
 //     with its auto-tuned gains, burst allowance and derandomization,
 //     dropping or marking ECN-capable packets.
 //   - PI2 (NewPI2): dequeue, RFC 9332 Appendix A.1's PI controller: Classic
-//     packets see (p′)², L4S packets k·p′, drops on overload (§4.2.3).
+//     packets see (p′)², L4S packets k·p′, drops on overload (§4.2.3,
+//     Appendix A.2).
 //   - DualPI2 (NewDualPI2): the coupled AQM of a DualQ port (RFC 9332 §2.4,
-//     Appendix A): PI2 on the Classic queue, coupled into the L4S queue's
-//     step; the dataplane builds it for a port of scheduler.DualQ.
+//     Appendix A): PI2 on the larger of the two queues' delays (the Classic
+//     queue's in normal operation), coupled into the L4S queue's step; the
+//     dataplane builds it for a port of scheduler.DualQ.
 //
 // Constructors validate their configuration, with errors that name the key
 // and the allowed range, and refuse a stage their paper cannot use

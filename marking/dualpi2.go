@@ -50,7 +50,7 @@ func DualPI2Params() []Param {
 		Param{Key: "step_thresh", Unit: UnitDuration, Default: int64(DualPI2DefaultStepThresh), Range: leftOpen(0, float64(dequeueTimeMax)),
 			Doc: "the L4S queue's native step: mark a packet that waited longer; or a number of packets (5pkt): mark one that leaves more behind", Paper: "RFC 9332 §2.4, Appendix A.1"},
 		Param{Key: "min_qlen_step", Unit: UnitPackets, Default: int64(0), Range: closed(0, dualPI2PacketsMax),
-			Doc: "apply the step only while the L4S queue holds at least this many packets, the one leaving included"},
+			Doc: "apply the step only while the L4S queue holds at least this many packets, the one leaving included (Linux counts those an arrival finds)", Paper: "RFC 9332 Appendix A.2 (Th_len)"},
 		Param{Key: "ramp_range", Unit: UnitDuration, Default: int64(0), Range: closed(0, float64(dequeueTimeMax)),
 			Doc: "a ramp instead of the step: marking rises from 0 at step_thresh (minTh) to 1 at step_thresh + ramp_range (range); 0 for the step", Paper: "RFC 9332 Appendix A.1"},
 		seedParam(),
@@ -58,7 +58,7 @@ func DualPI2Params() []Param {
 }
 
 // DualPI2Config configures the coupled AQM of a DualQ port (RFC 9332 §2.4,
-// Appendix A.1; tc-dualpi2). Zero fields take the defaults of PI2 and
+// Appendix A; tc-dualpi2). Zero fields take the defaults of PI2 and
 // DualPI2DefaultStepThresh.
 type DualPI2Config struct {
 	Target   int64   // ns: the C queue's delay target; tc-dualpi2 target
@@ -79,6 +79,9 @@ type DualPI2Config struct {
 	RampRange int64
 	// MinQlenStep applies the native AQM only while the L queue holds at
 	// least this many packets, the one leaving included (min_qlen_step).
+	// It plays RFC 9332 Appendix A.2's Th_len, which tests the L queue's
+	// length at dequeue; Linux tests it at enqueue, on the packets the
+	// arrival finds, which a marker at dequeue cannot know.
 	MinQlenStep int64
 	// Overflow keeps ECN on overload, capping p′ at 1/k (tc-dualpi2
 	// overflow); by default the AQM drops on overload (drop_on_overload).
@@ -88,7 +91,7 @@ type DualPI2Config struct {
 }
 
 // DualPI2 is the coupled AQM of a DualQ port (RFC 9332): a PI2 controller
-// on the C queue's delay sets p′; the C queue's packets are dropped
+// on the queues' delay sets p′; the C queue's packets are dropped
 // (Not-ECT) or marked with p_C = (p′)², the L queue's marked with
 // max(native, p_CL), p_CL = k·p′, where native is the L queue's own step
 // (or ramp) on its sojourn. It decides at dequeue, as four chain members
@@ -126,7 +129,7 @@ type DualPI2State struct {
 	Prob       float64 // p′
 	ProbC      float64 // p_C = (p′)²: the C queue's
 	ProbL      float64 // p_CL = min(k·p′, 1): the L queue's coupled probability
-	DelayC     int64   // ns: the C queue's delay the last update took
+	DelayC     int64   // ns: the delay the last update took, max(C, L) (the C queue's unless the L queue is overloaded)
 	Overloaded bool    // k·p′ ≥ 1 with drop on overload: both queues drop with p_C
 	Overloads  uint64  // updates that entered overload
 	Updates    uint64
@@ -136,28 +139,38 @@ type DualPI2State struct {
 // DualQClassic is the C queue and DualQL4S the L queue.
 //
 // Every tupdate the PI2 controller updates p′ ← p′ + α·(curq − target) +
-// β·(curq − prevq) (Appendix A.1, dualpi2_update), curq being the sojourn
-// at the update's instant of the packet then at the head of the C queue
-// (Linux takes the larger of the two queues' heads). Updates run when a
-// packet of either queue leaves at or after their instant: every packet
-// that left since the last was seen, so the C queue's head then (the
-// packet leaving, or the C queue's head beside an L packet) was its head
-// at each instant it had arrived by, and the C queue was empty at the
-// others. The first update is tupdate after the first packet.
+// β·(curq − prevq) (RFC 9332 Appendix A.1, dualpi2_update), curq being
+// the larger of the two queues' delays at the update's instant, the
+// sojourn of the packets then at their heads (Appendix A.2, Figure 8 line
+// 2a: max(cq.time(), lq.time()), as Linux does). It is the C queue's
+// delay as long as the L queue's native AQM keeps that queue short; an L
+// queue overloaded by traffic that ignores its marks drives p′ into
+// overload by itself (§4.2.3.1), where Appendix A.1's cq.time() alone
+// would leave p′ at 0 and the L queue to the buffer's tail drop. Updates
+// run when a packet of either queue leaves at or after their instant:
+// every packet that left since the last was seen, so each queue's head
+// then (the packet leaving, and the other queue's head) was its head at
+// each instant it had arrived by, and that queue was empty at the others.
+// The first update is tupdate after the first packet.
 //
 // A packet leaving the C queue is dropped if Not-ECT, else marked, with
 // p_C (dualpi2_dequeue); one leaving the L queue is marked with
 // max(native, p_CL), on one draw, where native is 1 above the step
-// threshold (0 below) or the ramp's value. The coupled and classic parts
-// act only while two MTUs are queued in both queues together, as in
-// Linux. Once k·p′ ≥ 1 (overload, §4.2.3) both queues drop with p_C
-// whatever the ECN, and the L packets not dropped are marked; with
-// Overflow p′ stops at 1/k instead and the buffer's tail drop decides.
+// threshold (0 below) or the ramp's value (p_L = max(p′_L, p_CL), §2.4
+// equation (4)). The coupled and classic parts act only while two MTUs
+// are queued in both queues together, as in Linux (Appendix A.1 lists it
+// among Linux's additions). Once k·p′ ≥ 1 — overload: §4.2.3's "drop on
+// saturation", detected as Appendix A.2 does, p_CL ≥ 1, i.e. p_C ≥
+// p_Cmax = 1/k² — both queues drop with p_C whatever the ECN, and the L
+// packets not dropped are marked; with Overflow p′ stops at 1/k instead
+// (§4.2.3's "delay on saturation", Linux's overflow) and the buffer's
+// tail drop decides. Appendix A's recur() spaces marks deterministically;
+// here, as in Linux, each packet draws.
 //
 // Where a member decides, View.Value and Threshold say what it compared:
 // the sojourn (or the L queue's packets) and the step threshold for the
-// native AQM, the C queue's delay at the last update and the target for
-// the others, in ns.
+// native AQM, the delay of the last update and the target for the others,
+// in ns.
 func NewDualPI2(cfg DualPI2Config) (*DualPI2, error) {
 	const scheme = "dualpi2"
 	g, err := newPI2Gains(scheme, cfg.Target, cfg.TUpdate, cfg.Alpha, cfg.Beta, cfg.Coupling, cfg.Overflow)
@@ -220,18 +233,15 @@ func (d *DualPI2) State() DualPI2State {
 }
 
 // begin runs the updates due by the packet's departure and draws for it.
+// The controller's curq is max(cq.time(), lq.time()), the sojourn of the
+// older of the two heads: the packet leaving heads its queue, the peer's
+// head arrived PeerSojourn ago.
 func (d *DualPI2) begin(v *View) {
-	var head int64
-	busy := true
-	switch {
-	case v.Queue == DualQClassic:
-		head = v.EnqTime
-	case v.PeerPackets > 0:
-		head = v.Now - v.PeerSojourn
-	default:
-		busy = false
+	head := v.EnqTime
+	if v.PeerPackets > 0 {
+		head = min(head, v.Now-v.PeerSojourn)
 	}
-	if n := d.gains.advance(&d.c, v.Now, head, busy); n > 0 {
+	if n := d.gains.advance(&d.c, v.Now, head, true); n > 0 {
 		loaded := d.drop && d.k*d.c.prob >= 1
 		if loaded && !d.wasLoaded {
 			d.overloads.inc()

@@ -32,9 +32,10 @@ func dq(now int64, q int, sojourn, peer int64, e packet.ECN) View {
 	return v
 }
 
-// The PI2 controller of RFC 9332 Appendix A.1 on the C queue's delay,
-// whichever queue the packet leaving is from: an L packet brings the C
-// head's sojourn as its peer's.
+// The PI2 controller of RFC 9332 Appendix A.2 (Figure 8) by hand: curq is
+// the larger of the two queues' delays, max(cq.time(), lq.time()) — the
+// packet leaving is its queue's head, the other queue's head brings its
+// sojourn as the peer's.
 func TestDualPI2ControllerByHand(t *testing.T) {
 	d, c := newTestDualPI2(t, DualPI2Config{})
 	for i, s := range []struct {
@@ -48,9 +49,18 @@ func TestDualPI2ControllerByHand(t *testing.T) {
 		// 32 ms: the C packet leaving is the C head, after 25 ms:
 		// + 0.16·0.010 + 3.2·0.005 = 0.0176.
 		{dq(32*ms, DualQClassic, 25*ms, ms/2, packet.ECT0), 0.0824, 25 * ms},
-		// 48 ms: an L packet, the C queue empty: curq 0,
-		// + 0.16·(−0.015) + 3.2·(−0.025) = −0.0824: 0, give or take a rounding.
-		{dq(48*ms, DualQL4S, ms/2, -1, packet.ECT1), 0, 0},
+		// 48 ms: an L packet after 0.5 ms, the C queue empty: curq is the
+		// L queue's 0.5 ms: + 0.16·(0.0005 − 0.015) + 3.2·(0.0005 − 0.025)
+		// = − 0.00232 − 0.0784: 0.00168.
+		{dq(48*ms, DualQL4S, ms/2, -1, packet.ECT1), 0.00168, ms / 2},
+		// 64 ms: a C packet after 2 ms while the L head has waited 3 ms:
+		// curq 3 ms, + 0.16·(0.003 − 0.015) + 3.2·(0.003 − 0.0005) =
+		// − 0.00192 + 0.008: 0.00776.
+		{dq(64*ms, DualQClassic, 2*ms, 3*ms, packet.ECT0), 0.00776, 3 * ms},
+		// 80 ms: both queues were empty; the L packet leaving at 81 ms
+		// arrived at 80.5 ms, after the update's instant: curq 0,
+		// + 0.16·(−0.015) + 3.2·(−0.003) = −0.012: 0.
+		{dq(81*ms, DualQL4S, ms/2, -1, packet.ECT1), 0, 0},
 	} {
 		if i == 0 {
 			first := dq(0, DualQClassic, 0, -1, packet.ECT0)
@@ -153,9 +163,9 @@ func TestDualPI2Ramp(t *testing.T) {
 	}
 }
 
-// On overload (k·p′ ≥ 1, §4.2.3) both queues drop with p_C whatever the
-// ECN, and the L packets left are marked; each entry into overload is
-// counted.
+// On overload (k·p′ ≥ 1: RFC 9332 §4.2.3's drop on saturation, Appendix
+// A.2's Figure 7) both queues drop with p_C whatever the ECN, and the L
+// packets left are marked; each entry into overload is counted.
 func TestDualPI2Overload(t *testing.T) {
 	const n = 40_000
 	d, c := newTestDualPI2(t, DualPI2Config{Seed: 13})
@@ -178,25 +188,49 @@ func TestDualPI2Overload(t *testing.T) {
 	if o := votes(c, DualPI2Overload); o.Drops == 0 || o.Marks != 0 {
 		t.Errorf("overload member: %+v", o)
 	}
-	// Back below: curq 0 from prevq 15 ms: p′ − 0.0024 − 0.048 = 0.5496:
-	// still overloaded, not entered again. Then another 0: −0.0024 less
-	// → 0.5472 … until below 0.5.
+	// Back below: the C queue empty, curq is the L queue's 0.5 ms, from
+	// prevq 15 ms: p′ + 0.16·(−0.0145) + 3.2·(−0.0145) = p′ − 0.04872 =
+	// 0.55128: still overloaded, not entered again. Then curq 0.5 ms
+	// again: 0.00232 less each time … until below 0.5.
 	for i, now := 0, 32*ms; i < 3; i, now = i+1, now+16*ms {
 		v := dq(now, DualQL4S, ms/2, -1, packet.ECT1)
 		c.Decide(&v, v.ECN)
 	}
-	// 0.6 − 0.0504 − 0.0024 − 0.0024 = 0.5448: k·p′ ≥ 1 still.
-	if st := d.State(); !near(st.Prob, 0.6-0.0504-0.0024-0.0024) || !st.Overloaded || st.Overloads != 1 {
+	// 0.6 − 0.04872 − 0.00232 − 0.00232 = 0.54664: k·p′ ≥ 1 still.
+	if st := d.State(); !near(st.Prob, 0.6-0.04872-0.00232-0.00232) || !st.Overloaded || st.Overloads != 1 {
 		t.Errorf("p′ falling: %+v", st)
 	}
 	d.c.prob = 0.45
 	v := dq(80*ms, DualQL4S, ms/2, -1, packet.ECT1)
-	c.Decide(&v, v.ECN) // 0.45 − 0.0024: out of overload
+	c.Decide(&v, v.ECN) // 0.45 − 0.00232: out of overload
 	d.c.prob = 0.6
 	v = dq(96*ms, DualQL4S, ms/2, -1, packet.ECT1)
-	c.Decide(&v, v.ECN) // 0.5976: in again
+	c.Decide(&v, v.ECN) // 0.59768: in again
 	if st := d.State(); !st.Overloaded || st.Overloads != 2 {
 		t.Errorf("out and in again: %+v, want two entries", st)
+	}
+}
+
+// An L queue overloaded by traffic that ignores its marks drives the base
+// AQM into overload by itself, with no Classic traffic at all (RFC 9332
+// Appendix A.2, Figure 8 line 2a: "the naive PI-update function … would
+// drop nothing, even if the L4S queue were overloaded"): p′ rises on the L
+// queue's delay and the L packets are dropped with (p′)².
+func TestDualPI2OverloadWithoutClassic(t *testing.T) {
+	const n = 40_000
+	d, c := newTestDualPI2(t, DualPI2Config{Seed: 17})
+	start := dq(0, DualQL4S, 0, -1, packet.ECT1)
+	c.Decide(&start, start.ECN)
+	// 16 ms: an L packet after 200 ms, the C queue empty:
+	// p′ = 0.16·(0.200 − 0.015) + 3.2·0.200 = 0.0296 + 0.64 = 0.6696.
+	v := dq(16*ms, DualQL4S, 200*ms, -1, packet.ECT1)
+	c.Decide(&v, v.ECN)
+	const p = 0.6696
+	if st := d.State(); !near(st.Prob, p) || st.DelayC != 200*ms || !st.Overloaded || st.Overloads != 1 {
+		t.Fatalf("after an update on a 200 ms L queue: %+v; want p′ %g, overloaded", st, p)
+	}
+	if m, k := tally(c, n, dq(17*ms, DualQL4S, 200*ms, -1, packet.ECT1)); m+k != n || !within(k, n, p*p) {
+		t.Errorf("L ECT(1) on overload, no Classic traffic: %d marks, %d drops of %d; want %.1f%% dropped, the rest marked", m, k, n, 100*p*p)
 	}
 }
 

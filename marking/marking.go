@@ -87,7 +87,9 @@ type View struct {
 
 	// PeerQueue is the other queue of the port that a coupled marker
 	// reads beside the packet's own (Peerer, with NeedPeer): a DualQ
-	// Coupled AQM's L queue reads its C queue (RFC 9332 §2.4); -1 when
+	// Coupled AQM's queues read each other, the L queue's coupled marking
+	// the C queue's delay (RFC 9332 §2.4), the PI controller the larger of
+	// both (Appendix A.2); -1 when
 	// none. PeerBytes and PeerPackets are its backlog, PeerSojourn how
 	// long its head packet has waited at Now (0 when it is empty).
 	PeerQueue                           int

@@ -33,7 +33,7 @@ func pi2Scheme() Scheme {
 			{Key: "ecn_mask", Unit: UnitChoice, Default: ECNMaskL4S.String(), Choices: []string{ECNMaskL4S.String(), ECNMaskNone.String()},
 				Doc: "which packets are L4S: l4s_ect (ECT(1) and CE), or none: every packet Classic", Paper: "RFC 9331 §5.1"},
 			{Key: "drop_on_overload", Unit: UnitBool, Default: true,
-				Doc: "once k·p′ reaches 1, drop with (p′)² whatever the ECN (tc-dualpi2 drop_on_overload); false caps p′ at 1/k (overflow)", Paper: "RFC 9332 §4.2.3"},
+				Doc: "once k·p′ reaches 1, drop with (p′)² whatever the ECN (tc-dualpi2 drop_on_overload); false caps p′ at 1/k (overflow)", Paper: "RFC 9332 §4.2.3, Appendix A.2"},
 			{Key: "mtu", Unit: UnitBytes, Default: int64(PI2DefaultMTU), Range: closed(1, markMTUMax),
 				Doc: "no mark or drop while less than two of these are queued, as Linux's dualpi2"},
 			seedParam(),
@@ -58,11 +58,14 @@ func pi2Scheme() Scheme {
 // PI2 defaults: tc-dualpi2(8)'s, as Linux's dualpi2_reset_default
 // (net/sched/sch_dualpi2.c) sets them: target 15 ms, tupdate 16 ms,
 // alpha 0.16 Hz and beta 3.2 Hz (Linux stores 41/256 and 819/256 Hz:
-// "a 10dB stability margin with max_rtt=100ms"; RFC 9332 Appendix A.1
-// derives α = 0.1·Tupdate/RTT_max² and β = 0.3/RTT_max from the same
-// RTT_max), coupling factor k = 2 (RFC 9332 §2.4, "window fairness for
-// equal RTTs"), drop on overload, and the 1514-byte MTU of an Ethernet
-// port for the two-MTU floor.
+// "a 10dB stability margin with max_rtt=100ms"), coupling factor k = 2
+// (Linux: "window fairness for equal RTTs"), drop on overload, and the
+// 1514-byte MTU of an Ethernet port for the two-MTU floor. They are RFC
+// 9332's: Appendix A.1's Figure 2 has target 15 ms and RTT_max 100 ms,
+// Tupdate = min(target, RTT_max/3), α = 0.1·Tupdate/RTT_max² and
+// β = 0.3/RTT_max, and its text "Tupdate defaults to 16 ms in the
+// reference Linux implementation", which gives "alpha = 0.16; beta =
+// 3.2"; Appendix C.2: "a coupling factor of k = 2 is recommended".
 const (
 	PI2DefaultTarget   = 15_000_000 // ns
 	PI2DefaultTUpdate  = 16_000_000 // ns
@@ -242,19 +245,23 @@ type pi2Queue struct {
 // the queue's first packet.
 //
 // A Classic packet (Not-ECT, ECT(0)) is dropped if Not-ECT, else marked,
-// with p_C = (p′)² (Appendix A.1, dualpi2_dequeue); an L4S packet
-// (ECT(1), CE; Classic too when Classic is set) is marked with
-// p_CL = k·p′, the coupling of §2.4 within one queue. Once k·p′ reaches
-// 1 (overload, §4.2.3; p_C ≥ p_Cmax = 1/k²) every packet is dropped with
-// p_C whatever its ECN and the L4S packets not dropped are marked, as
-// Linux's dualpi2 does with drop_on_overload; with Overflow, p′ stays at
-// most 1/k and never overloads. As Linux, no packet is marked or dropped
-// while less than two MTUs are queued behind the packet leaving.
+// with p_C = (p′)² (RFC 9332 §2.4 equation (2), Appendix A.1's
+// dualpi2_dequeue); an L4S packet (ECT(1), CE; Classic too when Classic
+// is set) is marked with p_CL = k·p′ (equation (3)), the coupling of §2.4
+// within one queue. Once k·p′ reaches 1 — overload: §4.2.3's "drop on
+// saturation", detected as Appendix A.2 does, p_CL ≥ 1, i.e. p_C ≥
+// p_Cmax = 1/k² — every packet is dropped with p_C whatever its ECN and
+// the L4S packets not dropped are marked, as Linux's dualpi2 does with
+// drop_on_overload; with Overflow, p′ stays at most 1/k and never
+// overloads. As Linux, no packet is marked or dropped while less than two
+// MTUs are queued behind the packet leaving (one of the Linux additions
+// Appendix A.1 lists).
 //
 // Where it decides, View.Value is the delay of the last update and
-// Threshold the target, in ns. Linux keeps p′ in 32-bit fixed point and
-// rolls two random numbers for (p′)²; here p′ is a float64 and p_C one
-// draw below (p′)², the same law.
+// Threshold the target, in ns. Appendix A's recur() spaces marks
+// deterministically; Linux draws, keeping p′ in 32-bit fixed point and
+// rolling two random numbers for (p′)²; here p′ is a float64 and p_C one
+// draw below (p′)², the same law as Linux's.
 func NewPI2(cfg PI2Config, stage Stage, queues int) (Marker, error) {
 	const scheme = SchemePI2
 	if err := dequeuePlacement(scheme, stage, queues); err != nil {

@@ -94,7 +94,8 @@ func within(x, n int, p float64) bool {
 
 // Classic packets see (p′)², L4S ones k·p′; on overload (k·p′ ≥ 1) every
 // packet is dropped with (p′)² and the L4S ones left are marked (RFC 9332
-// §4.2.3, Linux's drop_on_overload); with overflow p′ stops at 1/k.
+// §4.2.3, Appendix A.2's Figure 7, Linux's drop_on_overload); with
+// overflow p′ stops at 1/k.
 func TestPI2Probabilities(t *testing.T) {
 	const n = 40_000
 	m := newTestPI2(t, PI2Config{Seed: 3})

@@ -21,23 +21,23 @@ func pieScheme() Scheme {
 			{Key: "tupdate", Unit: UnitDuration, Default: int64(PIEDefaultTUpdate), Range: dur,
 				Doc: "T_UPDATE: how often the drop probability is updated", Paper: "RFC 8033 §4.2"},
 			{Key: "alpha", Unit: UnitHertz, Default: PIEDefaultAlpha, Range: gain,
-				Doc: "α: the gain on the delay's distance from target (tc-pie's alpha 2 in units of 1/16)", Paper: "RFC 8033 §4.2"},
+				Doc: "α: the gain on the delay's distance from target (tc-pie's alpha 2 in units of 1/16)", Paper: "RFC 8033 §4.2, Appendix A"},
 			{Key: "beta", Unit: UnitHertz, Default: PIEDefaultBeta, Range: gain,
-				Doc: "β: the gain on the delay's change since the last update (tc-pie's beta 20 in units of 1/16)", Paper: "RFC 8033 §4.2"},
+				Doc: "β: the gain on the delay's change since the last update (tc-pie's beta 20 in units of 1/16)", Paper: "RFC 8033 §4.2, Appendix A"},
 			{Key: "max_burst", Unit: UnitDuration, Default: int64(PIEDefaultMaxBurst), Range: closed(0, float64(dequeueTimeMax)),
 				Doc: "MAX_BURST: how long a burst passes untouched after the queue was calm; 0 for none", Paper: "RFC 8033 §4.4"},
 			{Key: "limit", Unit: UnitPackets, Default: int64(PIEDefaultLimit), Range: closed(0, pieLimitMax),
 				Doc: "tail drop when the queue holds this many packets (tc-pie limit); 0 leaves it to the buffer"},
 			{Key: "ecn", Unit: UnitBool, Default: false,
-				Doc: "mark ECN-capable packets instead of dropping them while the probability is at most mark_ecnth", Paper: "RFC 8033 §5.1"},
+				Doc: "mark ECN-capable packets instead of dropping them while the probability is at most mark_ecnth (as Linux; the RFC's pseudocode marks below it)", Paper: "RFC 8033 §5.1"},
 			{Key: "mark_ecnth", Unit: UnitProbability, Default: PIEDefaultMarkECNTh, Range: closed(0, 1),
 				Doc: "the probability above which PIE drops ECN-capable packets too", Paper: "RFC 8033 §5.1"},
 			{Key: "bytemode", Unit: UnitBool, Default: false,
 				Doc: "scale the probability by the packet's size over mean_pktsize (tc-pie bytemode)"},
 			{Key: "derandomize", Unit: UnitBool, Default: true,
-				Doc: "accumulate the probability over packets so that drops are evenly spaced, as Linux does", Paper: "RFC 8033 §5.4"},
+				Doc: "accumulate the probability over packets so that drops are evenly spaced, as Linux does", Paper: "RFC 8033 §5.4, Appendix B"},
 			{Key: "mean_pktsize", Unit: UnitBytes, Default: int64(PIEDefaultMeanPktSize), Range: closed(1, markMTUMax),
-				Doc: "MEAN_PKTSIZE: no drops while the queue holds at most two of these", Paper: "RFC 8033 Appendix A"},
+				Doc: "MEAN_PKTSIZE: no drops while the queue holds at most two of these", Paper: "RFC 8033 §4.1, Appendix A"},
 			seedParam(),
 		},
 		Examples: []Params{
@@ -63,12 +63,14 @@ func pieScheme() Scheme {
 
 // PIE defaults: tc-pie(8), as Linux's pie_params_init and pie_vars_init
 // (include/net/pie.h) set them, which are RFC 8033's suggested values:
-// target and tupdate 15 ms, alpha 2 and beta 20 in units of 1/16 Hz
-// (α = 0.125 Hz, β = 1.25 Hz, RFC 8033 §4.2), limit 1000 packets, ecn
-// and bytemode off, and a burst allowance of 150 ms (MAX_BURST, §4.4).
-// Linux marks instead of dropping up to a probability of 10% (mark_ecnth,
-// §5.1) and never drops while the queue holds less than two MTUs
-// (Appendix A's 2·MEAN_PKTSIZE).
+// target and tupdate 15 ms (§4.2; Linux rounds tupdate up to whole
+// jiffies, 16 ms at HZ=250), alpha 2 and beta 20 in units of 1/16 Hz
+// (α = 0.125 Hz, β = 1.25 Hz: Appendix A's "alpha (default: 1/8), beta
+// (default: 1 + 1/4)"), limit 1000 packets, ecn and bytemode off, and a
+// burst allowance of 150 ms (MAX_BURST, §4.4). Linux marks instead of
+// dropping up to a probability of 10% (mark_ecnth, §5.1) and never drops
+// while the queue holds less than two MTUs (§4.1 and Appendix A's
+// 2·MEAN_PKTSIZE).
 const (
 	PIEDefaultTarget      = 15_000_000  // ns: QDELAY_REF
 	PIEDefaultTUpdate     = 15_000_000  // ns: T_UPDATE
@@ -94,20 +96,23 @@ type PIEConfig struct {
 	MaxBurst int64   // ns: the burst allowance; key max_burst (0 there: none)
 	Limit    int64   // packets in the queue at which PIE tail-drops; key limit (0 there: none)
 	// ECN marks an ECN-capable packet that PIE would drop, while the drop
-	// probability is at most MarkECNTh (RFC 8033 §5.1); key ecn.
+	// probability is at most MarkECNTh (RFC 8033 §5.1, whose pseudocode
+	// marks while it is below; Linux's ≤ is kept); key ecn.
 	ECN       bool
 	MarkECNTh float64 // key mark_ecnth
 	// ByteMode scales the probability by the packet's length over
 	// MeanPktSize (at most 1), as tc-pie's bytemode does; key bytemode.
 	ByteMode bool
 	// Random draws every packet independently, without RFC 8033 §5.4's
-	// derandomization, which Linux always applies; key derandomize: false.
+	// derandomization (Appendix B's drop_early), which Linux always
+	// applies; key derandomize: false.
 	Random      bool
 	MeanPktSize int64  // bytes: MEAN_PKTSIZE; key mean_pktsize
 	Seed        uint64 // seeds the marker's random draws; key seed
 }
 
-// pieQueue is one queue's PIE state (RFC 8033 Appendix A's PIE->…_).
+// pieQueue is one queue's PIE state (RFC 8033 Appendices A and B's
+// PIE->…_).
 type pieQueue struct {
 	prob      float64 // drop_prob_
 	qdelayOld int64   // qdelay_old_: the delay at the last update, ns
@@ -140,12 +145,15 @@ type pie struct {
 //	p = α·(qdelay − target) + β·(qdelay − qdelay_old)
 //	p scaled by 1/2048, 1/512, 1/128, 1/32, 1/8, 1/2 while drop_prob is
 //	    below 10⁻⁶, 10⁻⁵, 10⁻⁴, 10⁻³, 10⁻², 10⁻¹ (the auto-tuned gains)
-//	p capped at 0.02 once drop_prob ≥ 0.1 (§5.5)
+//	p capped at 0.02 once drop_prob ≥ 0.1 (§5.5, optional in the RFC,
+//	    always on in Linux and here)
 //	drop_prob += p;  × 0.98 when qdelay and qdelay_old are both 0
 //	drop_prob bounded to [0, 1];  qdelay_old = qdelay
 //
 // and the burst allowance falls by tupdate, coming back to max_burst once
-// drop_prob is 0 and both delays are below target/2 (§4.4).
+// drop_prob is 0 and both delays are below target/2 (§4.4). The RFC checks
+// that refill on every arrival, with the latest dequeue's delay; here it
+// is checked at the updates, with their delays.
 //
 // This switch knows the exact enqueue time of every packet, so the delay
 // is timestamp-based (§4.3, Linux's default, dq_rate_estimator off)
@@ -161,18 +169,21 @@ type pie struct {
 //
 // A packet is not dropped while burst allowance is left, while the last
 // delay is below target/2 and drop_prob below 0.2, or while the queue
-// holds at most 2·mean_pktsize bytes (Appendix A's drop_early). Else it
-// is dropped with drop_prob (scaled by its size with bytemode), through
-// the derandomized accumulation of §5.4 unless Random: no drop while the
-// sum of the probabilities since the last drop is below 0.85, a sure drop
-// from 8.5. With ecn, an ECN-capable packet is marked instead while
-// drop_prob ≤ mark_ecnth. A packet that finds the queue holding limit
-// packets is dropped whatever the probability (tc-pie's limit).
+// holds at most 2·mean_pktsize bytes (§4.1, Appendix A's drop_early).
+// Else it is dropped with drop_prob (scaled by its size with bytemode),
+// through the derandomized accumulation of §5.4 (Appendix B's drop_early)
+// unless Random: no drop while the sum of the probabilities since the
+// last drop is below 0.85, a sure drop from 8.5. With ecn, an ECN-capable
+// packet is marked instead while drop_prob ≤ mark_ecnth (§5.1). A packet
+// that finds the queue holding limit packets is dropped whatever the
+// probability (tc-pie's limit).
 //
 // Where a drop or mark is decided, View.Value is the last delay sample
 // and Threshold the target, in ns; for the limit, packets against limit.
 // Linux's heuristics beyond the RFC — a +2% step when the delay passes
-// 250 ms, decay by 1/64 rather than 2% — are left out.
+// 250 ms, no decay while a zero delay comes with a backlog — are left
+// out, and the decay is the RFC's 0.98, not Linux's 1 − 1/64 (which the
+// RFC's pseudocode allows: "1 - 1/64 is sufficient").
 func NewPIE(cfg PIEConfig, stage Stage, queues int) (Marker, error) {
 	const scheme = SchemePIE
 	if err := checkStage(scheme, stage); err != nil {
@@ -284,8 +295,9 @@ func (m *pie) Mark(v *View) Verdict {
 	return Drop
 }
 
-// dropEarly is Appendix A's drop_early with the burst allowance of §4.4
-// and the derandomization of §5.4: whether the arriving packet is to go.
+// dropEarly is RFC 8033 Appendix B's drop_early — Appendix A's with the
+// derandomization of §5.4 — behind the burst allowance of §4.4: whether
+// the arriving packet is to go.
 func (m *pie) dropEarly(q *pieQueue, v *View) bool {
 	if q.burst > 0 {
 		return false

@@ -193,13 +193,15 @@ type Config struct {
 	// ClassicProtection is, for DualQ, the Classic queue's weight in
 	// percent in the WRR that keeps the L4S queue from starving it, the L4S
 	// queue's being 100 minus it (tc-dualpi2's classic_protection, RFC 9332
-	// §4.2.2): 1 to 100; 0 means DefaultClassicProtection, negative means
-	// none (the L4S queue in strict priority).
+	// §4.2.2, which suggests a Classic weight of "e.g., 1/16"): 1 to 100;
+	// 0 means DefaultClassicProtection, negative means none (the L4S queue
+	// in strict priority, which §4.2.2 and Appendix A.2 call inappropriate).
 	ClassicProtection int
 	// TShift, for DualQ, replaces that WRR by RFC 9332's time-shifted FIFO
-	// (§4.2.2, Appendix B): the L4S queue's head goes first unless the
-	// Classic head arrived more than TShift before it. 0 keeps the WRR; at
-	// most MaxTShift.
+	// (§4.2.2, Appendix A.2; "a good value for tshift is 50 ms" on the
+	// public Internet, "about 4*target" on smaller private networks): the
+	// L4S queue's head goes first unless the Classic head arrived more than
+	// TShift before it. 0 keeps the WRR; at most MaxTShift.
 	TShift time.Duration
 }
 

@@ -10,16 +10,23 @@ import (
 // L4S queue (DualQL4S) served first, the Classic queue (DualQClassic)
 // protected from starvation by a WRR of byte credit, as Linux's dualpi2
 // (dequeue_packet, tc-dualpi2's classic_protection), or by the
-// time-shifted FIFO of RFC 9332 (§4.2.2, Appendix B).
+// time-shifted FIFO (TS-FIFO) of RFC 9332 §4.2.2 and Appendix A.2, whose
+// scheduler() is the one at the bottom of Appendix B's Figure 10:
+// lq.time() + tshift >= cq.time() serves the L4S queue.
 //
 // The WRR keeps one credit in bytes, its sign saying which queue goes
 // next while both hold packets: the L4S queue while it is at most 0. A
 // packet of the L4S queue adds wc·len to it, one of the Classic queue
-// takes wl·len off, each only while the other queue is backlogged; with
+// takes wl·len off, each only while the other queue is backlogged
+// (Appendix A.1: "only changed if there are packets in both queues"); with
 // wc + wl = 100, the Classic queue gets wc% of the port whenever both
 // are. When both are empty the credit goes back to mtu·(wc − wl), so an
-// idle port starts with the L4S queue when wl > wc. With wc = 0 the
-// Classic queue is served only when the L4S queue is empty.
+// idle port starts with the L4S queue when wl > wc ("reset in favour of
+// the L queue when the link is idle"). With wc = 0 the Classic queue is
+// served only when the L4S queue is empty. Unlike Linux, which moves the
+// credit only for a packet its AQM lets through, the credit moves when a
+// packet is picked, also one the AQM then drops: the scheduler does not
+// know the markers' verdicts.
 type dualq struct {
 	base
 	wc, wl int64 // the queues' weights in percent

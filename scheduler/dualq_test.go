@@ -102,8 +102,10 @@ func TestDualQAloneAndReset(t *testing.T) {
 	}
 }
 
-// The time-shifted FIFO (RFC 9332 §4.2.2): the L4S head goes first unless
-// the Classic head arrived more than tshift before it.
+// The time-shifted FIFO (RFC 9332 §4.2.2, Appendix A.2): the L4S head
+// goes first unless the Classic head arrived more than tshift before it —
+// Appendix B's scheduler(), "if ( lq.time() + tshift >= cq.time() )
+// return lq", so a tie goes to the L4S queue.
 func TestDualQTimeShiftedFIFO(t *testing.T) {
 	s := mustNew(t, Config{Kind: DualQ, TShift: 30 * time.Microsecond})
 	s.Enqueue(pkt(DualQClassic, 1500), 0)
@@ -118,6 +120,19 @@ func TestDualQTimeShiftedFIFO(t *testing.T) {
 	// 40 µs ≤ C at 50 + 30 µs: L. Then C.
 	if s := join(got); s != "1010" {
 		t.Errorf("time-shifted FIFO order %s, want 1010", s)
+	}
+	// The tie: at 100 µs the L4S head has waited 70 µs, the Classic head
+	// 100 µs, 70 + 30 ≥ 100: L4S; one nanosecond less and it is Classic.
+	for _, c := range []struct {
+		l    int64
+		want int
+	}{{30_000, DualQL4S}, {30_001, DualQClassic}} {
+		s := mustNew(t, Config{Kind: DualQ, TShift: 30 * time.Microsecond})
+		s.Enqueue(pkt(DualQClassic, 1500), 0)
+		s.Enqueue(pkt(DualQL4S, 1500), c.l)
+		if d := s.Dequeue(100_000); int(d.Queue) != c.want {
+			t.Errorf("Classic at 0, L4S at %d ns, tshift 30 µs: queue %d first, want %d", c.l, d.Queue, c.want)
+		}
 	}
 }
 

@@ -104,7 +104,7 @@ func newCollector(sw Switch, pools []string) *collector {
 		markerDrops: d("marker_drops_total", "Packets a marker voted to drop.", "port", "marker"),
 
 		dualqProb:       d("dualq_probability", "A DualQ port's coupled AQM probabilities as of its last update: base (p′), classic (p_C = p′²), l4s (p_CL = min(k·p′, 1)).", "port", "which"),
-		dualqDelay:      d("dualq_classic_delay_seconds", "The Classic queue's delay that a DualQ port's last PI2 update took.", port...),
+		dualqDelay:      d("dualq_classic_delay_seconds", "The queue delay that a DualQ port's last PI2 update took: the larger of its two queues', the Classic queue's unless the L4S queue is overloaded.", port...),
 		dualqOverloaded: d("dualq_overloaded", "1 while a DualQ port's AQM is overloaded (k·p′ ≥ 1: both queues drop with p_C), else 0.", port...),
 		dualqOverloads:  d("dualq_overloads_total", "Times a DualQ port's AQM entered overload.", port...),
 		dualqUpdates:    d("dualq_updates_total", "PI2 updates a DualQ port's AQM ran.", port...),
