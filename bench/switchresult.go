@@ -89,6 +89,13 @@ type SwitchReport struct {
 	// SinkNote says why the XDP sink was not used, if it was not.
 	Sink     string `json:"sink"`
 	SinkNote string `json:"sink_note,omitempty"`
+	// External describes the external device and its interfaces, when
+	// the run measured one (SwitchOptions.External).
+	External *ExternalReport `json:"external,omitempty"`
+	// Stamps says which clocks the TX and RX stamps were on, and whether
+	// their latencies could be reported (checked again after every
+	// trial; a trial whose check failed has its Latency withheld).
+	Stamps loadgen.ClockCheck `json:"stamps"`
 	// Skipped are the devices not measured, with the reason.
 	Skipped map[Device]string `json:"skipped,omitempty"`
 	Options struct {
