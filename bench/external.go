@@ -162,8 +162,8 @@ func (r *rig) external() error {
 		a.DstIP = DefaultSinkIP
 	}
 	r.addrs = a
-	r.gen0 = end{netns: e.Netns, iface: gen.Name, index: gen.Index}
-	r.sink0 = end{netns: e.Netns, iface: sink.Name, index: sink.Index, mac: sink.MAC}
+	r.gen0 = end{netns: e.Netns, iface: gen.Name}
+	r.sink0 = end{netns: e.Netns, iface: sink.Name}
 	r.learn = !e.NoLearn && bytes.Equal(a.DstMAC, sink.MAC)
 	r.rep.External = &ExternalReport{
 		Netns: e.Netns, GenIface: gen, SinkIface: sink, SrcMAC: a.SrcMAC.String(), DstMAC: a.DstMAC.String(),
@@ -183,19 +183,31 @@ func (r *rig) external() error {
 	return nil
 }
 
-// openPHC opens the PHC of ifname as a stamp clock.
+// openPHC opens the PHC of ifname as a stamp clock of side ("TX", "RX").
 func (r *rig) openPHC(ifname, side string) (*loadgen.PHCClock, error) {
-	var idx int
-	_ = inNetns(r.o.External.Netns, func() error { idx = afxdp.PHCIndex(ifname); return nil })
-	if idx < 0 {
-		return nil, fmt.Errorf("bench: switch: %s stamps on the PHC: %s has no PTP hardware clock (ethtool -T %s)", side, ifname, ifname)
-	}
-	phc, err := timestamp.OpenPHC(idx)
+	phc, err := InterfacePHC(r.o.External.Netns, ifname)
 	if err != nil {
-		return nil, fmt.Errorf("bench: switch: %s stamps on %s's PHC: %w", side, ifname, err)
+		return nil, fmt.Errorf("bench: switch: %s stamps on the PHC: %w", side, err)
 	}
 	r.phcs = append(r.phcs, phc)
 	return loadgen.NewPHCClock(phc), nil
+}
+
+// InterfacePHC opens the PTP hardware clock of ifname, in netns ("" the
+// caller's), or says that it has none.
+func InterfacePHC(netns, ifname string) (*timestamp.PHC, error) {
+	idx := -1
+	if err := inNetns(netns, func() error { idx = afxdp.PHCIndex(ifname); return nil }); err != nil {
+		return nil, err
+	}
+	if idx < 0 {
+		return nil, fmt.Errorf("%s has no PTP hardware clock (ethtool -T %s): its stamps can only be on CLOCK_MONOTONIC", ifname, ifname)
+	}
+	phc, err := timestamp.OpenPHC(idx)
+	if err != nil {
+		return nil, fmt.Errorf("%s's PHC: %w", ifname, err)
+	}
+	return phc, nil
 }
 
 // closeClocks closes the PHCs external opened.
@@ -225,25 +237,41 @@ func learnFrame(src, dst net.HardwareAddr) []byte {
 	return f
 }
 
-// sendLearn sends the learning frame out of the sink's interface: from
-// its MAC to the generator's, so that a learning switch on the way knows
-// where the trial's frames go.
+// sendLearn sends the learning frame out of the sink's interface.
 func (r *rig) sendLearn() error {
-	s := r.sink0
-	frame := learnFrame(s.mac, r.addrs.SrcMAC)
-	err := inNetns(s.netns, func() error {
+	if err := SendLearn(r.sink0.netns, r.sink0.iface, r.addrs.SrcMAC); err != nil {
+		return fmt.Errorf("bench: switch: %w", err)
+	}
+	return nil
+}
+
+// SendLearn sends one learning frame out of the sink's interface iface
+// (in netns, "" the caller's), from its own MAC to dst (the generator's),
+// so that a learning switch between them forwards frames to that MAC out
+// of the port the sink is on, instead of flooding them: EtherType
+// EtherTypeLearn, which no host protocol takes (the generator's
+// interface counts it in rx_dropped). It changes nothing on iface.
+func SendLearn(netns, iface string, dst net.HardwareAddr) error {
+	err := inNetns(netns, func() error {
+		ifi, err := net.InterfaceByName(iface)
+		if err != nil {
+			return err
+		}
+		if len(ifi.HardwareAddr) != 6 || len(dst) != 6 {
+			return fmt.Errorf("want 6-byte MACs, have %v → %v", ifi.HardwareAddr, dst)
+		}
 		// Protocol 0: the socket only sends; it receives nothing.
 		fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
 		if err != nil {
 			return err
 		}
 		defer unix.Close(fd)
-		sa := &unix.SockaddrLinklayer{Ifindex: s.index, Halen: 6}
-		copy(sa.Addr[:], r.addrs.SrcMAC)
-		return unix.Sendto(fd, frame, 0, sa)
+		sa := &unix.SockaddrLinklayer{Ifindex: ifi.Index, Halen: 6}
+		copy(sa.Addr[:], dst)
+		return unix.Sendto(fd, learnFrame(ifi.HardwareAddr, dst), 0, sa)
 	})
 	if err != nil {
-		return fmt.Errorf("bench: switch: learning frame out of %s: %w", s.iface, err)
+		return fmt.Errorf("learning frame out of %s: %w", iface, err)
 	}
 	return nil
 }

@@ -33,6 +33,17 @@ type Interface struct {
 	// administered: it carries a default route, it has an address on
 	// the default gateway's subnet, an SSH session runs over it.
 	Management []string `json:"management,omitempty"`
+
+	netns string // where it is, for the commands an error suggests
+}
+
+// ip returns the ip(8) command for the interface's namespace: "ip" or
+// "ip -n NS".
+func (f Interface) ip() string {
+	if f.netns == "" {
+		return "ip"
+	}
+	return "ip -n " + f.netns
 }
 
 // CheckInterfaces inspects the interfaces gen and sink (either may be "",
@@ -48,17 +59,16 @@ func CheckInterfaces(netns, gen, sink string, force bool) (genIf, sinkIf Interfa
 		if err != nil {
 			return err
 		}
+		var gerr, serr error
 		if gen != "" {
-			if genIf, err = inspect(gen, "gen-iface", facts); err != nil {
-				return err
-			}
+			genIf, gerr = inspect(gen, "gen-iface", facts)
+			genIf.netns = netns
 		}
 		if sink != "" {
-			if sinkIf, err = inspect(sink, "sink-iface", facts); err != nil {
-				return err
-			}
+			sinkIf, serr = inspect(sink, "sink-iface", facts)
+			sinkIf.netns = netns
 		}
-		return nil
+		return errors.Join(gerr, serr)
 	})
 	if err != nil {
 		return genIf, sinkIf, fmt.Errorf("bench: interfaces: %w", err)
@@ -88,11 +98,11 @@ func checkInterfaces(ifs []Interface, force bool) error {
 		}
 		switch {
 		case !f.Up:
-			errs = append(errs, fmt.Errorf("--%s %s is down: bring it up (ip link set %s up); "+
-				"ecnswitch changes nothing on the interfaces it load-tests through", f.Role, f.Name, f.Name))
+			errs = append(errs, fmt.Errorf("--%s %s is down: bring it up (%s link set %s up); "+
+				"ecnswitch changes nothing on the interfaces it load-tests through", f.Role, f.Name, f.ip(), f.Name))
 		case !f.Carrier:
-			errs = append(errs, fmt.Errorf("--%s %s has no carrier: check the cable or the peer to the device under test (ip link show %s)",
-				f.Role, f.Name, f.Name))
+			errs = append(errs, fmt.Errorf("--%s %s has no carrier: check the cable or the peer to the device under test (%s link show %s)",
+				f.Role, f.Name, f.ip(), f.Name))
 		}
 		if len(f.Management) > 0 && !force {
 			errs = append(errs, fmt.Errorf("--%s %s looks like this host's management interface (%s): "+

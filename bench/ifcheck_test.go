@@ -158,7 +158,7 @@ func TestCheckInterfacesOnVeth(t *testing.T) {
 	for _, x := range []struct {
 		gen, sink, want string
 	}{
-		{c, b, "--gen-iface " + c + " is down"},
+		{c, b, "--gen-iface " + c + " is down: bring it up (ip -n " + ns + " link set " + c + " up)"},
 		{a, a, "--gen-iface and --sink-iface are both " + a},
 		{a, "ecnxnone" + id, "--sink-iface ecnxnone" + id},
 	} {
@@ -174,5 +174,43 @@ func TestCheckInterfacesOnVeth(t *testing.T) {
 	}
 	if _, _, err := CheckInterfaces(ns, a, b, true); err != nil {
 		t.Errorf("default route, forced: %v", err)
+	}
+}
+
+// TestExternalOptions: what SwitchOptions.External refuses before it
+// touches anything, and the defaults it fills in.
+func TestExternalOptions(t *testing.T) {
+	ext := func(mod func(*External)) *External {
+		e := &External{GenIface: "a", SinkIface: "b"}
+		if mod != nil {
+			mod(e)
+		}
+		return e
+	}
+	for _, c := range []struct {
+		name string
+		o    SwitchOptions
+		want string // "" accepted
+	}{
+		{"two interfaces", SwitchOptions{External: ext(nil)}, ""},
+		{"one interface", SwitchOptions{External: &External{GenIface: "a"}}, "both the generator's and the sink's interface are required"},
+		{"a stamp clock", SwitchOptions{External: ext(func(e *External) { e.RxClock = "hw" })}, `stamp clock "hw"`},
+		{"PHC TX stamps with live frames", SwitchOptions{Generator: GeneratorXDP, External: ext(func(e *External) { e.TxClock = StampPHC })},
+			"TX stamps on the PHC need the AF_XDP generator"},
+		{"PHC RX stamps with the XDP sink", SwitchOptions{Sink: "xdp", External: ext(func(e *External) { e.RxClock = StampPHC })},
+			"RX stamps on the PHC need the AF_XDP sink"},
+		{"other devices beside it", SwitchOptions{Devices: []Device{DeviceBridge}, External: ext(nil)}, "an external device is measured alone"},
+		{"the external device without interfaces", SwitchOptions{Devices: []Device{DeviceExternal}}, `"external": want one of`},
+		{"a negative clock limit", SwitchOptions{External: ext(func(e *External) { e.ClockLimit = -1 })}, "clock limit"},
+	} {
+		err := c.o.setDefaults()
+		if (err == nil) != (c.want == "") || (err != nil && !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+			continue
+		}
+		if err == nil && (len(c.o.Devices) != 1 || c.o.Devices[0] != DeviceExternal || c.o.External.TxClock != StampMonotonic || c.o.External.RxClock != StampMonotonic) {
+			t.Errorf("%s: devices %v, clocks %q %q: want the external device alone, on CLOCK_MONOTONIC",
+				c.name, c.o.Devices, c.o.External.TxClock, c.o.External.RxClock)
+		}
 	}
 }

@@ -259,11 +259,7 @@ func (r *rig) checkClocks() loadgen.ClockCheck {
 
 // end is one end of the measured path: the interface the generator sends
 // on, or the one the sink counts on, and its namespace.
-type end struct {
-	netns, iface string
-	index        int
-	mac          net.HardwareAddr
-}
+type end struct{ netns, iface string }
 
 // RunSwitch brings up a two-host testbed (generator in h1 → device → sink
 // in h2), and for every device and frame size measures (a) the maximum
@@ -313,8 +309,8 @@ func RunSwitch(ctx context.Context, o SwitchOptions) (rep *SwitchReport, err err
 		defer func() { err = errors.Join(err, r.tb.Down()) }()
 		r.hosts = r.tb.Hosts()
 		h0, h1 := r.hosts[0], r.hosts[1]
-		r.gen0 = end{netns: h0.Netns, iface: h0.HostIf, mac: h0.MAC}
-		r.sink0 = end{netns: h1.Netns, iface: h1.HostIf, mac: h1.MAC}
+		r.gen0 = end{netns: h0.Netns, iface: h0.HostIf}
+		r.sink0 = end{netns: h1.Netns, iface: h1.HostIf}
 		r.addrs = loadgen.Addresses{SrcMAC: h0.MAC, DstMAC: h1.MAC, SrcIP: h0.IPv4, DstIP: h1.IPv4}
 	}
 	r.rep.Stamps = r.checkClocks()

@@ -107,8 +107,16 @@ func (r *SwitchReport) Markdown(command string) string {
 		r.Start.UTC().Format(time.RFC3339), r.Kernel, r.CPUs, r.Seconds, where, o.Flows, o.Mix, o.Trial,
 		100*o.LossTolerance, o.Sweep, max(o.Iterations, 0), 100*o.Resolution, r.Stamps, wait, r.howToRead(), cpus)
 
-	b.WriteString("| frame | device | max forwarded | | offered at max | loss at max | bound by | throughput | | throughput ÷ bridge | max ÷ bridge | latency p50 / p99 at throughput |\n")
-	b.WriteString("|---:|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|\n")
+	// Ratios to the bridge where there may be one: not for an external
+	// device, measured alone.
+	ratios := r.External == nil
+	if ratios {
+		b.WriteString("| frame | device | max forwarded | | offered at max | loss at max | bound by | throughput | | throughput ÷ bridge | max ÷ bridge | latency p50 / p99 at throughput |\n")
+		b.WriteString("|---:|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|\n")
+	} else {
+		b.WriteString("| frame | device | max forwarded | | offered at max | loss at max | bound by | throughput | | latency p50 / p99 at throughput |\n")
+		b.WriteString("|---:|---|---:|---:|---:|---:|---|---:|---:|---:|\n")
+	}
 	for _, size := range o.Sizes {
 		bridge, hasBridge := r.Result(DeviceBridge, size)
 		for _, dev := range o.Devices {
@@ -142,9 +150,13 @@ func (r *SwitchReport) Markdown(command string) string {
 			if res.ThroughputPPS > 0 {
 				lat = fmt.Sprintf("%v / %v", roundDur(res.ThroughputLatency.P50), roundDur(res.ThroughputLatency.P99))
 			}
-			fmt.Fprintf(&b, "| %d B | %s | %.4f Mpps | %.3f Gbit/s | %.4f Mpps | %.3f%% | %s | %s | %.3f Gbit/s | %s | %s | %s |\n",
+			fmt.Fprintf(&b, "| %d B | %s | %.4f Mpps | %.3f Gbit/s | %.4f Mpps | %.3f%% | %s | %s | %.3f Gbit/s | ",
 				size, r.label(dev), res.MaxForwardedPPS/1e6, gbps(res.MaxForwardedPPS, size), res.MaxOfferedPPS/1e6, 100*res.MaxLossRatio,
-				res.BoundBy(), tp, gbps(res.ThroughputPPS, size), ratioTP, ratioMax, lat)
+				res.BoundBy(), tp, gbps(res.ThroughputPPS, size))
+			if ratios {
+				fmt.Fprintf(&b, "%s | %s | ", ratioTP, ratioMax)
+			}
+			fmt.Fprintf(&b, "%s |\n", lat)
 		}
 	}
 	for _, dev := range o.Devices {
