@@ -501,7 +501,16 @@ func SinkPortOptions(log *zap.Logger) afxdp.Options {
 	return o
 }
 
-func (r *rig) portOptions() afxdp.Options { return PortOptions(r.o.Logger.Named("port")) }
+// portOptions are PortOptions; on an external device's NIC the generator
+// takes one queue's socket (it transmits on the first socket; a socket
+// on every queue of a many-queue NIC would only hold memory).
+func (r *rig) portOptions() afxdp.Options {
+	o := PortOptions(r.o.Logger.Named("port"))
+	if r.tb == nil {
+		o.Queues = []int{0}
+	}
+	return o
+}
 
 // sinkPortOptions are SinkPortOptions, with hardware stamps left on the
 // PHC when RX stamps are to be on it.
