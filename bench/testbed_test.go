@@ -185,8 +185,8 @@ func reportRate(b *testing.B, rate float64, ns int64, offered, received uint64, 
 // received through ecnswitch, over 2 s after 0.5 s of warm-up, at
 // 10 Mbit/s and 1 Gbit/s (IMIX) and 10 Gbit/s (1518 B), as offered_err_%
 // and received_err_% (the signed error against the target) and loss_%.
-// A measurement, not a test: run it on a quiet machine (README, "Load
-// tester"):
+// A measurement, not a test: run it on a quiet machine
+// (docs/load-testing.md):
 //
 //	flock -x /tmp/ecnswitch-quiet.lock go test -run '^$' -bench RateThroughTestbed -benchtime 1x ./bench
 func BenchmarkGeneratorRateThroughTestbed(b *testing.B) {

@@ -27,7 +27,8 @@
 //	              patches, macs, prefixes (ports by name)
 //	classifier:   dscp, use_pcp, pcp
 //	port_defaults: any port key but name and interface, merged into every port
-//	ports:        [{name, interface, afxdp, queues, mtu, scheduler, rate, bucket,
+//	ports:        [{name, interface, afxdp, queues, mtu, scheduler (kind dualq:
+//	               tc-dualpi2's keys), rate, bucket,
 //	               overhead, pool, buffer, markers: {enqueue, dequeue}, non_ect,
 //	               delay, worker}]
 //	capture:      dir, quota, ring_memory, captures: [{port (by name), direction,
@@ -49,7 +50,7 @@
 // A marker names its scheme and the scheme's parameters as the papers and
 // the marking package name them: red, dctcp (RED as a cut-off at K on the
 // queue, port or pool, or the "minimum" per-queue K_i with split), mqecn,
-// pmsb, bcc, tcn, codel, ecnsharp. The schemes, their keys, units,
+// pmsb, bcc, tcn, codel, ecnsharp, pie, pi2. The schemes, their keys, units,
 // defaults and ranges are marking's registry (marking.Schemes), which this
 // package reads: a key is decoded by its unit (thresholds, sizes,
 // durations, rates, numbers, booleans, choices) and checked against its

@@ -9,12 +9,20 @@ import (
 	"github.com/ecnswitch/ecnswitch/packet"
 	"github.com/ecnswitch/ecnswitch/packet/packettest"
 	"github.com/ecnswitch/ecnswitch/ports"
+	"github.com/ecnswitch/ecnswitch/scheduler"
 	"github.com/ecnswitch/ecnswitch/timestamp"
 )
 
 // pipeline builds gen → switch (8 DWRR queues, DCTCP-style RED on the
 // queue, L2 rule to the sink) → sink, with frames of size bytes.
 func pipeline(tb testing.TB, size int, clock timestamp.Clock) (*dataplane.Switch, *dataplanetest.Gen, *dataplanetest.Sink) {
+	return pipelineOf(tb, size, clock, false)
+}
+
+// pipelineOf is pipeline, or with dualq the same switch whose port to the
+// sink is a DualQ Coupled AQM port (RFC 9332) fed ECT(1) and ECT(0)
+// frames in turn.
+func pipelineOf(tb testing.TB, size int, clock timestamp.Clock, dualq bool) (*dataplane.Switch, *dataplanetest.Gen, *dataplanetest.Sink) {
 	tb.Helper()
 	cfg := dataplanetest.Config(2, 8, 0, 4<<20)
 	cfg.Forwarding.MACs = []dataplane.MACRule{{MAC: dataplanetest.HardwareAddr(1), Port: 1}}
@@ -23,6 +31,13 @@ func pipeline(tb testing.TB, size int, clock timestamp.Clock) (*dataplane.Switch
 	}
 	cfg.Ports[1].Enqueue = []dataplane.MarkerSpec{{Name: "red", New: red}}
 	gen := &dataplanetest.Gen{Frame: dataplanetest.Frame(tb, 0, 1, packettest.Options{Size: size, ECN: packet.ECT0, DSCP: 8})}
+	if dualq {
+		p := &cfg.Ports[1]
+		p.Scheduler = scheduler.Config{Kind: scheduler.DualQ}
+		p.Queues = p.Queues[:2]
+		p.Enqueue = nil
+		gen.Frames = [][]byte{dataplanetest.Frame(tb, 0, 1, packettest.Options{Size: size, ECN: packet.ECT1, DSCP: 8}), gen.Frame}
+	}
 	sink := &dataplanetest.Sink{}
 	sw, err := dataplane.New(cfg, []ports.Port{gen, sink}, clock, nil)
 	if err != nil {
@@ -32,40 +47,56 @@ func pipeline(tb testing.TB, size int, clock timestamp.Clock) (*dataplane.Switch
 }
 
 func TestPipelineAllocatesNothing(t *testing.T) {
-	sw, _, sink := pipeline(t, 1500, timestamp.NewVirtual(0))
-	for i := 0; i < 100; i++ { // warm up: learn, fill slices
-		sw.Poll()
-	}
-	if allocs := testing.AllocsPerRun(200, func() { sw.Poll() }); allocs != 0 {
-		t.Fatalf("%v allocations per Poll of a %d-frame batch, want 0", allocs, ports.BatchSize)
-	}
-	if sink.N == 0 {
-		t.Fatal("nothing reached the sink")
-	}
-	if a := sw.Account(); !a.Balanced() {
-		t.Fatalf("accounting %+v not balanced", a)
+	for _, dualq := range []bool{false, true} {
+		clk := timestamp.NewVirtual(0)
+		sw, _, sink := pipelineOf(t, 1500, clk, dualq)
+		for i := 0; i < 100; i++ { // warm up: learn, fill slices
+			clk.Advance(20_000_000) // the DualQ's PI2 updates every 16 ms
+			sw.Poll()
+		}
+		if allocs := testing.AllocsPerRun(200, func() { clk.Advance(1_000_000); sw.Poll() }); allocs != 0 {
+			t.Fatalf("dualq %v: %v allocations per Poll of a %d-frame batch, want 0", dualq, allocs, ports.BatchSize)
+		}
+		if sink.N == 0 {
+			t.Fatalf("dualq %v: nothing reached the sink", dualq)
+		}
+		if a := sw.Account(); !a.Balanced() {
+			t.Fatalf("dualq %v: accounting %+v not balanced", dualq, a)
+		}
+		if st := sw.Stats().Ports[1]; dualq && (st.DualQ == nil || st.DualQ.Updates == 0 || st.Queues[0].Dequeued == 0 || st.Queues[1].Dequeued == 0) {
+			t.Fatalf("the DualQ pipeline ran no PI2 update or left a queue unused: %+v", st)
+		}
 	}
 }
 
 // BenchmarkPipeline is the per-packet cost of the whole pipeline on one
 // core: receive (one copy into the arena), parse, forward, classify, admit,
 // RED, DWRR enqueue and dequeue, transmit, with the monotonic clock read
-// once per batch.
+// once per batch. The dualq cases run the same switch with a DualQ port
+// instead: ECN classification, the DualQ scheduler and its coupled AQM at
+// dequeue (four chain members, the peer queue's view) instead of the
+// classifier, DWRR and RED.
 func BenchmarkPipeline(b *testing.B) {
-	for _, size := range []int{64, 1500} {
-		b.Run(sizeName(size), func(b *testing.B) {
-			sw, _, sink := pipeline(b, size, timestamp.NewMonotonic())
-			b.ReportAllocs()
-			b.ResetTimer()
-			for sink.N < b.N {
-				sw.Poll()
+	for _, dualq := range []bool{false, true} {
+		for _, size := range []int{64, 1500} {
+			name := sizeName(size)
+			if dualq {
+				name = "dualq-" + name
 			}
-			b.StopTimer()
-			ns := float64(b.Elapsed().Nanoseconds()) / float64(sink.N)
-			b.ReportMetric(ns, "ns/pkt")
-			b.ReportMetric(1e3/ns, "Mpps")
-			b.ReportMetric(0, "ns/op")
-		})
+			b.Run(name, func(b *testing.B) {
+				sw, _, sink := pipelineOf(b, size, timestamp.NewMonotonic(), dualq)
+				b.ReportAllocs()
+				b.ResetTimer()
+				for sink.N < b.N {
+					sw.Poll()
+				}
+				b.StopTimer()
+				ns := float64(b.Elapsed().Nanoseconds()) / float64(sink.N)
+				b.ReportMetric(ns, "ns/pkt")
+				b.ReportMetric(1e3/ns, "Mpps")
+				b.ReportMetric(0, "ns/op")
+			})
+		}
 	}
 }
 

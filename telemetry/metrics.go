@@ -27,6 +27,8 @@ type collector struct {
 
 	markerMarks, markerDrops *prometheus.Desc
 
+	dualqProb, dualqDelay, dualqOverloaded, dualqOverloads, dualqUpdates *prometheus.Desc
+
 	poolBytes, poolPackets, poolSize *prometheus.Desc
 
 	portMACs, portMACLimited              *prometheus.Desc
@@ -101,6 +103,12 @@ func newCollector(sw Switch, pools []string) *collector {
 		markerMarks: d("marker_marks_total", "Packets a marker voted to mark, whatever the chain decided.", "port", "marker"),
 		markerDrops: d("marker_drops_total", "Packets a marker voted to drop.", "port", "marker"),
 
+		dualqProb:       d("dualq_probability", "A DualQ port's coupled AQM probabilities as of its last update: base (p′), classic (p_C = p′²), l4s (p_CL = min(k·p′, 1)).", "port", "which"),
+		dualqDelay:      d("dualq_classic_delay_seconds", "The Classic queue's delay that a DualQ port's last PI2 update took.", port...),
+		dualqOverloaded: d("dualq_overloaded", "1 while a DualQ port's AQM is overloaded (k·p′ ≥ 1: both queues drop with p_C), else 0.", port...),
+		dualqOverloads:  d("dualq_overloads_total", "Times a DualQ port's AQM entered overload.", port...),
+		dualqUpdates:    d("dualq_updates_total", "PI2 updates a DualQ port's AQM ran.", port...),
+
 		poolBytes:   d("pool_bytes", "Bytes in the shared pool now, reserves included.", "pool"),
 		poolPackets: d("pool_packets", "Packets in the shared pool now.", "pool"),
 		poolSize:    d("pool_size_bytes", "The shared pool's size B.", "pool"),
@@ -123,6 +131,7 @@ func (c *collector) descs() []*prometheus.Desc {
 		c.enqPackets, c.enqBytes, c.deqPackets, c.deqBytes, c.marked, c.queueDrops,
 		c.queueBytes, c.queuePackets, c.queuePeak, c.thres,
 		c.markerMarks, c.markerDrops,
+		c.dualqProb, c.dualqDelay, c.dualqOverloaded, c.dualqOverloads, c.dualqUpdates,
 		c.poolBytes, c.poolPackets, c.poolSize,
 		c.portMACs, c.portMACLimited, c.macSlots, c.macEntries, c.macFull, c.macCap,
 		c.workerSeconds,
@@ -181,6 +190,22 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		for _, m := range p.Markers {
 			counter(c.markerMarks, m.Marks, p.Name, m.Name)
 			counter(c.markerDrops, m.Drops, p.Name, m.Name)
+		}
+		if q := p.DualQ; q != nil {
+			for _, v := range [...]struct {
+				which string
+				p     float64
+			}{{"base", q.Prob}, {"classic", q.ProbC}, {"l4s", q.ProbL}} {
+				ch <- prometheus.MustNewConstMetric(c.dualqProb, prometheus.GaugeValue, v.p, p.Name, v.which)
+			}
+			ch <- prometheus.MustNewConstMetric(c.dualqDelay, prometheus.GaugeValue, float64(q.DelayC)/1e9, p.Name)
+			overloaded := int64(0)
+			if q.Overloaded {
+				overloaded = 1
+			}
+			gauge(c.dualqOverloaded, overloaded, p.Name)
+			counter(c.dualqOverloads, q.Overloads, p.Name)
+			counter(c.dualqUpdates, q.Updates, p.Name)
 		}
 		if p.Device != nil {
 			for _, m := range c.device {
