@@ -267,8 +267,10 @@ type end struct{ netns, iface string }
 // throughput, the highest offered rate with no loss: a sweep of offered
 // loads, then a binary search between the highest passing and the lowest
 // failing rate. Devices run one after another over the same veths, so
-// their results are side by side. It needs root and removes everything it
-// created, also on error or when ctx is cancelled.
+// their results are side by side. With o.External it brings up nothing
+// and measures the device wired between the two interfaces instead. It
+// needs root and removes everything it created or attached, also on
+// error or when ctx is cancelled.
 func RunSwitch(ctx context.Context, o SwitchOptions) (rep *SwitchReport, err error) {
 	if err := o.setDefaults(); err != nil {
 		return nil, fmt.Errorf("bench: switch: %w", err)

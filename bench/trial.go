@@ -120,7 +120,8 @@ func (r *rig) newSink() (trialSink, error) {
 }
 
 // sinkDrops is what the sink's side dropped so far: the AF_XDP sink's
-// socket drops, or the XDP sink's veth end's receive drops.
+// socket drops, or the receive drops of the XDP sink's interface (a
+// testbed's veth end, an external device's NIC).
 func (r *rig) sinkDrops() uint64 {
 	if r.xsink == nil {
 		return r.sink.Stats().RxDropped
@@ -132,7 +133,9 @@ func (r *rig) sinkDrops() uint64 {
 			return err
 		}
 		if st := l.Attrs().Statistics; st != nil {
-			n = st.RxDropped
+			// A NIC counts frames it had no room for as missed or FIFO
+			// errors; a veth counts none there.
+			n = st.RxDropped + st.RxMissedErrors + st.RxFifoErrors
 		}
 		return nil
 	})
