@@ -401,6 +401,9 @@ func benchGenSetup(fs *flag.FlagSet) action {
 		}
 		var g sender
 		how := ""
+		if onPHC {
+			how = "AF_XDP (--tx-clock phc: live frames are stamped in XDP, on CLOCK_MONOTONIC)"
+		}
 		if *mode != "afxdp" && !onPHC {
 			lg, err := loadgen.NewLiveGenerator(cfg, loadgen.LiveConfig{Netns: *pf.netns, Iface: *pf.iface, Redirect: *redirect, CPUs: cpuList}, nil)
 			switch {
