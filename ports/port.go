@@ -98,7 +98,9 @@ type MaxFramer interface {
 
 // RxStamper is implemented by ports that can stamp received frames in
 // hardware. Receive then sets RxTime to the frame's hardware stamp taken
-// onto CLOCK_MONOTONIC, in ns, and leaves it zero on frames without one;
+// onto CLOCK_MONOTONIC, in ns (or left on the PHC RxClock names, where a
+// load tester asked for that: afxdp.Options.RxStampRaw), and leaves it
+// zero on frames without one;
 // the dataplane puts the stamps on its own clock and stamps the rest
 // itself. A port that is not an RxStamper and sets RxTime (memport) sets
 // it on the dataplane's clock.

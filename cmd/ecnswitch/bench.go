@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -35,7 +36,8 @@ func benchCommand() *command {
 			"timestamp, counted per flow at the sink (lost, reordered, duplicated, CE) with one-way\n" +
 			"latency. Run both on one machine (in testbed hosts with --netns): they share\n" +
 			"CLOCK_MONOTONIC. switch runs the RFC 2544 benchmark of ecnswitch against DPDK testpmd,\n" +
-			"OVS and a Linux bridge on a testbed of its own. tcp measures real kernel TCP through\n" +
+			"OVS and a Linux bridge on a testbed of its own, or of any device wired between two NICs of\n" +
+			"this machine (--gen-iface, --sink-iface; docs/load-testing.md). tcp measures real kernel TCP through\n" +
 			"ecnswitch, DPDK testpmd and a Linux bridge. cacheline times a cache line's move\n" +
 			"between two CPUs: on a VM it changes with where the host puts the vCPUs, and with it\n" +
 			"the rates of a benchmark.",
@@ -45,15 +47,20 @@ func benchCommand() *command {
 					"(BPF_PROG_RUN, from an XDP program of ecnswitch's own, one thread per --cpus), or over AF_XDP.\n" +
 					"--mode auto uses live frames where the device takes them and says which mode it uses.\n" +
 					"Every frame carries its flow id, sequence number and TX time (CLOCK_MONOTONIC) for `ecnswitch bench sink`.\n" +
-					"Sizes and bit rates count the Ethernet frame with its FCS (RFC 2544); --l1 adds preamble and gap.\nNeeds root.", setup: benchGenSetup},
+					"Sizes and bit rates count the Ethernet frame with its FCS (RFC 2544); --l1 adds preamble and gap.\n" +
+					"Into a device under test: --gen-iface A --sink-iface B sends on A to B's MAC, after a learning frame\n" +
+					"from B, and refuses interfaces that are down or look like the host's management interface.\nNeeds root.", setup: benchGenSetup},
 			{name: "sink", synopsis: "--iface IF [flags]", summary: "count test frames per flow: loss, reordering, CE, one-way latency (root)",
 				help: "Count `ecnswitch bench gen` frames per flow: received, lost, reordered, duplicated, CE-marked,\n" +
 					"and one-way latency (an HDR histogram). Start it before the generator.\n" +
 					"--mode xdp counts in an XDP program attached to the interface (per CPU, frames dropped after counting,\n" +
 					"other frames passed to the kernel, a --sample fraction's latency to user space): it keeps up with the device.\n" +
 					"--mode afxdp receives every frame over an AF_XDP socket. --mode auto uses XDP where the program attaches.\n" +
-					"Prints a progress line every second and a report at the end (SIGINT, or --duration).\nNeeds root.", setup: benchSinkSetup},
-			{name: "switch", synopsis: "[flags]", summary: "RFC 2544 forwarding rate and throughput against testpmd, OVS and a bridge (root)",
+					"Prints a progress line every second and a report at the end (SIGINT, or --duration).\n" +
+					"Behind a device under test: --sink-iface B [--gen-iface A] counts on B, with the same checks as bench gen.\n" +
+					"The report names the clocks of the TX and RX stamps, and drops the latencies when they are two PHCs\n" +
+					"further apart than --max-clock-offset.\nNeeds root.", setup: benchSinkSetup},
+			{name: "switch", synopsis: "[--gen-iface IF --sink-iface IF] [flags]", summary: "RFC 2544 forwarding rate and throughput against testpmd, OVS and a bridge, or of a device between two NICs (root)",
 				help: "Bring up a testbed (generator host → device → sink host) and, for each frame size and device,\n" +
 					"measure the maximum forwarding rate (generator unpaced) and the RFC 2544 throughput (the highest\n" +
 					"offered rate with no loss: a sweep of loads, then a bounded binary search). Devices: ecnswitch with\n" +
@@ -62,7 +69,13 @@ func benchCommand() *command {
 					"sends XDP live frames where it can (--generator), and the sink counts in XDP where it can (--sink),\n" +
 					"so that the device, not the generator, is the limit; the report says per row which was. Writes DIR/report.md, results.json and\n" +
 					"PNG plots. Trials per device and size: 1 + sweep points + at most --iterations, each --trial long.\n" +
-					"Generator, switch and sink share the CPUs; on a busy machine run it under nice -n -10.\nNeeds root.", setup: benchSwitchSetup},
+					"Generator, switch and sink share the CPUs; on a busy machine run it under nice -n -10.\n" +
+					"--gen-iface A --sink-iface B measures instead whatever device is wired between A and B (a hardware\n" +
+					"switch, a bridge or OVS on another server): no testbed, no ecnswitch, one report row; the frames go\n" +
+					"from A's MAC to B's (--dst-mac for a router), and a learning frame from B before each trial teaches an L2\n" +
+					"switch where B is. A and B are refused when down, the same, or looking like the host's management\n" +
+					"interface (--force); nothing on them changes but the XDP programs and sockets, removed at exit.\n" +
+					"Latency across two PHCs (--tx-clock phc --rx-clock phc) is reported only while they are synchronised.\nNeeds root.", setup: benchSwitchSetup},
 			{name: "tcp", synopsis: "[flags]", summary: "real kernel TCP through ecnswitch, testpmd and a bridge (root)",
 				help: "Bring up a 2-host testbed and measure the goodput of real kernel TCP from h1 to h2 (cubic with\n" +
 					"ECN) through each device, unshaped: ecnswitch (learning, 8 DWRR queues, no marking; ecnswitch-red\n" +
@@ -122,8 +135,9 @@ func addPortFlags(fs *flag.FlagSet) portFlags {
 	}
 }
 
-// open opens the port the flags name.
-func (pf portFlags) open(fs *flag.FlagSet, stderr io.Writer) (*loadgen.NetnsPort, error) {
+// open opens the port the flags name; rawStamps asks for hardware RX
+// stamps left on the device's PHC (--rx-clock phc).
+func (pf portFlags) open(fs *flag.FlagSet, stderr io.Writer, rawStamps bool) (*loadgen.NetnsPort, error) {
 	if *pf.iface == "" {
 		return nil, usageErr(fs, "--iface is required")
 	}
@@ -141,7 +155,118 @@ func (pf portFlags) open(fs *flag.FlagSet, stderr io.Writer) (*loadgen.NetnsPort
 	default:
 		return nil, usageErr(fs, "--attach %q: want native, generic or auto", *pf.attach)
 	}
+	if rawStamps {
+		opts.RxStamp, opts.RxStampRaw = afxdp.RxStampOn, true
+	}
 	return loadgen.OpenPort(*pf.netns, *pf.iface, opts)
+}
+
+// extFlags are the flags that point a bench command at a device under
+// test that is not ours, wired between two interfaces of this machine.
+// Flags a command does not define are nil.
+type extFlags struct {
+	gen, sink, netns, txClock, rxClock *string
+	force, noLearn                     *bool
+	clockLimit                         *time.Duration
+}
+
+// addExtFlags defines the flags of cmd: "switch", "gen" or "sink" (gen
+// and sink have --netns already, for --iface).
+func addExtFlags(fs *flag.FlagSet, cmd string) extFlags {
+	genUsage := map[string]string{
+		"switch": "measure the device under test wired between `IF` and --sink-iface: the generator sends on IF, the sink counts on --sink-iface; no testbed, no ecnswitch",
+		"gen":    "send on `IF`, into a device under test, as --iface does, but refused when down or when it looks like the host's management interface",
+		"sink":   "the interface `IF` the generator sends on, into the device under test: checked with --sink-iface (it must be another), and read for --tx-clock phc",
+	}[cmd]
+	sinkUsage := map[string]string{
+		"switch": "the interface `IF` the device under test forwards to, where the sink counts",
+		"gen":    "the interface `IF` the device under test forwards to: checked with --gen-iface, and the frames' --dst-mac unless given",
+		"sink":   "count on `IF`, where the device under test forwards to, as --iface does, but refused when down or when it looks like the host's management interface",
+	}[cmd]
+	ef := extFlags{
+		gen:   fs.String("gen-iface", "", genUsage),
+		sink:  fs.String("sink-iface", "", sinkUsage),
+		force: fs.Bool("force", false, "use --gen-iface and --sink-iface even when they look like the host's management interface (a default route, an SSH session)"),
+	}
+	if cmd != "sink" {
+		ef.noLearn = fs.Bool("no-learn", false, "send no learning frame from --sink-iface (by default one, from its MAC, before the frames, so that "+
+			"a learning switch forwards them to it instead of flooding them)")
+		ef.txClock = fs.String("tx-clock", bench.StampMonotonic, "the clock of the TX stamps: monotonic (CLOCK_MONOTONIC) or phc (--gen-iface's PTP hardware clock, read at send; AF_XDP generator)")
+	} else {
+		ef.txClock = fs.String("tx-clock", bench.StampMonotonic, "the clock of the generator's TX stamps: monotonic (CLOCK_MONOTONIC of this machine) or phc (--gen-iface's PTP hardware clock)")
+	}
+	if cmd != "gen" {
+		ef.rxClock = fs.String("rx-clock", bench.StampMonotonic, "the clock of the RX stamps: monotonic (CLOCK_MONOTONIC) or phc (--sink-iface's PTP hardware clock: its hardware stamps; AF_XDP sink)")
+		ef.clockLimit = durationFlag(fs, "max-clock-offset", loadgen.DefaultClockLimit,
+			"the largest offset between the PHCs of --tx-clock and --rx-clock with which one-way latency is still reported")
+	}
+	if cmd == "switch" {
+		ef.netns = fs.String("netns", "", "the network namespace `NAME` --gen-iface and --sink-iface are in, as ip netns lists it")
+	}
+	return ef
+}
+
+// only lists bench switch's flags that make sense with an external device
+// only.
+func (ef extFlags) only() []string {
+	return []string{"force", "no-learn", "tx-clock", "rx-clock", "max-clock-offset", "netns"}
+}
+
+// clocks checks --tx-clock, --rx-clock and --max-clock-offset, where
+// defined.
+func (ef extFlags) clocks(fs *flag.FlagSet) error {
+	for _, c := range []*string{ef.txClock, ef.rxClock} {
+		if c != nil && *c != bench.StampMonotonic && *c != bench.StampPHC {
+			return usageErr(fs, "--tx-clock, --rx-clock %q: want %s or %s", *c, bench.StampMonotonic, bench.StampPHC)
+		}
+	}
+	if ef.clockLimit != nil && *ef.clockLimit < 0 {
+		return usageErr(fs, "--max-clock-offset %v: want ≥ 0", *ef.clockLimit)
+	}
+	return nil
+}
+
+// external returns bench switch's External from the flags.
+func (ef extFlags) external(fs *flag.FlagSet) (*bench.External, error) {
+	if *ef.gen == "" || *ef.sink == "" {
+		return nil, usageErr(fs, "--gen-iface and --sink-iface go together: the device under test is wired between them")
+	}
+	if err := ef.clocks(fs); err != nil {
+		return nil, err
+	}
+	return &bench.External{GenIface: *ef.gen, SinkIface: *ef.sink, Netns: *ef.netns, NoLearn: *ef.noLearn,
+		TxClock: *ef.txClock, RxClock: *ef.rxClock, ClockLimit: *ef.clockLimit, Force: *ef.force}, nil
+}
+
+// ends resolves bench gen's and bench sink's --gen-iface and --sink-iface:
+// the one the command drives (role "gen" or "sink") becomes --iface, and
+// both are checked (bench.CheckInterfaces). Without either it returns
+// zero Interfaces and checks nothing.
+func (ef extFlags) ends(fs *flag.FlagSet, pf portFlags, role string) (gen, sink bench.Interface, err error) {
+	if *ef.gen == "" && *ef.sink == "" {
+		for _, f := range []string{"force", "no-learn"} {
+			if isSet(fs, f) {
+				return gen, sink, usageErr(fs, "--%s is for --gen-iface and --sink-iface", f)
+			}
+		}
+		return gen, sink, nil
+	}
+	own := map[string]*string{"gen": ef.gen, "sink": ef.sink}[role]
+	switch {
+	case *own == "":
+		return gen, sink, usageErr(fs, "--%s-iface is required with --gen-iface or --sink-iface: the interface this command drives", role)
+	case *pf.iface != "":
+		return gen, sink, usageErr(fs, "--iface and --%s-iface name the same thing: give one", role)
+	}
+	*pf.iface = *own
+	return bench.CheckInterfaces(*pf.netns, *ef.gen, *ef.sink, *ef.force)
+}
+
+// isSet reports whether the flag name was given on the command line.
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // interfaceMAC returns ifname's MAC address, looked up inside netns.
@@ -184,14 +309,29 @@ func benchGenSetup(fs *flag.FlagSet) action {
 	mode := fs.String("mode", "auto", "auto, xdp (live frames) or afxdp (a socket)")
 	cpus := fs.String("cpus", "", "live frames: CPUs to send from, one pinned thread each (0,1); default one thread, unpinned")
 	redirect := fs.String("redirect", "", "live frames: redirect them to this interface instead of sending out of --iface")
+	ef := addExtFlags(fs, "gen")
 	return benchAction("gen", func(ctx context.Context, e *env) error {
 		stdout, stderr := e.stdout, e.stderr
 		if *mode != "auto" && *mode != "xdp" && *mode != "afxdp" {
 			return usageErr(fs, "--mode %q: want auto, xdp or afxdp", *mode)
 		}
+		if err := ef.clocks(fs); err != nil {
+			return err
+		}
+		onPHC := *ef.txClock == bench.StampPHC
+		if onPHC && *mode == "xdp" {
+			return usageErr(fs, "--tx-clock phc needs the AF_XDP generator: live frames are stamped in XDP, on CLOCK_MONOTONIC")
+		}
+		_, sinkIf, err := ef.ends(fs, pf, "gen")
+		if err != nil {
+			return err
+		}
 		cpuList, err := parseCPUs(*cpus)
 		if err != nil {
 			return usageErr(fs, "--cpus: %v", err)
+		}
+		if sinkIf.Name != "" && !isSet(fs, "dst-mac") {
+			*dstMAC = sinkIf.MAC.String()
 		}
 
 		cfg := loadgen.GeneratorConfig{Flows: *flows, Duration: *duration, Count: *count, Burst: *burst, Run: uint16(*run)}
@@ -241,9 +381,30 @@ func benchGenSetup(fs *flag.FlagSet) action {
 		if *pf.iface == "" {
 			return usageErr(fs, "--iface is required")
 		}
+		clock, err := newSystemClock()
+		if err != nil {
+			return err
+		}
+		if onPHC {
+			c, closePHC, err := phcClock(*pf.netns, *pf.iface)
+			if err != nil {
+				return fmt.Errorf("--tx-clock phc: %w", err)
+			}
+			defer closePHC()
+			clock = c
+		}
+		if sinkIf.Name != "" && !*ef.noLearn && bytes.Equal(cfg.DstMAC, sinkIf.MAC) {
+			if err := bench.SendLearn(*pf.netns, sinkIf.Name, cfg.SrcMAC); err != nil {
+				return err
+			}
+			fmt.Fprintf(stderr, "sent a learning frame from %s (%v), for a learning switch to forward to it\n", sinkIf.Name, sinkIf.MAC)
+		}
 		var g sender
 		how := ""
-		if *mode != "afxdp" {
+		if onPHC {
+			how = "AF_XDP (--tx-clock phc: live frames are stamped in XDP, on CLOCK_MONOTONIC)"
+		}
+		if *mode != "afxdp" && !onPHC {
 			lg, err := loadgen.NewLiveGenerator(cfg, loadgen.LiveConfig{Netns: *pf.netns, Iface: *pf.iface, Redirect: *redirect, CPUs: cpuList}, nil)
 			switch {
 			case err == nil:
@@ -259,12 +420,12 @@ func benchGenSetup(fs *flag.FlagSet) action {
 			if len(cpuList) > 1 || *redirect != "" {
 				return usageErr(fs, "--cpus with more than one CPU and --redirect need live frames (--mode xdp)")
 			}
-			port, err := pf.open(fs, stderr)
+			port, err := pf.open(fs, stderr, false)
 			if err != nil {
 				return err
 			}
 			defer port.Close()
-			ag, err := loadgen.NewGenerator(cfg, port, nil)
+			ag, err := loadgen.NewGenerator(cfg, port, clock)
 			if err != nil {
 				return usageErr(fs, "%v", err)
 			}
@@ -274,7 +435,8 @@ func benchGenSetup(fs *flag.FlagSet) action {
 			}
 		}
 		c := g.Config()
-		fmt.Fprintf(stderr, "sending %s of %s frames, %d flows, %s, on %s: %s\n", c.Rate, *size, c.Flows, classesString(g.Classes()), *pf.iface, how)
+		fmt.Fprintf(stderr, "sending %s of %s frames, %d flows, %s, on %s: %s; TX stamps on %s\n",
+			c.Rate, *size, c.Flows, classesString(g.Classes()), *pf.iface, how, clock.Name())
 
 		done := make(chan error, 1)
 		go func() { done <- g.Run(ctx) }()
@@ -303,6 +465,32 @@ func benchGenSetup(fs *flag.FlagSet) action {
 			}
 		}
 	})
+}
+
+// stampClock is a clock stamps are read on, that loadgen.CheckClocks can
+// compare with another.
+type stampClock interface {
+	Now() int64
+	loadgen.StampClock
+}
+
+// newSystemClock returns a loadgen.SystemClock as a stampClock.
+func newSystemClock() (stampClock, error) {
+	c, err := loadgen.NewSystemClock()
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// phcClock opens the PTP hardware clock of ifname, in netns, as a stamp
+// clock; closePHC closes it.
+func phcClock(netns, ifname string) (c stampClock, closePHC func() error, err error) {
+	phc, err := bench.InterfacePHC(netns, ifname)
+	if err != nil {
+		return nil, nil, err
+	}
+	return loadgen.NewPHCClock(phc), phc.Close, nil
 }
 
 // sender is a traffic generator: loadgen.Generator (AF_XDP) or
@@ -394,6 +582,7 @@ func benchSinkSetup(fs *flag.FlagSet) action {
 	sample := fs.Float64("sample", loadgen.DefaultSample, "xdp: fraction of frames whose one-way latency is recorded")
 	l1 := fs.Bool("l1", false, "count preamble and inter-frame gap (20 bytes per frame) in bit rates")
 	quiet := fs.Bool("quiet", false, "no progress lines")
+	ef := addExtFlags(fs, "sink")
 	return benchAction("sink", func(ctx context.Context, e *env) error {
 		stdout, stderr := e.stdout, e.stderr
 		if *run > 65535 {
@@ -402,6 +591,45 @@ func benchSinkSetup(fs *flag.FlagSet) action {
 		if *mode != loadgen.SinkAuto && *mode != loadgen.SinkXDP && *mode != loadgen.SinkAFXDP {
 			return usageErr(fs, "--mode %q: want auto, xdp or afxdp", *mode)
 		}
+		if err := ef.clocks(fs); err != nil {
+			return err
+		}
+		rxPHC := *ef.rxClock == bench.StampPHC
+		if rxPHC && *mode == loadgen.SinkXDP {
+			return usageErr(fs, "--rx-clock phc needs the AF_XDP sink: the XDP sink stamps on CLOCK_MONOTONIC")
+		}
+		if *ef.txClock == bench.StampPHC && *ef.gen == "" {
+			return usageErr(fs, "--tx-clock phc needs --gen-iface: the generator's PHC, on this machine, to measure against --sink-iface's")
+		}
+		genIf, _, err := ef.ends(fs, pf, "sink")
+		if err != nil {
+			return err
+		}
+		if *pf.iface == "" {
+			return usageErr(fs, "--iface is required")
+		}
+		txClock, err := newSystemClock()
+		if err != nil {
+			return err
+		}
+		rxClock := txClock
+		if *ef.txClock == bench.StampPHC {
+			c, closePHC, err := phcClock(*pf.netns, genIf.Name)
+			if err != nil {
+				return fmt.Errorf("--tx-clock phc: %w", err)
+			}
+			defer closePHC()
+			txClock = c
+		}
+		if rxPHC {
+			c, closePHC, err := phcClock(*pf.netns, *pf.iface)
+			if err != nil {
+				return fmt.Errorf("--rx-clock phc: %w", err)
+			}
+			defer closePHC()
+			rxClock = c
+		}
+		check := func() loadgen.ClockCheck { return loadgen.CheckClocks(txClock, rxClock, *ef.clockLimit) }
 		cfg := loadgen.SinkConfig{Run: uint16(*run), Window: *window, Flows: *flows, Sample: *sample}
 		if *l1 {
 			cfg.Overhead = loadgen.L1Overhead
@@ -409,15 +637,12 @@ func benchSinkSetup(fs *flag.FlagSet) action {
 		if !*quiet {
 			cfg.Progress = func(p loadgen.Progress) { fmt.Fprintln(stderr, p) }
 		}
-		if *pf.iface == "" {
-			return usageErr(fs, "--iface is required")
-		}
 		var (
 			runSink func(context.Context) error
 			report  func() (loadgen.Report, error)
 			how     string
 		)
-		if *mode != loadgen.SinkAFXDP {
+		if *mode != loadgen.SinkAFXDP && !rxPHC {
 			s, err := openXDPSink(cfg, pf)
 			switch {
 			case err == nil:
@@ -430,12 +655,12 @@ func benchSinkSetup(fs *flag.FlagSet) action {
 			}
 		}
 		if runSink == nil {
-			port, err := pf.open(fs, stderr)
+			port, err := pf.open(fs, stderr, rxPHC)
 			if err != nil {
 				return err
 			}
 			defer port.Close()
-			s, err := loadgen.NewSink(cfg, port, nil)
+			s, err := loadgen.NewSink(cfg, port, rxClock)
 			if err != nil {
 				return usageErr(fs, "%v", err)
 			}
@@ -449,12 +674,13 @@ func benchSinkSetup(fs *flag.FlagSet) action {
 			ctx, cancel = context.WithTimeout(ctx, *duration)
 			defer cancel()
 		}
-		fmt.Fprintf(stderr, "receiving on %s: %s; SIGINT ends and reports\n", *pf.iface, how)
-		err := runSink(ctx)
+		fmt.Fprintf(stderr, "receiving on %s: %s; stamps: %s; SIGINT ends and reports\n", *pf.iface, how, check())
+		err = runSink(ctx)
 		rep, rerr := report()
 		if rerr != nil {
 			return errors.Join(err, rerr)
 		}
+		rep.Latency = rep.Latency.Checked(check())
 		if werr := rep.WriteText(stdout); werr != nil {
 			err = errors.Join(err, werr)
 		}
@@ -498,10 +724,43 @@ func benchSwitchSetup(fs *flag.FlagSet) action {
 	level := logLevelFlag(fs, "warn", "")
 	generator := fs.String("generator", bench.GeneratorAuto, "how the generator sends: auto (XDP live frames where the kernel runs them), xdp or afxdp")
 	sink := fs.String("sink", loadgen.SinkAuto, "how the sink counts: auto (in XDP where the program attaches), xdp or afxdp")
+	ef := addExtFlags(fs, "switch")
+	dstMAC := fs.String("dst-mac", "", "external device: the frames' destination MAC (default --sink-iface's; a router's own MAC, for a router)")
+	srcIP := fs.String("src-ip", bench.DefaultGenIP.String(), "external device: the frames' source IPv4 address")
+	dstIP := fs.String("dst-ip", bench.DefaultSinkIP.String(), "external device: the frames' destination IPv4 address")
 	return benchAction("switch", func(ctx context.Context, e *env) error {
 		stdout, stderr := e.stdout, e.stderr
 		o := bench.SwitchOptions{Trial: *trial, Drain: *drain, Iterations: *iterations, Resolution: *resolution,
 			LossTolerance: *tolerance, Flows: *flows, Progress: stderr, Generator: *generator, Sink: *sink}
+		if *ef.gen == "" && *ef.sink == "" {
+			for _, f := range append(ef.only(), "dst-mac", "src-ip", "dst-ip") {
+				if isSet(fs, f) {
+					return usageErr(fs, "--%s is for an external device: give --gen-iface and --sink-iface", f)
+				}
+			}
+		} else {
+			x, err := ef.external(fs)
+			if err != nil {
+				return err
+			}
+			for _, f := range []string{"devices", "subnet"} {
+				if isSet(fs, f) {
+					return usageErr(fs, "--%s: an external device (--gen-iface, --sink-iface) is measured alone, without a testbed", f)
+				}
+			}
+			if *dstMAC != "" {
+				if x.Addresses.DstMAC, err = net.ParseMAC(*dstMAC); err != nil {
+					return usageErr(fs, "--dst-mac: %v", err)
+				}
+			}
+			if x.Addresses.SrcIP, err = netip.ParseAddr(*srcIP); err != nil {
+				return usageErr(fs, "--src-ip: %v", err)
+			}
+			if x.Addresses.DstIP, err = netip.ParseAddr(*dstIP); err != nil {
+				return usageErr(fs, "--dst-ip: %v", err)
+			}
+			o.External = x
+		}
 		for _, s := range strings.Split(*sizes, ",") {
 			n, err := strconv.Atoi(strings.TrimSpace(s))
 			if err != nil {
@@ -521,8 +780,10 @@ func benchSwitchSetup(fs *flag.FlagSet) action {
 			o.Sweep = append(o.Sweep, f)
 		}
 		var err error
-		if o.Devices, err = bench.ParseDevices(*devices); err != nil {
-			return usageErr(fs, "--devices: %v", err)
+		if o.External == nil {
+			if o.Devices, err = bench.ParseDevices(*devices); err != nil {
+				return usageErr(fs, "--devices: %v", err)
+			}
 		}
 		if o.DSCP, err = loadgen.ParseDSCP(*dscp); err != nil {
 			return usageErr(fs, "--dscp: %v", err)

@@ -76,3 +76,38 @@ func TestBenchJSONRecordsBuild(t *testing.T) {
 		}
 	}
 }
+
+// The flags of a device under test between two interfaces: each misuse
+// is a usage error that names the flag; interfaces that do not exist
+// fail the run (exit 1), naming the flag and the interface.
+func TestBenchExternalFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bench", "switch", "--gen-iface", "a"}, "--gen-iface and --sink-iface go together"},
+		{[]string{"bench", "switch", "--sink-iface", "b"}, "--gen-iface and --sink-iface go together"},
+		{[]string{"bench", "switch", "--dst-mac", "02:00:00:00:00:01"}, "--dst-mac is for an external device"},
+		{[]string{"bench", "switch", "--no-learn"}, "--no-learn is for an external device"},
+		{[]string{"bench", "switch", "--gen-iface", "a", "--sink-iface", "b", "--devices", "bridge"}, "--devices: an external device"},
+		{[]string{"bench", "switch", "--gen-iface", "a", "--sink-iface", "b", "--tx-clock", "hw"}, `--tx-clock, --rx-clock "hw": want monotonic or phc`},
+		{[]string{"bench", "switch", "--gen-iface", "a", "--sink-iface", "b", "--dst-mac", "nope"}, "--dst-mac"},
+		{[]string{"bench", "switch", "--gen-iface", "a", "--sink-iface", "b", "--src-ip", "nope"}, "--src-ip"},
+		{[]string{"bench", "gen", "--gen-iface", "a", "--iface", "a"}, "--iface and --gen-iface name the same thing"},
+		{[]string{"bench", "gen", "--sink-iface", "b"}, "--gen-iface is required with --gen-iface or --sink-iface"},
+		{[]string{"bench", "gen", "--iface", "a", "--force"}, "--force is for --gen-iface and --sink-iface"},
+		{[]string{"bench", "gen", "--iface", "a", "--mode", "xdp", "--tx-clock", "phc"}, "--tx-clock phc needs the AF_XDP generator"},
+		{[]string{"bench", "sink", "--iface", "b", "--tx-clock", "phc"}, "--tx-clock phc needs --gen-iface"},
+		{[]string{"bench", "sink", "--iface", "b", "--mode", "xdp", "--rx-clock", "phc"}, "--rx-clock phc needs the AF_XDP sink"},
+		{[]string{"bench", "sink", "--iface", "b", "--max-clock-offset", "-1us"}, "--max-clock-offset -1µs: want ≥ 0"},
+	} {
+		code, _, errs := cli(t, c.args...)
+		if code != exitUsage || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, want %d and %q:\n%s", c.args, code, exitUsage, c.want, errs)
+		}
+	}
+	code, _, errs := cli(t, "bench", "switch", "--gen-iface", "ecnx-none-g", "--sink-iface", "ecnx-none-s")
+	if code != exitFail || !strings.Contains(errs, "--gen-iface ecnx-none-g") || !strings.Contains(errs, "--sink-iface ecnx-none-s") {
+		t.Errorf("interfaces that do not exist: exit %d, want %d naming both:\n%s", code, exitFail, errs)
+	}
+}
