@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/ecnswitch/ecnswitch/config"
+	"github.com/ecnswitch/ecnswitch/internal/httpguard"
 )
 
 // Runtime control: the daemon's running config, and how it changes.
@@ -242,7 +243,7 @@ func (r *Runtime) undo(next *config.Config, applied []config.Change) error {
 func (r *Runtime) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /config", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, r.Running())
+		httpguard.WriteJSON(w, http.StatusOK, r.Running())
 	})
 	mux.HandleFunc("POST /config/set", func(w http.ResponseWriter, req *http.Request) {
 		sr, err := decodeSet(req)
@@ -255,7 +256,7 @@ func (r *Runtime) Handler() http.Handler {
 			writeError(w, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, nonNil(recs))
+		httpguard.WriteJSON(w, http.StatusOK, nonNil(recs))
 	})
 	mux.HandleFunc("POST /config/reload", func(w http.ResponseWriter, req *http.Request) {
 		recs, err := r.Reload(req.Context())
@@ -263,7 +264,7 @@ func (r *Runtime) Handler() http.Handler {
 			writeError(w, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, nonNil(recs))
+		httpguard.WriteJSON(w, http.StatusOK, nonNil(recs))
 	})
 	return mux
 }
@@ -309,13 +310,5 @@ func writeError(w http.ResponseWriter, err error) {
 	case errors.Is(err, ErrRefused):
 		code = http.StatusConflict
 	}
-	writeJSON(w, code, apiError{Error: err.Error()})
-}
-
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.Encode(v) // the status line is out; a failed write has no one to tell
+	httpguard.WriteError(w, code, err.Error())
 }

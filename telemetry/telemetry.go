@@ -2,7 +2,6 @@ package telemetry
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -244,7 +243,7 @@ func (s *Server) serveStats(w http.ResponseWriter, _ *http.Request) {
 	if s.opts.Config != nil {
 		body.Config = s.opts.Config()
 	}
-	writeJSON(w, http.StatusOK, body)
+	httpguard.WriteJSON(w, http.StatusOK, body)
 }
 
 func (s *Server) serveQueues(w http.ResponseWriter, r *http.Request) {
@@ -301,13 +300,6 @@ func (s *Server) decodeQueues(v url.Values) (queuesQuery, int, error) {
 	return q, http.StatusOK, nil
 }
 
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	enc := json.NewEncoder(w)
-	_ = enc.Encode(v) // the client went away; nothing to do
-}
-
 func httpError(w http.ResponseWriter, code int, format string, args ...any) {
-	writeJSON(w, code, map[string]string{"error": fmt.Sprintf(format, args...)})
+	httpguard.WriteError(w, code, fmt.Sprintf(format, args...))
 }
