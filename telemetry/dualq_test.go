@@ -73,7 +73,7 @@ func TestDualQStatsAndMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	q := st.Ports[1].DualQ
-	if q == nil || st.Ports[0].DualQ != nil || q.Updates == 0 || q.Prob == 0 || q.StepMarks == 0 || !strings.Contains(body, `"dualq":{"prob":`) {
+	if q == nil || st.Ports[0].DualQ != nil || q.Updates == 0 || q.Prob == 0 || q.StepMarks == 0 || !strings.Contains(body, `"dualq": {`) {
 		t.Fatalf("/stats: port b's dualq %+v, port a's %+v; want updates, p′ and step marks on b alone", q, st.Ports[0].DualQ)
 	}
 	_, body = get(t, r.srv.Handler(), "/metrics")
