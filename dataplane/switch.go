@@ -48,7 +48,7 @@ type port struct {
 	dev      ports.Port
 	pender   ports.Pender // dev, if it can hold taken frames unsent; nil otherwise
 	mtu      int          // the largest frame dev sends (ports.MaxFramer); 0: any
-	reshape  Reshaper     // nil: refused packets are dropped
+	reshape  Reshaper     // nil: refused packets are dropped; a Trim's trimmer, or PortConfig.Reshape
 	enq, deq chainStage   // the marker chains at the two stages
 	nonECT   marking.NonECT
 	chains   atomic.Pointer[portChains] // enq and deq as published for Stats
@@ -193,7 +193,13 @@ func newPort(idx int, pc *PortConfig, dev ports.Port, batch int, now int64) (*po
 	for q := 0; q < nq; q++ {
 		p.qinfo = append(p.qinfo, sched.Queue(q))
 	}
+	if err := pc.validateTrim(nq); err != nil {
+		return nil, err
+	}
 	p.reshape = pc.Reshape
+	if pc.Trim != nil {
+		p.reshape = newTrimmer(pc.Trim, nq)
+	}
 	p.pender, _ = dev.(ports.Pender)
 	if m, ok := dev.(ports.MaxFramer); ok {
 		p.mtu = m.MaxFrame()

@@ -172,7 +172,7 @@ func FuzzTrim(f *testing.F) {
 		before := append([]byte(nil), frame...)
 		ref := *d
 		if !packet.Trim(d, int(size), dscp) {
-			if !bytes.Equal(frame, before) || d.Len != len(before) || d.DSCP != ref.DSCP {
+			if !bytes.Equal(frame, before) || d.Len != len(before) || d.DSCP != ref.DSCP || d.Trimmed {
 				t.Fatal("Trim reported false and changed the packet")
 			}
 			return
@@ -180,7 +180,7 @@ func FuzzTrim(f *testing.F) {
 		if !parsed || ref.Proto != packet.ProtoUDP || ref.L4Off == 0 {
 			t.Fatalf("trimmed a frame that is not parsed UDP (parsed %v, proto %d)", parsed, ref.Proto)
 		}
-		if d.Len > len(before) || d.Len < int(ref.L4Off)+8 {
+		if d.Len > len(before) || d.Len < int(ref.L4Off)+8 || !d.Trimmed {
 			t.Fatalf("trimmed to %d bytes of %d (transport header ends at %d)", d.Len, len(before), ref.L4Off+8)
 		}
 		got := &packet.Desc{Buf: frame, Len: d.Len}

@@ -45,7 +45,7 @@ const ipv4MoreFragments = 0x2000
 //     datagram sent without a checksum (0, RFC 768) keeps none; IPv6
 //     always gets one (RFC 8200 §8.1).
 //
-// d.Len and d.DSCP follow. Trim never allocates.
+// d.Len and d.DSCP follow, and d.Trimmed is set. Trim never allocates.
 func Trim(d *Desc, size int, dscp uint8) bool {
 	if d.Proto != ProtoUDP || d.L4Off == 0 || uint(d.Len) > uint(cap(d.Buf)) {
 		return false
@@ -99,7 +99,7 @@ func Trim(d *Desc, size int, dscp uint8) bool {
 		ip[1] = (dscp&0x03)<<6 | ip[1]&0x3f
 		binary.BigEndian.PutUint16(ip[4:], uint16(end-l4))
 	}
-	d.DSCP = dscp
+	d.DSCP, d.Trimmed = dscp, true
 	if end == ipEnd {
 		return true // nothing to cut; the UDP checksum does not cover the DSCP
 	}

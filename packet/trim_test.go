@@ -24,8 +24,8 @@ const trimDSCP = 5
 func checkTrimmed(t *testing.T, before []byte, d *packet.Desc, dscp uint8, want int) {
 	t.Helper()
 	f := d.Frame()
-	if d.Len != want {
-		t.Fatalf("trimmed to %d bytes, want %d", d.Len, want)
+	if d.Len != want || !d.Trimmed {
+		t.Fatalf("trimmed to %d bytes (Trimmed %v), want %d", d.Len, d.Trimmed, want)
 	}
 	ref := packettest.Desc(t, append([]byte(nil), before...))
 	l3, l4 := int(ref.L3Off), int(ref.L4Off)
@@ -228,7 +228,7 @@ func TestTrimLeavesAlone(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		dscp := d.DSCP
-		if packet.Trim(d, 0, trimDSCP) || d.Len != len(f) || !bytes.Equal(d.Frame(), f) || d.DSCP != dscp {
+		if packet.Trim(d, 0, trimDSCP) || d.Len != len(f) || !bytes.Equal(d.Frame(), f) || d.DSCP != dscp || d.Trimmed {
 			t.Errorf("%s: trimmed, or changed (len %d of %d, DSCP %d)", name, d.Len, len(f), d.DSCP)
 		}
 	}
