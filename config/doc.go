@@ -29,7 +29,7 @@
 //	port_defaults: any port key but name and interface, merged into every port
 //	ports:        [{name, interface, afxdp, queues, mtu, scheduler, rate, bucket,
 //	               overhead, pool, buffer, markers: {enqueue, dequeue}, non_ect,
-//	               delay, worker}]
+//	               delay, worker, trim: {bytes, queue, dscp, queues}}]
 //	capture:      dir, quota, ring_memory, captures: [{port (by name), direction,
 //	               filter, queue, dscp, format, path (inside dir), snaplen,
 //	               max_bytes, max_files, ring}]

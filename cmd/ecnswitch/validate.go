@@ -9,6 +9,7 @@ import (
 	"github.com/ecnswitch/ecnswitch/config"
 	"github.com/ecnswitch/ecnswitch/dataplane"
 	"github.com/ecnswitch/ecnswitch/marking"
+	"github.com/ecnswitch/ecnswitch/packet"
 )
 
 func validateCmd(e *env, args []string) int {
@@ -98,6 +99,9 @@ func summarize(w io.Writer, c *config.Config) {
 		if d := describeDelay(p.Delay); d != "" {
 			lines = append(lines, "delay: "+d)
 		}
+		if t := p.Trim; t != nil {
+			lines = append(lines, "trim: "+describeTrim(t))
+		}
 		for i, l := range lines {
 			label := ""
 			if i == 0 {
@@ -126,4 +130,18 @@ func describeDelay(d dataplane.Delay) string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// describeTrim says what a port's trimming does: "what every queue but 7
+// refuses is cut to the headers + 64 B, DSCP 46, onto queue 7".
+func describeTrim(t *dataplane.Trim) string {
+	which := fmt.Sprintf("every queue but %d refuses", t.Queue)
+	if t.Queues != nil {
+		which = fmt.Sprintf("queues %v refuse", t.Queues)
+	}
+	size := fmt.Sprintf("the headers + %d B", packet.DefaultTrimPayload)
+	if t.Size > 0 {
+		size = fmt.Sprintf("%d B", t.Size)
+	}
+	return fmt.Sprintf("what %s is cut to %s, DSCP %d, onto queue %d (UDP only)", which, size, t.DSCP, t.Queue)
 }
