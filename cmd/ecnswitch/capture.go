@@ -88,7 +88,7 @@ func captureStart(e *env, args []string) int {
 	socket, asJSON := captureFlags(fs)
 	port := fs.String("port", "", "port name (or index) of the switch (required)")
 	direction := fs.String("direction", "", "ingress | egress | drops (default: egress; drops with --filter dropped)")
-	filter := fs.String("filter", "all", "all | marked (egress packets the switch set CE on) | dropped")
+	filter := fs.String("filter", "all", "all | marked (egress packets the switch set CE on) | dropped | trimmed (trimmed packets, egress or drops)")
 	var queue, dscp optInt
 	fs.Var(&queue, "queue", "only this egress queue (default: any)")
 	fs.Var(&dscp, "dscp", "only IP packets with this DSCP, 0-63 (default: any)")
