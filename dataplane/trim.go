@@ -108,7 +108,7 @@ type trimmer struct {
 func newTrimmer(t *Trim, nq int) *trimmer {
 	tr := &trimmer{size: t.Size, queue: t.Queue, dscp: t.DSCP}
 	if t.Queues == nil {
-		tr.eligible = 1<<nq - 1&^(1<<t.Queue) // nq ≤ scheduler.MaxQueues = 64; 1<<64 is 0
+		tr.eligible = (1<<nq - 1) &^ (1 << t.Queue) // nq ≤ scheduler.MaxQueues = 64; 1<<64 is 0
 
 	}
 	for _, q := range t.Queues {

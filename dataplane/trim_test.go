@@ -255,8 +255,8 @@ func TestTrimDropped(t *testing.T) {
 }
 
 // TestTrimNotEligible: what packet.Trim does not trim — TCP, a non-IP
-// frame — and what a queue outside trim.queues refuses is dropped whole
-// as before, and leaves its bytes alone.
+// frame — and what the trim queue itself or a queue outside trim.queues
+// refuses is dropped whole as before, and leaves its bytes alone.
 func TestTrimNotEligible(t *testing.T) {
 	nonIP := func(i int) []byte {
 		f := make([]byte, trimSize)
@@ -276,6 +276,12 @@ func TestTrimNotEligible(t *testing.T) {
 			return packettest.TCP4(t, packettest.Options{Size: trimSize, SrcPort: uint16(i), SrcMAC: dataplanetest.MAC(0), DstMAC: dataplanetest.MAC(1)})
 		}, nil},
 		{"non-ip", nonIP, nil},
+		{"refused by the trim queue", func(i int) []byte {
+			o := packettest.Options{Size: trimSize, SrcPort: uint16(i), DSCP: 8, SrcMAC: dataplanetest.MAC(0), DstMAC: dataplanetest.MAC(1)}
+			return packettest.UDP4(t, o) // class selector 1: queue 1, the trim queue
+		}, func(pc *dataplane.PortConfig) {
+			pc.Queues[1] = buffer.QueueConfig{Cap: 3 * trimSize}
+		}},
 		{"not in trim.queues", func(i int) []byte {
 			return trimFrames(t, 1, trimSize, false)[0]
 		}, func(pc *dataplane.PortConfig) {
