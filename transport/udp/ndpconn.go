@@ -339,8 +339,11 @@ func (r *NDPReceiver) Run(ctx context.Context) error {
 			return err
 		}
 		n, rerr := r.conn.ReadBatch(rms, 0)
-		if rerr != nil && !errors.Is(rerr, os.ErrDeadlineExceeded) {
-			return fmt.Errorf("udp transport: ndp receiver: receive: %w", rerr)
+		if rerr != nil {
+			if !errors.Is(rerr, os.ErrDeadlineExceeded) {
+				return fmt.Errorf("udp transport: ndp receiver: receive: %w", rerr)
+			}
+			n = 0 // recvmmsg's -1: a pull may be due all the same
 		}
 		read := now()
 		var err error // of a send

@@ -58,7 +58,7 @@ func (p *pipeEnd) ReadBatch(ms []ipv4.Message, _ int) (int, error) {
 	select {
 	case first = <-p.in:
 	case <-timer.C:
-		return 0, os.ErrDeadlineExceeded
+		return -1, os.ErrDeadlineExceeded // as recvmmsg returns it
 	}
 	n := 0
 	for {
