@@ -38,6 +38,7 @@ type ndpSender struct {
 	acked       []bool
 	queued      []bool // in rtx
 	nAcked      uint64
+	nQueued     uint64   // queued and not acknowledged
 	rtx         []uint64 // NACKed or timed out, to send again, FIFO from rtxHead
 	rtxHead     int
 	credit      int    // packets it may send now: the first window, then one a pull
@@ -79,6 +80,7 @@ func (s *ndpSender) pop() (seq uint64, again, ok bool) {
 			if s.acked[seq] {
 				continue // acknowledged since: a late copy arrived whole
 			}
+			s.nQueued--
 			s.credit--
 			return seq, true, true
 		}
@@ -99,6 +101,9 @@ func (s *ndpSender) onAck(seq uint64, t int64) {
 	if seq < s.next && !s.acked[seq] {
 		s.acked[seq] = true
 		s.nAcked++
+		if s.queued[seq] {
+			s.nQueued--
+		}
 	}
 }
 
@@ -117,9 +122,14 @@ func (s *ndpSender) enqueue(seq uint64) bool {
 		return false
 	}
 	s.queued[seq] = true
+	s.nQueued++
 	s.rtx = append(s.rtx, seq)
 	return true
 }
+
+// silent returns how many packets are out with no news of them: sent, and
+// neither acknowledged nor NACKed (nor queued again).
+func (s *ndpSender) silent() uint64 { return s.next - s.nAcked - s.nQueued }
 
 // onPull takes a PULL carrying pull counter n at t: one packet of credit
 // for each pull since the last counter read, so that a lost PULL is made
@@ -133,26 +143,48 @@ func (s *ndpSender) onPull(n uint64, t int64) {
 	}
 }
 
-// timeout runs the retransmission timer at t: when the sender has heard
-// nothing for rto while packets are unacknowledged, every packet sent and
-// not acknowledged is queued again, and up to a window of them may leave
-// unpulled — the receiver pulls only on arrivals, and nothing arrives. It
-// reports whether the timer fired.
+// ndpStall is how many RTOs a sender whose every missing packet was NACKed
+// waits, hearing nothing, before it sends one of them unpulled: their
+// pulls were lost.
+const ndpStall = 4
+
+// timeout runs the retransmission timer at t, and reports whether it
+// fired. A packet NACKed waits for its pull, which the receiver has
+// queued, however long: in an incast the pull queue is long, and sending
+// such packets again unpulled would only make it longer. What the timer
+// recovers are packets with no news at all (their headers lost without
+// trace: the trim queue full): when the sender has heard nothing for rto
+// while some are out, they are queued again and up to a window of the
+// queue may leave unpulled, since the receiver, knowing nothing of them,
+// pulls nothing for them. When only NACKed packets are missing and
+// nothing was heard for ndpStall RTOs, one of them leaves unpulled, so
+// that its arrival starts the pulls again.
 func (s *ndpSender) timeout(t, rto int64) bool {
-	if s.done() || t-s.heard < rto || s.nAcked == s.next && s.rtxHead == len(s.rtx) {
+	switch {
+	case s.done() || t-s.heard < rto:
+		return false
+	case s.silent() > 0:
+		for seq := range s.next {
+			s.enqueue(seq)
+		}
+		s.credit = max(s.credit, min(len(s.rtx)-s.rtxHead, s.window))
+	case s.nQueued > 0 && t-s.heard >= ndpStall*rto:
+		s.credit = max(s.credit, 1)
+	default:
 		return false
 	}
-	for seq := range s.next {
-		s.enqueue(seq)
-	}
-	s.credit = max(s.credit, min(len(s.rtx)-s.rtxHead, s.window))
 	s.heard = t
 	s.timeouts++
 	return true
 }
 
 // deadline returns when timeout may next fire.
-func (s *ndpSender) deadline(rto int64) int64 { return s.heard + rto }
+func (s *ndpSender) deadline(rto int64) int64 {
+	if s.silent() > 0 {
+		return s.heard + rto
+	}
+	return s.heard + ndpStall*rto
+}
 
 // NDPFlowStats are what an NDPReceiver counted of one flow, a message.
 type NDPFlowStats struct {

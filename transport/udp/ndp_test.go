@@ -3,6 +3,7 @@ package udp
 import (
 	"container/heap"
 	"context"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -78,15 +79,17 @@ func TestNDPSender(t *testing.T) {
 }
 
 // TestNDPSenderTimeout: with nothing heard for an RTO while packets are
-// unacknowledged, every one of them is queued again and up to a window
-// leaves unpulled; not before the RTO, and not once done.
+// out with no news of them (neither ACKed nor NACKed), they are queued
+// again and up to a window leaves unpulled; not before the RTO, and not
+// once done. NACKed packets wait for their pulls, past the RTO; only after
+// ndpStall RTOs of silence does one of them leave unpulled.
 func TestNDPSenderTimeout(t *testing.T) {
 	const rto = 1000
-	s := newNDPSender(5, 2, 0)
+	s := newNDPSender(6, 2, 0)
 	pops(s)         // 0, 1
 	s.onAck(0, 100) // heard at 100
-	if s.timeout(100+rto-1, rto) {
-		t.Fatal("fired before the RTO")
+	if s.timeout(100+rto-1, rto) || s.deadline(rto) != 100+rto {
+		t.Fatalf("fired before the RTO, or deadline %d", s.deadline(rto))
 	}
 	if !s.timeout(100+rto, rto) || s.timeouts != 1 {
 		t.Fatal("did not fire at the RTO")
@@ -97,23 +100,45 @@ func TestNDPSenderTimeout(t *testing.T) {
 	if s.timeout(100+rto+1, rto) {
 		t.Fatal("fired again without an RTO since")
 	}
-	// Three NACKed and their pulls lost: the timeout lets a window of
-	// them go unpulled.
+	// 2 and 3 NACKed, 4 silent: the RTO queues 4 behind them and lets a
+	// window (two) of the queue leave unpulled, 2 and 3; 4 waits for a
+	// pull.
 	s.onAck(1, 2000)
-	s.onPull(2, 2000)
-	pops(s) // 2, 3
+	s.onPull(3, 2000)
+	pops(s) // 2, 3, 4
 	s.onNack(2, 2100)
 	s.onNack(3, 2100)
-	s.timeout(2100+rto, rto)
+	if s.silent() != 1 || s.deadline(rto) != 2100+rto {
+		t.Fatalf("silent %d, deadline %d; want 1, %d", s.silent(), s.deadline(rto), 2100+rto)
+	}
+	if !s.timeout(2100+rto, rto) {
+		t.Fatal("a silent packet did not time out")
+	}
 	if got, _ := pops(s); !equalSeqs(got, 2, 3) {
-		t.Fatalf("after the timeout %v, want 2 3", got)
+		t.Fatalf("after the timeout %v, want 2 3 (the window)", got)
 	}
-	for _, q := range []uint64{2, 3} {
-		s.onAck(q, 3200)
+	s.onPull(4, 3200)
+	if got, _ := pops(s); !equalSeqs(got, 4) {
+		t.Fatalf("pull 4 sent %v, want 4", got)
 	}
-	s.onPull(3, 3200)
-	pops(s) // 4
+	// Only NACKed packets missing: no timeout at the RTO, one probe after
+	// ndpStall RTOs.
+	s.onAck(2, 3300)
 	s.onAck(4, 3300)
+	s.onNack(3, 3300)
+	if s.silent() != 0 || s.deadline(rto) != 3300+ndpStall*rto || s.timeout(3300+rto, rto) {
+		t.Fatalf("silent %d, deadline %d: a NACKed packet timed out at the RTO", s.silent(), s.deadline(rto))
+	}
+	if !s.timeout(3300+ndpStall*rto, rto) {
+		t.Fatal("no probe after the stall")
+	}
+	if got, _ := pops(s); !equalSeqs(got, 3) || s.ready() {
+		t.Fatalf("the probe sent %v (ready %v), want 3 alone", got, s.ready())
+	}
+	s.onAck(3, 8000)
+	s.onPull(5, 8000)
+	pops(s) // 5
+	s.onAck(5, 8100)
 	if !s.done() || s.timeout(1<<40, rto) {
 		t.Fatal("a done sender timed out")
 	}
@@ -207,6 +232,7 @@ type incastModel struct {
 	rcv     *ndpReceiver
 	dq, hq  []pkt
 	busy    bool
+	pulling bool // a pull event is pending
 
 	sent, trims, drops, timeouts uint64
 }
@@ -348,7 +374,7 @@ func (x *incastModel) deliver(p pkt, t int64) {
 }
 
 // pull sends the pulls the receiver's pacer lets leave at t, and wakes
-// it for the next.
+// it for the next, once.
 func (x *incastModel) pull(t int64) {
 	for {
 		h, _, ok := x.rcv.popPull(t)
@@ -357,8 +383,9 @@ func (x *incastModel) pull(t int64) {
 		}
 		x.at(t+x.d, func(t int64) { x.control(int(h.Flow), h, t) })
 	}
-	if at, ok := x.rcv.pullAt(); ok {
-		x.at(max(at, t+1), x.pull)
+	if at, ok := x.rcv.pullAt(); ok && !x.pulling {
+		x.pulling = true
+		x.at(max(at, t+1), func(t int64) { x.pulling = false; x.pull(t) })
 	}
 }
 
@@ -377,50 +404,42 @@ func (x *incastModel) control(i int, h Header, t int64) {
 }
 
 // TestNDPIncast is NDP's incast claim (SIGCOMM 2017, §6: incast
-// completes close to the ideal) on the state machines: 32 senders each
+// completes close to the ideal) on the state machines: n senders each
 // send 20 packets at once, a first window of 10, into a port whose data
 // queue holds 8 (NDP's). With trimming every message completes, the last
 // within 5% of the ideal N·M packet times plus the headers' time on the
 // port and two round trips; every loss is learnt from a header (no
-// timeout), and every packet resent was trimmed. Without trimming, the
-// same incast waits out retransmission timeouts.
+// timeout), and every packet resent was trimmed — also with 128 senders,
+// where a sender waits longer than its RTO between pulls: NACKed packets
+// wait for their pulls. Without trimming, the same incast waits out
+// retransmission timeouts.
 func TestNDPIncast(t *testing.T) {
-	const n, m, d = 32, 20, 5_000               // senders, packets each, ns one way
+	const m, d = 20, 5_000                      // packets each, ns one way
 	tx, htx := int64(12_304), int64((106+24)*8) // a 1538-byte wire frame and a 130-byte header at 1 Gbit/s
-	base := func(trim bool) *incastModel {
-		return &incastModel{n: n, m: m, window: 10, q: 8, trim: trim, tx: tx, htx: htx, d: d, rto: 2_000_000}
-	}
-	x := base(true)
-	done := x.run(t)
-	last := done[0]
-	for _, v := range done {
-		last = max(last, v)
-	}
-	rtt := 2*d + tx
-	ideal := n*m*tx + int64(x.trims)*htx + 2*rtt
-	if float64(last) > 1.05*float64(ideal) || last < n*m*tx {
-		t.Errorf("the last message completed at %d ns; ideal %d (N·M·tx %d + %d headers + 2 RTT)", last, ideal, n*m*tx, x.trims)
-	}
-	retrans := x.sent - n*m
-	if x.timeouts != 0 || x.trims == 0 || retrans != x.trims || x.drops != 0 {
-		t.Errorf("%d timeouts, %d trims, %d resent, %d dropped; want none, some, one resent per trim, none", x.timeouts, x.trims, retrans, x.drops)
-	}
-	var idle uint64
-	for _, s := range x.senders {
-		idle += s.idle
-	}
-	t.Logf("last completion %.3f ms (ideal %.3f), %d trims, %d idle pulls", float64(last)/1e6, float64(ideal)/1e6, x.trims, idle)
+	for _, c := range []struct{ n, rto int64 }{{32, 2_000_000}, {128, 1_000_000}} {
+		base := func(trim bool) *incastModel {
+			return &incastModel{n: int(c.n), m: m, window: 10, q: 8, trim: trim, tx: tx, htx: htx, d: d, rto: c.rto}
+		}
+		x := base(true)
+		last := slices.Max(x.run(t))
+		rtt := 2*d + tx
+		ideal := c.n*m*tx + int64(x.trims)*htx + 2*rtt
+		if float64(last) > 1.05*float64(ideal) || last < c.n*m*tx {
+			t.Errorf("%d senders: the last message completed at %d ns; ideal %d (N·M·tx %d + %d headers + 2 RTT)", c.n, last, ideal, c.n*m*tx, x.trims)
+		}
+		retrans := x.sent - uint64(c.n*m)
+		if x.timeouts != 0 || x.trims == 0 || retrans != x.trims || x.drops != 0 {
+			t.Errorf("%d senders: %d timeouts, %d trims, %d resent, %d dropped; want none, some, one resent per trim, none", c.n, x.timeouts, x.trims, retrans, x.drops)
+		}
+		t.Logf("%d senders: last completion %.3f ms (ideal %.3f), %d trims", c.n, float64(last)/1e6, float64(ideal)/1e6, x.trims)
 
-	y := base(false)
-	done = y.run(t)
-	lastTail := done[0]
-	for _, v := range done {
-		lastTail = max(lastTail, v)
+		y := base(false)
+		lastTail := slices.Max(y.run(t))
+		if y.timeouts == 0 || y.drops == 0 || lastTail < y.rto {
+			t.Errorf("%d senders, drop-tail: %d timeouts, %d drops, last completion %d ns; want timeouts and a completion past the RTO %d", c.n, y.timeouts, y.drops, lastTail, y.rto)
+		}
+		t.Logf("%d senders, drop-tail: last completion %.3f ms, %d drops, %d timeouts", c.n, float64(lastTail)/1e6, y.drops, y.timeouts)
 	}
-	if y.timeouts == 0 || y.drops == 0 || lastTail < y.rto {
-		t.Errorf("drop-tail: %d timeouts, %d drops, last completion %d ns; want timeouts and a completion past the RTO %d", y.timeouts, y.drops, lastTail, y.rto)
-	}
-	t.Logf("drop-tail: last completion %.3f ms, %d drops, %d timeouts", float64(lastTail)/1e6, y.drops, y.timeouts)
 }
 
 // TestNDPOverSockets runs NDPSender and NDPReceiver over the in-memory
