@@ -29,7 +29,8 @@ import "net"
 // header queue overflows, per-packet multipath spraying, and the pull
 // queue's priorities between flows (here FIFO). A header lost with no
 // trace (the trim queue full) is recovered by a retransmission timeout,
-// as in NDP.
+// as in NDP, which sends one packet unpulled to restart the pulls (see
+// ndpSender.timeout).
 
 // ndpSender is the sender's state of one message of total packets.
 type ndpSender struct {
@@ -150,15 +151,17 @@ const ndpStall = 4
 
 // timeout runs the retransmission timer at t, and reports whether it
 // fired. A packet NACKed waits for its pull, which the receiver has
-// queued, however long: in an incast the pull queue is long, and sending
-// such packets again unpulled would only make it longer. What the timer
-// recovers are packets with no news at all (their headers lost without
-// trace: the trim queue full): when the sender has heard nothing for rto
-// while some are out, they are queued again and up to a window of the
-// queue may leave unpulled, since the receiver, knowing nothing of them,
-// pulls nothing for them. When only NACKed packets are missing and
-// nothing was heard for ndpStall RTOs, one of them leaves unpulled, so
-// that its arrival starts the pulls again.
+// queued, however long: in an incast the pull queue is longer than an
+// RTO, and sending such packets again unpulled would only make it longer.
+// What the timer recovers are packets with no news at all (their headers
+// lost without trace: the trim queue full): when the sender has heard
+// nothing for rto while some are out, they are queued again, and one
+// packet of the queue leaves unpulled; its arrival, whole or trimmed,
+// starts the receiver's pulls again, and they fetch the rest. A window
+// would do it faster, and on a switch whose headers are being lost it
+// would lose more of them. When only NACKed packets are missing and
+// nothing was heard for ndpStall RTOs (their pulls were lost), one of
+// them leaves the same way.
 func (s *ndpSender) timeout(t, rto int64) bool {
 	switch {
 	case s.done() || t-s.heard < rto:
@@ -167,12 +170,10 @@ func (s *ndpSender) timeout(t, rto int64) bool {
 		for seq := range s.next {
 			s.enqueue(seq)
 		}
-		s.credit = max(s.credit, min(len(s.rtx)-s.rtxHead, s.window))
-	case s.nQueued > 0 && t-s.heard >= ndpStall*rto:
-		s.credit = max(s.credit, 1)
-	default:
+	case s.nQueued == 0 || t-s.heard < ndpStall*rto:
 		return false
 	}
+	s.credit = max(s.credit, 1)
 	s.heard = t
 	s.timeouts++
 	return true

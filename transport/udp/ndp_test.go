@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/net/ipv4"
 )
 
 // pops pops what s lets leave now.
@@ -80,8 +82,8 @@ func TestNDPSender(t *testing.T) {
 
 // TestNDPSenderTimeout: with nothing heard for an RTO while packets are
 // out with no news of them (neither ACKed nor NACKed), they are queued
-// again and up to a window leaves unpulled; not before the RTO, and not
-// once done. NACKed packets wait for their pulls, past the RTO; only after
+// again and one packet leaves unpulled; not before the RTO, and not once
+// done. NACKed packets wait for their pulls, past the RTO; only after
 // ndpStall RTOs of silence does one of them leave unpulled.
 func TestNDPSenderTimeout(t *testing.T) {
 	const rto = 1000
@@ -100,9 +102,8 @@ func TestNDPSenderTimeout(t *testing.T) {
 	if s.timeout(100+rto+1, rto) {
 		t.Fatal("fired again without an RTO since")
 	}
-	// 2 and 3 NACKed, 4 silent: the RTO queues 4 behind them and lets a
-	// window (two) of the queue leave unpulled, 2 and 3; 4 waits for a
-	// pull.
+	// 2 and 3 NACKed, 4 silent: the RTO queues 4 behind them and lets
+	// one packet of the queue leave unpulled, 2; 3 and 4 wait for pulls.
 	s.onAck(1, 2000)
 	s.onPull(3, 2000)
 	pops(s) // 2, 3, 4
@@ -114,12 +115,12 @@ func TestNDPSenderTimeout(t *testing.T) {
 	if !s.timeout(2100+rto, rto) {
 		t.Fatal("a silent packet did not time out")
 	}
-	if got, _ := pops(s); !equalSeqs(got, 2, 3) {
-		t.Fatalf("after the timeout %v, want 2 3 (the window)", got)
+	if got, _ := pops(s); !equalSeqs(got, 2) {
+		t.Fatalf("after the timeout %v, want 2 alone", got)
 	}
-	s.onPull(4, 3200)
-	if got, _ := pops(s); !equalSeqs(got, 4) {
-		t.Fatalf("pull 4 sent %v, want 4", got)
+	s.onPull(5, 3200)
+	if got, _ := pops(s); !equalSeqs(got, 3, 4) {
+		t.Fatalf("pulls 4 and 5 sent %v, want 3 4", got)
 	}
 	// Only NACKed packets missing: no timeout at the RTO, one probe after
 	// ndpStall RTOs.
@@ -136,7 +137,7 @@ func TestNDPSenderTimeout(t *testing.T) {
 		t.Fatalf("the probe sent %v (ready %v), want 3 alone", got, s.ready())
 	}
 	s.onAck(3, 8000)
-	s.onPull(5, 8000)
+	s.onPull(6, 8000)
 	pops(s) // 5
 	s.onAck(5, 8100)
 	if !s.done() || s.timeout(1<<40, rto) {
@@ -517,5 +518,35 @@ func TestNDPConfig(t *testing.T) {
 		if _, err := NewNDPReceiver(nil, c); err == nil {
 			t.Errorf("%+v: no error", c)
 		}
+	}
+}
+
+// TestReadWaiting: readWaiting takes every datagram waiting, batch after
+// batch, though the read deadline has passed (a goroutine that ran late),
+// and returns at once when none waits.
+func TestReadWaiting(t *testing.T) {
+	a, b := newPipe(NotECT, NotECT)
+	for i := range 3 {
+		d := make([]byte, HeaderLen)
+		(&Header{Type: TypeAck, Flow: 1, Seq: uint64(i)}).Put(d)
+		if _, err := a.WriteBatch([]ipv4.Message{{Buffers: [][]byte{d}}}, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.SetReadDeadline(time.Now().Add(-time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	ms := make([]ipv4.Message, 2)
+	for i := range ms {
+		ms[i].Buffers, ms[i].OOB = [][]byte{make([]byte, 2*HeaderLen)}, make([]byte, controlLen+64)
+	}
+	var batches []int
+	if err := readWaiting(b, ms, func(n int) { batches = append(batches, n) }); err != nil || len(batches) != 2 || batches[0] != 2 || batches[1] != 1 {
+		t.Fatalf("readWaiting: %v, batches %v; want 2 then 1", err, batches)
+	}
+	start := time.Now()
+	batches = nil
+	if err := readWaiting(b, ms, func(n int) { batches = append(batches, n) }); err != nil || len(batches) != 0 || time.Since(start) > time.Second {
+		t.Fatalf("readWaiting of nothing: %v, batches %v, %v", err, batches, time.Since(start))
 	}
 }

@@ -145,8 +145,29 @@ func (s *NDPSender) Run(ctx context.Context) error {
 	s.stats.Start = now()
 	s.st = newNDPSender(s.cfg.Packets, s.cfg.Window, s.stats.Start)
 	st := s.st
+	take := func(k int) {
+		read := now()
+		for i := range rms[:k] {
+			m := &rms[i]
+			rx, err := ParseControl(m.OOB[:m.NN])
+			if err != nil {
+				s.stats.Malformed++
+				continue
+			}
+			segments(m.Buffers[0][:m.N], rx, func(b []byte) { s.control(b, read) })
+		}
+		if st.done() && s.stats.Done == 0 {
+			s.stats.Done = read
+		}
+	}
 	for ctx.Err() == nil && !st.done() {
 		t := now()
+		if t >= st.deadline(rto) {
+			if err := readWaiting(s.conn, rms, take); err != nil {
+				return fmt.Errorf("udp transport: ndp flow %d: receive: %w", s.cfg.Flow, err)
+			}
+			t = now()
+		}
 		st.timeout(t, rto)
 		n := 0
 		for room := min(most, s.tokens(t)); n < room; n++ {
@@ -185,19 +206,7 @@ func (s *NDPSender) Run(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("udp transport: ndp flow %d: receive: %w", s.cfg.Flow, err)
 		}
-		read := now()
-		for i := range rms[:k] {
-			m := &rms[i]
-			rx, err := ParseControl(m.OOB[:m.NN])
-			if err != nil {
-				s.stats.Malformed++
-				continue
-			}
-			segments(m.Buffers[0][:m.N], rx, func(b []byte) { s.control(b, read) })
-		}
-		if st.done() {
-			s.stats.Done = read
-		}
+		take(k)
 	}
 	return nil
 }
