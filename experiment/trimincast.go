@@ -46,14 +46,14 @@ func trimIncast() Experiment {
 // window of 10 packets (NDP's first window, transport.InitWindow) and
 // waits out a 10 ms retransmission timeout (transport/udp's, a tuned
 // datacenter RTO). Trimmed headers keep 64 bytes of UDP payload and are
-// marked DSCP 46; the trim queue has a 16 KB reserve, room for 150 of
+// marked DSCP 46; the trim queue has a 64 KB reserve, room for 600 of
 // them when the pool is full. The receiver's pull pacer may send 8 pulls
 // back to back after a pause: a software receiver on a shared CPU wakes
 // late by tens of µs.
 const (
 	trimMsgPackets   = 20
 	trimDSCP         = 46
-	trimReserve      = 16 << 10
+	trimReserve      = 64 << 10
 	trimShallow      = 8 * 1514 // bytes: NDP's 8-packet data queue
 	trimPullBurst    = 8
 	trimHostRate     = 1e9 // bit/s: every sender paces at its link's rate
@@ -108,6 +108,8 @@ type trimRound struct {
 	busy           float64 // wire over C·(the last completion)
 	sojourn        []int64 // the bottleneck's queueing delay of each whole data packet
 	hdrSojourn     []int64 // of each trimmed header
+	ndp            []udp.NDPSenderStats
+	idle           uint64 // NDP's pulls that found nothing to send
 }
 
 // last returns the round's completion: its last message's.
@@ -169,7 +171,7 @@ func runTrimIncast(ctx context.Context, env Env) (*Report, error) {
 	if env.Short {
 		rounds = 3
 	}
-	load0 := loadAverage()
+	load0, psi0, t0 := loadAverage(), cpuPressure(), time.Now()
 	var runs []*trimRun
 	o, err := env.withBed(ctx, o, func(b *bed) error {
 		for _, v := range trimVariants() {
@@ -185,7 +187,20 @@ func runTrimIncast(ctx context.Context, env Env) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("trim-incast: %w", err)
 	}
-	return trimReport(env, o, runs, load0, loadAverage())
+	m := trimMachine{load0: load0, load1: loadAverage(), pressure: -1}
+	if psi1 := cpuPressure(); psi0 >= 0 && psi1 >= psi0 {
+		m.pressure = float64(psi1-psi0) / float64(time.Since(t0).Microseconds())
+	}
+	return trimReport(env, o, runs, m)
+}
+
+// trimMachine is how busy the machine was during the run: its load
+// average at the start and the end, and the fraction of the run's time
+// some task waited for a CPU (PSI's "some", /proc/pressure/cpu); -1 if
+// unknown.
+type trimMachine struct {
+	load0, load1 string
+	pressure     float64
 }
 
 // trimConfig is the switch of variant v on the bed's ports: two queues a
@@ -404,6 +419,8 @@ func (g *trimRig) round(ctx context.Context, conns []udp.Conn) (*trimRound, erro
 		case *udp.NDPSender:
 			st := s.Stats()
 			rd.sent, rd.retrans, rd.timeouts = rd.sent+st.Sent, rd.retrans+st.Retrans, rd.timeouts+st.Timeouts
+			rd.idle += st.Idle
+			rd.ndp = append(rd.ndp, st)
 		case *udp.Sender:
 			st := s.Stats()
 			rd.sent, rd.retrans, rd.timeouts = rd.sent+st.Sent, rd.retrans+st.Retrans, rd.timeouts+st.Timeouts
@@ -485,6 +502,25 @@ func (t *trimTap) reset() { t.n.Store(0) }
 // records returns what the tap kept; call it while it is off.
 func (t *trimTap) records() []trimRecord { return t.recs[:min(t.n.Load(), int64(len(t.recs)))] }
 
+// cpuPressure returns the microseconds some task has waited for a CPU
+// since boot (PSI, /proc/pressure/cpu, "some … total"), or -1.
+func cpuPressure() int64 {
+	b, err := os.ReadFile("/proc/pressure/cpu")
+	if err != nil {
+		return -1
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	for _, f := range strings.Fields(line) {
+		if v, ok := strings.CutPrefix(f, "total="); ok {
+			var n int64
+			if _, err := fmt.Sscan(v, &n); err == nil {
+				return n
+			}
+		}
+	}
+	return -1
+}
+
 // loadAverage returns the machine's 1-minute load average as
 // /proc/loadavg gives it, or "" when it cannot be read.
 func loadAverage() string {
@@ -510,7 +546,7 @@ func trimGet(runs []*trimRun, name string, n int) *trimRun {
 }
 
 // trimReport renders the runs, in the order runTrimIncast makes them.
-func trimReport(env Env, o demo.Options, runs []*trimRun, load0, load1 string) (*Report, error) {
+func trimReport(env Env, o demo.Options, runs []*trimRun, m trimMachine) (*Report, error) {
 	if want := len(trimVariants()) * len(trimSenders); len(runs) != want {
 		return nil, fmt.Errorf("trim-incast: %d runs, want %d", len(runs), want)
 	}
@@ -538,9 +574,13 @@ func trimReport(env Env, o demo.Options, runs []*trimRun, load0, load1 string) (
 			"switch's own (a tap on the bottleneck), of whole data packets; \"busy\" is the bottleneck's wire bytes (trimmed "+
 			"headers included) over C times the incast's completion.", trimRoundTimeout),
 	}
-	if load0 != "" {
-		rep.Setup = append(rep.Setup, fmt.Sprintf("The machine's load average (1 min, 2 CPUs) was %s when the run began and %s at its end.", load0, load1))
+	busy := fmt.Sprintf("The machine's load average (1 min) was %s when the run began and %s at its end", m.load0, m.load1)
+	if m.pressure >= 0 {
+		busy += fmt.Sprintf(", and some task waited for a CPU %.0f%% of the run's time (PSI, /proc/pressure/cpu; near 0%% on a quiet machine)", 100*m.pressure)
 	}
+	rep.Setup = append(rep.Setup, busy+". The claims carry no port-busy verdict: in an incast the port idles "+
+		"while senders recover, which is what is measured, so the 95% rule of the other experiments would judge the "+
+		"transport, not the machine; each claim states the port-busy fraction of its runs instead, and the tables every run's.")
 	rep.Scaling = "None: NDP's claim is about the ideal at whatever rate; the message size and the first window are the " +
 		"testbed's (about one bandwidth-delay product of its 1 Gbit/s links, as NDP sizes its first window)."
 	nmax := trimSenders[len(trimSenders)-1]
@@ -551,15 +591,15 @@ func trimReport(env Env, o demo.Options, runs []*trimRun, load0, load1 string) (
 		r := trimGet(runs, ndp, n)
 		rs := r.ratios()
 		rep.Claims = append(rep.Claims, Claim{
-			Source: "NDP abstract, §6", What: fmt.Sprintf("NDP over trimming, %d senders: incast completion over the ideal N·M/C", n),
-			Paper: "near-optimal", Ours: rs.Format(f2) + "×", Busy: r.busies(),
+			Source: "NDP, abstract", What: fmt.Sprintf("NDP over trimming, %d senders: incast completion over the ideal N·M/C", n),
+			Paper: "near-optimal", Ours: rs.Format(f2) + "× " + busyNote(r),
 			Rule: atMost("completion / ideal", rs.Median(), 1.5, "×").because("NDP: near-optimal, here within 1.5×"),
 		})
 	}
 	sh := trimGet(runs, shallow, nmax)
 	rep.Claims = append(rep.Claims, Claim{
-		Source: "NDP §3", What: fmt.Sprintf("NDP over trimming with NDP's 8-packet data queue, %d senders: completion over the ideal", nmax),
-		Paper: "an 8-packet queue suffices", Ours: sh.ratios().Format(f2) + "×", Busy: sh.busies(),
+		Source: "NDP, switch design", What: fmt.Sprintf("NDP over trimming with NDP's 8-packet data queue, %d senders: completion over the ideal", nmax),
+		Paper: "an 8-packet queue suffices", Ours: sh.ratios().Format(f2) + "× " + busyNote(sh),
 		Rule: atMost("completion / ideal", sh.ratios().Median(), 1.5, "×"),
 	})
 	nt, nd := trimGet(runs, ndp, nmax), trimGet(runs, ndpTail, nmax)
@@ -569,7 +609,7 @@ func trimReport(env Env, o demo.Options, runs []*trimRun, load0, load1 string) (
 	}
 	ndTimeouts := nd.sum(func(rd *trimRound) uint64 { return rd.timeouts })
 	rep.Claims = append(rep.Claims, Claim{
-		Source: "NDP §3.2", What: fmt.Sprintf("timeouts: NDP over trimming (every N) against NDP over drop-tail (%d senders)", nmax),
+		Source: "NDP, transport design", What: fmt.Sprintf("timeouts: NDP over trimming (every N) against NDP over drop-tail (%d senders)", nmax),
 		Paper: "a trimmed header tells the receiver of every loss: no timeout", Ours: fmt.Sprintf("%d against %d", ntTimeouts, ndTimeouts),
 		Rule: atMost("timeouts with trimming", float64(ntTimeouts), 0, "").and(above("without", float64(ndTimeouts), 0, "none")),
 	})
@@ -577,9 +617,8 @@ func trimReport(env Env, o demo.Options, runs []*trimRun, load0, load1 string) (
 		o := trimGet(runs, other, nmax)
 		a, b := float64(quantile(nt.mcts(), 0.99)), float64(quantile(o.mcts(), 0.99))
 		rep.Claims = append(rep.Claims, Claim{
-			Source: "NDP §6", What: fmt.Sprintf("p99 MCT, %d senders: NDP over trimming against %s", nmax, other),
-			Paper: "NDP's incast completion far below TCP's and DCTCP's", Ours: fmt.Sprintf("%.2f against %.2f ms", a/1e6, b/1e6),
-			Busy: nt.busies(),
+			Source: "NDP, abstract (incast)", What: fmt.Sprintf("p99 MCT, %d senders: NDP over trimming against %s", nmax, other),
+			Paper: "near-optimal for NDP; a window transport waits out timeouts", Ours: fmt.Sprintf("%.2f against %.2f ms %s", a/1e6, b/1e6, busyNote(nt)),
 			Rule: lower("NDP's p99", b, a, 0.5, 1),
 		})
 	}
@@ -597,6 +636,10 @@ func trimReport(env Env, o demo.Options, runs []*trimRun, load0, load1 string) (
 	}
 	return rep, nil
 }
+
+// busyNote states the median port-busy fraction of r's incasts:
+// "(port busy 71.3%)".
+func busyNote(r *trimRun) string { return fmt.Sprintf("(port busy %.1f%%)", 100*median(r.busies())) }
 
 // trimTables are the report's tables: per variant and count of senders,
 // and NDP's accounting.
@@ -648,14 +691,15 @@ func trimTables(runs []*trimRun) []Table {
 		hdrs := r.sum(func(rd *trimRound) uint64 { return rd.headers })
 		drops := r.sum(func(rd *trimRound) uint64 { return rd.drops })
 		trimmed := r.sum(func(rd *trimRound) uint64 { return rd.trimmed })
+		idle := r.sum(func(rd *trimRound) uint64 { return rd.idle })
 		arows = append(arows, []string{
 			r.v.name, fmt.Sprint(r.n), fmt.Sprint(sent), fmt.Sprint(whole), fmt.Sprint(hdrs), fmt.Sprint(drops),
-			fmt.Sprint(int64(sent) - int64(whole+hdrs+drops)), fmt.Sprint(trimmed),
+			fmt.Sprint(int64(sent) - int64(whole+hdrs+drops)), fmt.Sprint(trimmed), fmt.Sprint(idle),
 		})
 	}
 	ts = append(ts, Table{
 		Title:  "NDP's packets: sent = received whole + received trimmed + dropped",
-		Header: []string{"transport", "N", "sent", "received whole", "received trimmed", "dropped at the switch", "unaccounted", "trimmed at the switch"},
+		Header: []string{"transport", "N", "sent", "received whole", "received trimmed", "dropped at the switch", "unaccounted", "trimmed at the switch", "pulls that found nothing"},
 		Rows:   arows,
 		Note: "Summed over the incasts. Unaccounted are packets neither received nor dropped by the switch: lost between " +
 			"the switch and the receiver's socket (its receive buffer), or still in flight when the incast was counted.",

@@ -4,30 +4,31 @@ import "net"
 
 // NDP's state machines (Handley et al., "Re-architecting datacenter
 // networks and stacks for low latency and high performance", SIGCOMM
-// 2017, §3), with no clock and no socket of their own: ndpSender and
-// ndpReceiver take the time as a number and say what to send, and
-// NDPSender and NDPReceiver (ndpconn.go) run them on sockets. The model
-// is small and keeps NDP's four rules:
+// 2017, the transport's design), with no clock and no socket of their
+// own: ndpSender and ndpReceiver take the time as a number and say what
+// to send, and NDPSender and NDPReceiver (ndpconn.go) run them on
+// sockets. The model is small and keeps NDP's four rules:
 //
 //   - The sender sends its first window (Window packets) at once, at its
-//     line rate, without waiting for anything (§3.2: "a sender starts
-//     sending a full window of data at line rate").
+//     line rate, without waiting for anything.
 //   - A switch trims what it cannot queue (dataplane.Trim) and forwards
 //     the header ahead of data.
 //   - The receiver ACKs each packet that arrives whole and NACKs each
 //     trimmed header at once; for every arrival, whole or trimmed, it adds
 //     a PULL to its one pull queue, shared by all its flows, and sends
 //     PULLs from it paced so that the packets they pull arrive at its link
-//     rate (§3.2, "the receiver … paces PULLs").
+//     rate.
 //   - A PULL carries the flow's pull counter; a sender that reads counter
 //     p sends p − (the last counter it read) packets: first those NACKed,
-//     then new ones (§3.2: lost PULLs are made up for by the next). A pull
-//     the sender has nothing for is not kept.
+//     then new ones, so that a lost PULL is made up for by the next. A
+//     pull the sender has nothing for is not kept.
 //
-// What this model leaves out: NDP's random choice between trimming the
-// arrival and the packet at the queue's tail, return-to-sender when the
-// header queue overflows, per-packet multipath spraying, and the pull
-// queue's priorities between flows (here FIFO). A header lost with no
+// What this model leaves out: NDP's switch (8-packet data and header
+// queues served 10:1, a random choice between trimming the arrival and
+// the packet at the queue's tail, return-to-sender when the header queue
+// overflows; dataplane.Trim serves headers in strict priority),
+// per-packet multipath spraying, and the pull queue's priorities between
+// flows (here FIFO). A header lost with no
 // trace (the trim queue full) is recovered by a retransmission timeout,
 // as in NDP, which sends one packet unpulled to restart the pulls (see
 // ndpSender.timeout).

@@ -404,10 +404,10 @@ func (x *incastModel) control(i int, h Header, t int64) {
 	x.pump(i, t)
 }
 
-// TestNDPIncast is NDP's incast claim (SIGCOMM 2017, §6: incast
-// completes close to the ideal) on the state machines: n senders each
-// send 20 packets at once, a first window of 10, into a port whose data
-// queue holds 8 (NDP's). With trimming every message completes, the last
+// TestNDPIncast is NDP's incast claim (SIGCOMM 2017, abstract:
+// near-optimal completion times, incast included) on the state
+// machines: n senders each send 20 packets at once, a first window of 10,
+// into a port whose data queue holds 8 (NDP's). With trimming every message completes, the last
 // within 5% of the ideal N·M packet times plus the headers' time on the
 // port and two round trips; every loss is learnt from a header (no
 // timeout), and every packet resent was trimmed — also with 128 senders,

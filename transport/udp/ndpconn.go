@@ -18,8 +18,8 @@ import (
 // Defaults and limits of NDPConfig and NDPReceiverConfig.
 const (
 	// DefaultNDPWindow is the first window, in packets: about a
-	// bandwidth-delay product of the testbed's 1 Gbit/s links (NDP §3.2
-	// sizes it so), and transport.InitWindow, which the window laws
+	// bandwidth-delay product of the testbed's 1 Gbit/s links (NDP sizes
+	// it so), and transport.InitWindow, which the window laws
 	// start from.
 	DefaultNDPWindow = 10
 	// DefaultPullBurst is how many pulls a receiver sends back to back
