@@ -46,6 +46,7 @@ type ndpSender struct {
 	credit      int    // packets it may send now: the first window, then one a pull
 	pulled      uint64 // the highest pull counter read
 	heard       int64  // when it last heard from the receiver (or started)
+	backoff     int64  // the RTO's multiplier: doubled by each timeout, reset by a new ACK
 
 	nacks, pulls, idle, timeouts uint64
 }
@@ -55,7 +56,7 @@ func newNDPSender(total uint64, window int, start int64) *ndpSender {
 		total: total, window: window,
 		acked: make([]bool, total), queued: make([]bool, total),
 		credit: int(min(uint64(window), total)),
-		heard:  start,
+		heard:  start, backoff: 1,
 	}
 }
 
@@ -103,6 +104,7 @@ func (s *ndpSender) onAck(seq uint64, t int64) {
 	if seq < s.next && !s.acked[seq] {
 		s.acked[seq] = true
 		s.nAcked++
+		s.backoff = 1
 		if s.queued[seq] {
 			s.nQueued--
 		}
@@ -162,8 +164,11 @@ const ndpStall = 4
 // would do it faster, and on a switch whose headers are being lost it
 // would lose more of them. When only NACKed packets are missing and
 // nothing was heard for ndpStall RTOs (their pulls were lost), one of
-// them leaves the same way.
+// them leaves the same way. Each timeout doubles the RTO, up to 64 times,
+// until a packet is newly acknowledged (RFC 6298 §5.5's backoff): on a
+// path slower than the RTO, spurious timeouts would add packets to it.
 func (s *ndpSender) timeout(t, rto int64) bool {
+	rto *= s.backoff
 	switch {
 	case s.done() || t-s.heard < rto:
 		return false
@@ -176,12 +181,14 @@ func (s *ndpSender) timeout(t, rto int64) bool {
 	}
 	s.credit = max(s.credit, 1)
 	s.heard = t
+	s.backoff = min(2*s.backoff, 64)
 	s.timeouts++
 	return true
 }
 
 // deadline returns when timeout may next fire.
 func (s *ndpSender) deadline(rto int64) int64 {
+	rto *= s.backoff
 	if s.silent() > 0 {
 		return s.heard + rto
 	}
@@ -211,7 +218,8 @@ type ndpFlow struct {
 }
 
 // ndpReceiver is the receiver's state: its flows and the one pull queue
-// they share, paced at interval ns a pull with a bucket of burst pulls.
+// they share, paced at interval ns a pull with a bucket of burst pulls,
+// which leave in groups of up to half the bucket.
 type ndpReceiver struct {
 	flows     map[uint32]*ndpFlow
 	pullq     []*ndpFlow // FIFO from pullHead
@@ -276,13 +284,17 @@ func (r *ndpReceiver) onData(h Header, trimmed bool, size int, addr net.Addr, t 
 	return reply, ok
 }
 
-// pullAt returns when the next pull may leave, and false when none is
-// queued.
+// pullAt returns when the receiver should next send pulls, and false
+// when none is queued: when a group of them may leave, up to half the
+// pacer's bucket (and never more than are queued), so that a receiver
+// wakes once for a few pulls rather than for each. The pulls keep their
+// rate; each waits at most the group's time.
 func (r *ndpReceiver) pullAt() (int64, bool) {
-	if r.pullHead == len(r.pullq) {
+	n := int64(len(r.pullq) - r.pullHead)
+	if n == 0 {
 		return 0, false
 	}
-	return r.next, true
+	return r.next + (min(n, max(r.burst/2, 1))-1)*r.interval, true
 }
 
 // popPull returns the next pull to send at t, with where to, if the

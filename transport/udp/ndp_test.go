@@ -82,8 +82,8 @@ func TestNDPSender(t *testing.T) {
 
 // TestNDPSenderTimeout: with nothing heard for an RTO while packets are
 // out with no news of them (neither ACKed nor NACKed), they are queued
-// again and one packet leaves unpulled; not before the RTO, and not once
-// done. NACKed packets wait for their pulls, past the RTO; only after
+// again and one packet leaves unpulled; not before the RTO, which doubles
+// until a new ACK, and not once done. NACKed packets wait for their pulls, past the RTO; only after
 // ndpStall RTOs of silence does one of them leave unpulled.
 func TestNDPSenderTimeout(t *testing.T) {
 	const rto = 1000
@@ -99,8 +99,8 @@ func TestNDPSenderTimeout(t *testing.T) {
 	if got, again := pops(s); !equalSeqs(got, 1) || !again[0] {
 		t.Fatalf("after the timeout %v, want 1 again", got)
 	}
-	if s.timeout(100+rto+1, rto) {
-		t.Fatal("fired again without an RTO since")
+	if s.timeout(100+rto+1, rto) || s.timeout(100+2*rto, rto) || s.deadline(rto) != 100+3*rto {
+		t.Fatalf("fired again within the doubled RTO, or deadline %d, want %d", s.deadline(rto), 100+3*rto)
 	}
 	// 2 and 3 NACKed, 4 silent: the RTO queues 4 behind them and lets
 	// one packet of the queue leave unpulled, 2; 3 and 4 wait for pulls.
@@ -213,6 +213,24 @@ func TestNDPReceiver(t *testing.T) {
 	if _, ok := r.pullAt(); ok {
 		t.Fatal("a pull still queued")
 	}
+	// With a bucket of 8, pulls leave in groups of 4: the receiver wakes
+	// when the fourth is due (fewer when fewer are queued).
+	g := newNDPReceiver(interval, 8)
+	for i := range 5 {
+		g.onData(data(7, uint64(i), 10), true, size, nil, 0)
+	}
+	g.next = 10_000
+	if at, ok := g.pullAt(); !ok || at != 10_000+3*interval {
+		t.Fatalf("pullAt = %d, %v; want %d", at, ok, 10_000+3*interval)
+	}
+	for range 4 {
+		if _, _, ok := g.popPull(10_000 + 3*interval); !ok {
+			t.Fatal("a pull of the group did not leave")
+		}
+	}
+	if at, _ := g.pullAt(); at != 10_000+4*interval {
+		t.Fatalf("the last pull at %d, want %d", at, 10_000+4*interval)
+	}
 }
 
 // incastModel runs NDP's state machines through a model switch in
@@ -281,7 +299,7 @@ func (x *incastModel) run(t *testing.T) []int64 {
 	}
 	for x.events.Len() > 0 {
 		e := heap.Pop(&x.events).(event)
-		if e.t > 10*x.rto*int64(x.m) {
+		if e.t > 200*x.rto*int64(x.m) { // a timeout backs off up to 64 RTOs
 			t.Fatal("the incast did not end")
 		}
 		e.do(e.t)
