@@ -162,8 +162,8 @@ const ndpStall = 4
 // packet of the queue leaves unpulled; its arrival, whole or trimmed,
 // starts the receiver's pulls again, and they fetch the rest. A window
 // would do it faster, and on a switch whose headers are being lost it
-// would lose more of them. When only NACKed packets are missing and
-// nothing was heard for ndpStall RTOs (their pulls were lost), one of
+// would lose more of them. When only NACKed or unsent packets are missing
+// and nothing was heard for ndpStall RTOs (their pulls were lost), one of
 // them leaves the same way. Each timeout doubles the RTO, up to 64 times,
 // until a packet is newly acknowledged (RFC 6298 §5.5's backoff): on a
 // path slower than the RTO, spurious timeouts would add packets to it.
@@ -176,7 +176,7 @@ func (s *ndpSender) timeout(t, rto int64) bool {
 		for seq := range s.next {
 			s.enqueue(seq)
 		}
-	case s.nQueued == 0 || t-s.heard < ndpStall*rto:
+	case s.nQueued == 0 && s.next == s.total || t-s.heard < ndpStall*rto:
 		return false
 	}
 	s.credit = max(s.credit, 1)
@@ -188,7 +188,7 @@ func (s *ndpSender) timeout(t, rto int64) bool {
 
 // deadline returns when timeout may next fire.
 func (s *ndpSender) deadline(rto int64) int64 {
-	rto *= s.backoff
+	rto *= s.backoff // as timeout has it
 	if s.silent() > 0 {
 		return s.heard + rto
 	}

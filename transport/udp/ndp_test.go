@@ -136,10 +136,16 @@ func TestNDPSenderTimeout(t *testing.T) {
 	if got, _ := pops(s); !equalSeqs(got, 3) || s.ready() {
 		t.Fatalf("the probe sent %v (ready %v), want 3 alone", got, s.ready())
 	}
+	// Only an unsent packet left, and its pull lost: a probe after the
+	// stall sends it.
 	s.onAck(3, 8000)
-	s.onPull(6, 8000)
-	pops(s) // 5
-	s.onAck(5, 8100)
+	if s.timeout(8000+ndpStall*rto-1, rto) || !s.timeout(8000+ndpStall*rto, rto) {
+		t.Fatal("no probe for the unsent packet after the stall")
+	}
+	if got, again := pops(s); !equalSeqs(got, 5) || again[0] {
+		t.Fatalf("the probe sent %v, want new 5", got)
+	}
+	s.onAck(5, 13000)
 	if !s.done() || s.timeout(1<<40, rto) {
 		t.Fatal("a done sender timed out")
 	}
