@@ -278,6 +278,9 @@ func (r *ndpReceiver) onData(h Header, trimmed bool, size int, addr net.Addr, t 
 		reply, ok = Header{Type: TypeAck, Flow: h.Flow, Seq: h.Seq, Cum: f.Received}, true
 		f.Acks++
 	}
+	if ok {
+		reply.DX.Stamp = h.DX.Stamp // the data's send time, echoed: the sender's RTT sample
+	}
 	if f.Received < f.Packets {
 		r.pullq = append(r.pullq, f)
 	}

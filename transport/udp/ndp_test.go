@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/net/ipv4"
+
+	"github.com/ecnswitch/ecnswitch/timestamp"
 )
 
 // pops pops what s lets leave now.
@@ -572,5 +574,36 @@ func TestReadWaiting(t *testing.T) {
 	batches = nil
 	if err := readWaiting(b, ms, func(n int) { batches = append(batches, n) }); err != nil || len(batches) != 0 || time.Since(start) > time.Second {
 		t.Fatalf("readWaiting of nothing: %v, batches %v, %v", err, batches, time.Since(start))
+	}
+}
+
+// TestNDPRTO: the receiver echoes a data packet's send stamp in its ACK
+// or NACK; the sender's RTO is srtt + 4·rttvar from those echoes (RFC
+// 6298), across the stamp's 32-bit wrap, and never below NDPConfig.RTO.
+func TestNDPRTO(t *testing.T) {
+	r := newNDPReceiver(100, 1)
+	for seq, trimmed := range []bool{false, true} {
+		reply, ok := r.onData(Header{Type: TypeData, Flow: 1, Seq: uint64(seq), Cum: 3, DX: timestamp.Option{Stamp: 0xfffffff0}}, trimmed, 1000, nil, 0)
+		if !ok || reply.DX.Stamp != 0xfffffff0 {
+			t.Fatalf("trimmed %v: reply %+v does not echo the stamp", trimmed, reply)
+		}
+	}
+	s, err := NewNDPSender(nil, nil, NDPConfig{Packets: 1, RTO: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.rto() != int64(time.Millisecond) {
+		t.Fatalf("rto %d before any sample, want the least", s.rto())
+	}
+	// Sent at 2³² − 16 ns, answered at 2³² + 4 ms − 16: 4 ms across the wrap.
+	s.rttSample(0xfffffff0, 1<<32+4_000_000-16)
+	if s.srtt != 4_000_000 || s.rto() != 4_000_000+4*2_000_000 {
+		t.Fatalf("srtt %d, rto %d; want 4 ms and 12 ms", s.srtt, s.rto())
+	}
+	for range 50 {
+		s.rttSample(0, 100_000) // 100 µs
+	}
+	if s.rto() != int64(time.Millisecond) {
+		t.Fatalf("rto %d after short RTTs, want the least, 1 ms", s.rto())
 	}
 }

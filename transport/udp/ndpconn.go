@@ -47,9 +47,12 @@ type NDPConfig struct {
 	// NDP sends its first window. 0 sends unpaced.
 	Rate  int64
 	Burst int // default DefaultBurst
-	// RTO is the retransmission timeout: how long the sender waits,
-	// hearing nothing while packets are unacknowledged, before it sends
-	// them again; default DefaultMinRTO.
+	// RTO is the least retransmission timeout: how long the sender waits,
+	// hearing nothing while packets are out unanswered, before it sends
+	// one again; default DefaultMinRTO. The timeout is srtt + 4·rttvar
+	// (RFC 6298) from the RTTs the ACKs and NACKs echo, when that is
+	// longer: a receiver that answers late on a busy machine is slow,
+	// not lossy.
 	RTO time.Duration
 }
 
@@ -101,12 +104,13 @@ type NDPSenderStats struct {
 // NDPSender sends one message the NDP way (ndp.go). Its methods are not
 // safe for concurrent use; read Stats after Run returns.
 type NDPSender struct {
-	cfg    NDPConfig
-	conn   Conn
-	dst    net.Addr
-	st     *ndpSender
-	paceAt int64
-	stats  NDPSenderStats
+	cfg          NDPConfig
+	conn         Conn
+	dst          net.Addr
+	st           *ndpSender
+	paceAt       int64
+	srtt, rttvar int64 // ns; 0 before the first sample
+	stats        NDPSenderStats
 }
 
 // NewNDPSender returns a sender of cfg's message over conn (Prepare's,
@@ -132,7 +136,7 @@ func (s *NDPSender) Stats() NDPSenderStats {
 // Run sends the message until every packet is acknowledged or ctx ends
 // (both return nil), or the socket fails.
 func (s *NDPSender) Run(ctx context.Context) error {
-	size, rto := s.cfg.Size, int64(s.cfg.RTO)
+	size := s.cfg.Size
 	most := min(batch, 65000/size) // packets one GSO send carries
 	wbuf := make([]byte, most*size)
 	wms := []ipv4.Message{{Addr: s.dst}}
@@ -162,13 +166,13 @@ func (s *NDPSender) Run(ctx context.Context) error {
 	}
 	for ctx.Err() == nil && !st.done() {
 		t := now()
-		if t >= st.deadline(rto) {
+		if t >= st.deadline(s.rto()) {
 			if err := readWaiting(s.conn, rms, take); err != nil {
 				return fmt.Errorf("udp transport: ndp flow %d: receive: %w", s.cfg.Flow, err)
 			}
 			t = now()
 		}
-		st.timeout(t, rto)
+		st.timeout(t, s.rto())
 		n := 0
 		for room := min(most, s.tokens(t)); n < room; n++ {
 			seq, again, ok := st.pop()
@@ -192,7 +196,7 @@ func (s *NDPSender) Run(ctx context.Context) error {
 			s.stats.Sent += uint64(n)
 			s.paceAt += int64(n) * s.txTime()
 		}
-		wake := min(st.deadline(rto), t+int64(10*time.Millisecond))
+		wake := min(st.deadline(s.rto()), t+int64(10*time.Millisecond))
 		if st.ready() {
 			wake = min(wake, s.paceAt+s.txTime())
 		}
@@ -220,8 +224,10 @@ func (s *NDPSender) control(b []byte, t int64) {
 	}
 	switch h.Type {
 	case TypeAck:
+		s.rttSample(h.DX.Stamp, t)
 		s.st.onAck(h.Seq, t)
 	case TypeNack:
+		s.rttSample(h.DX.Stamp, t)
 		s.st.onNack(h.Seq, t)
 	case TypePull:
 		s.st.onPull(h.Seq, t)
@@ -229,6 +235,28 @@ func (s *NDPSender) control(b []byte, t int64) {
 		s.stats.Malformed++
 	}
 }
+
+// rttSample takes the RTT of the transmission sent at t1 (its low 32
+// bits, as the ACK or NACK echoes them) and answered at t into srtt and
+// rttvar (RFC 6298 §2). Each transmission carries its own stamp, so a
+// packet sent again gives its own RTT (no Karn ambiguity).
+func (s *NDPSender) rttSample(t1 uint32, t int64) {
+	r := int64(uint32(t) - t1) // mod 2³²: RTTs under 4 s
+	if s.srtt == 0 {
+		s.srtt, s.rttvar = r, r/2
+		return
+	}
+	d := s.srtt - r
+	if d < 0 {
+		d = -d
+	}
+	s.rttvar += (d - s.rttvar) / 4
+	s.srtt += (r - s.srtt) / 8
+}
+
+// rto returns the retransmission timeout: srtt + 4·rttvar, at least
+// Config.RTO.
+func (s *NDPSender) rto() int64 { return max(s.srtt+4*s.rttvar, int64(s.cfg.RTO)) }
 
 // txTime returns one datagram's time on the paced link, ns; 0 unpaced.
 func (s *NDPSender) txTime() int64 {
