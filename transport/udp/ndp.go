@@ -218,28 +218,32 @@ type ndpFlow struct {
 }
 
 // ndpReceiver is the receiver's state: its flows and the one pull queue
-// they share, paced at interval ns a pull with a bucket of burst pulls,
-// which leave in groups of up to half the bucket.
+// they share, paced at interval ns a pull — a full data packet of wire
+// bytes at the link's rate — with a bucket of burst pulls, which leave in
+// groups of up to half the bucket. A trimmed header takes the link's time
+// too: it delays the next pull by its own wire time, so that data and
+// headers together arrive at the link's rate.
 type ndpReceiver struct {
 	flows     map[uint32]*ndpFlow
 	pullq     []*ndpFlow // FIFO from pullHead
 	pullHead  int
 	next      int64 // the pacer: the next pull may leave at next
 	interval  int64
+	wire      int64 // bytes on the wire of a full data packet
 	burst     int64
 	malformed uint64
 }
 
-func newNDPReceiver(interval int64, burst int) *ndpReceiver {
-	return &ndpReceiver{flows: map[uint32]*ndpFlow{}, interval: interval, burst: int64(burst)}
+func newNDPReceiver(interval, wire int64, burst int) *ndpReceiver {
+	return &ndpReceiver{flows: map[uint32]*ndpFlow{}, interval: interval, wire: wire, burst: int64(burst)}
 }
 
 // maxNDPPackets bounds a message, so that a datagram's claim cannot make
 // the receiver allocate without bound.
 const maxNDPPackets = 1 << 20
 
-// onData takes a data packet with header h from addr at t, whole or
-// trimmed, and returns the ACK or NACK to send back at once (ok false:
+// onData takes a data packet with header h and size bytes of UDP payload
+// from addr at t, whole or trimmed, and returns the ACK or NACK to send back at once (ok false:
 // none, the packet was malformed or a stale trimmed copy). It queues a
 // pull for the flow unless the message is complete.
 func (r *ndpReceiver) onData(h Header, trimmed bool, size int, addr net.Addr, t int64) (reply Header, ok bool) {
@@ -260,6 +264,7 @@ func (r *ndpReceiver) onData(h Header, trimmed bool, size int, addr net.Addr, t 
 	switch {
 	case trimmed:
 		f.Trimmed++
+		r.next = max(r.next, t-(r.burst-1)*r.interval) + r.interval*int64(size+wireOverhead)/r.wire
 		if !f.got[h.Seq] {
 			reply, ok = Header{Type: TypeNack, Flow: h.Flow, Seq: h.Seq, Cum: f.Received}, true
 			f.Nacks++

@@ -159,7 +159,7 @@ func TestNDPSenderTimeout(t *testing.T) {
 // pause, and a completed flow's are dropped; malformed data is counted.
 func TestNDPReceiver(t *testing.T) {
 	const interval, size = 100, 1000
-	r := newNDPReceiver(interval, 2)
+	r := newNDPReceiver(interval, size+wireOverhead, 2)
 	data := func(flow uint32, seq, n uint64) Header { return Header{Type: TypeData, Flow: flow, Seq: seq, Cum: n} }
 	for _, c := range []struct {
 		h       Header
@@ -223,7 +223,7 @@ func TestNDPReceiver(t *testing.T) {
 	}
 	// With a bucket of 8, pulls leave in groups of 4: the receiver wakes
 	// when the fourth is due (fewer when fewer are queued).
-	g := newNDPReceiver(interval, 8)
+	g := newNDPReceiver(interval, size+wireOverhead, 8)
 	for i := range 5 {
 		g.onData(data(7, uint64(i), 10), true, size, nil, 0)
 	}
@@ -298,7 +298,7 @@ func (x *incastModel) at(t int64, do func(t int64)) {
 // run runs the incast to its end and returns each message's completion
 // time at the receiver.
 func (x *incastModel) run(t *testing.T) []int64 {
-	x.rcv = newNDPReceiver(x.tx, 1)
+	x.rcv = newNDPReceiver(x.tx, 1538, 1) // tx is a 1538-byte wire frame's time
 	for i := range x.n {
 		x.senders = append(x.senders, newNDPSender(uint64(x.m), x.window, 0))
 		x.free = append(x.free, 0)
@@ -394,7 +394,11 @@ func (x *incastModel) serve(t int64) {
 // pulls as its pacer lets it.
 func (x *incastModel) deliver(p pkt, t int64) {
 	h := Header{Type: TypeData, Flow: uint32(p.flow), Seq: p.seq, Cum: uint64(x.m)}
-	if reply, ok := x.rcv.onData(h, p.trimmed, 1000, nil, t); ok {
+	size := 1538 - wireOverhead // a full data packet's UDP payload
+	if p.trimmed {
+		size = 130 - wireOverhead // a trimmed header's: htx's 130 bytes on the wire
+	}
+	if reply, ok := x.rcv.onData(h, p.trimmed, size, nil, t); ok {
 		x.at(t+x.d, func(t int64) { x.control(p.flow, reply, t) })
 	}
 	x.pull(t)
@@ -431,14 +435,15 @@ func (x *incastModel) control(i int, h Header, t int64) {
 }
 
 // TestNDPIncast is NDP's incast claim (SIGCOMM 2017, abstract:
-// near-optimal completion times, incast included) on the state
-// machines: n senders each send 20 packets at once, a first window of 10,
-// into a port whose data queue holds 8 (NDP's). With trimming every message completes, the last
-// within 5% of the ideal N·M packet times plus the headers' time on the
-// port and two round trips; every loss is learnt from a header (no
-// timeout), and every packet resent was trimmed — also with 128 senders,
-// where a sender waits longer than its RTO between pulls: NACKed packets
-// wait for their pulls. Without trimming, the same incast waits out
+// near-optimal completion times, incast included) on the state machines:
+// n senders each send 20 packets at once, a first window of 10, into a
+// port whose data queue holds 8 (NDP's). With trimming every message
+// completes, the last within 5% of the ideal N·M packet times plus the
+// headers' time on the port and two round trips; every loss is learnt
+// from a header (no timeout), every packet resent was trimmed, and only
+// the first windows overflow the queue — also with 128 senders, where a
+// sender waits longer than its RTO between pulls: NACKed packets wait for
+// their pulls. Without trimming, the same incast waits out
 // retransmission timeouts.
 func TestNDPIncast(t *testing.T) {
 	const m, d = 20, 5_000                      // packets each, ns one way
@@ -457,6 +462,11 @@ func TestNDPIncast(t *testing.T) {
 		retrans := x.sent - uint64(c.n*m)
 		if x.timeouts != 0 || x.trims == 0 || retrans != x.trims || x.drops != 0 {
 			t.Errorf("%d senders: %d timeouts, %d trims, %d resent, %d dropped; want none, some, one resent per trim, none", c.n, x.timeouts, x.trims, retrans, x.drops)
+		}
+		// Only the first windows overflow the queue: after them, pulls
+		// (delayed by the headers' time on the link) keep arrivals at C.
+		if want := uint64(int(c.n)*x.window - x.q); x.trims != want {
+			t.Errorf("%d senders: %d trims, want the first windows' overflow, %d", c.n, x.trims, want)
 		}
 		t.Logf("%d senders: last completion %.3f ms (ideal %.3f), %d trims", c.n, float64(last)/1e6, float64(ideal)/1e6, x.trims)
 
@@ -581,7 +591,7 @@ func TestReadWaiting(t *testing.T) {
 // or NACK; the sender's RTO is srtt + 4·rttvar from those echoes (RFC
 // 6298), across the stamp's 32-bit wrap, and never below NDPConfig.RTO.
 func TestNDPRTO(t *testing.T) {
-	r := newNDPReceiver(100, 1)
+	r := newNDPReceiver(100, 1000+wireOverhead, 1)
 	for seq, trimmed := range []bool{false, true} {
 		reply, ok := r.onData(Header{Type: TypeData, Flow: 1, Seq: uint64(seq), Cum: 3, DX: timestamp.Option{Stamp: 0xfffffff0}}, trimmed, 1000, nil, 0)
 		if !ok || reply.DX.Stamp != 0xfffffff0 {

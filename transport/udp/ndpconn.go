@@ -319,7 +319,7 @@ func NewNDPReceiver(conn Conn, cfg NDPReceiverConfig) (*NDPReceiver, error) {
 		return nil, fmt.Errorf("udp transport: ndp receiver burst %d: want 1..%d pulls", cfg.Burst, batch)
 	}
 	interval := timestamp.TransmissionTime(cfg.Size+wireOverhead, cfg.Rate)
-	return &NDPReceiver{conn: conn, size: cfg.Size, st: newNDPReceiver(interval, cfg.Burst)}, nil
+	return &NDPReceiver{conn: conn, size: cfg.Size, st: newNDPReceiver(interval, int64(cfg.Size+wireOverhead), cfg.Burst)}, nil
 }
 
 // Flows returns every flow's counts so far, by flow number.
