@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ecnswitch/ecnswitch/dataplane"
+	"github.com/ecnswitch/ecnswitch/internal/buildinfo"
 	"github.com/ecnswitch/ecnswitch/loadgen"
 	"github.com/ecnswitch/ecnswitch/loadgen/xdpgen"
 	"github.com/ecnswitch/ecnswitch/packet"
@@ -225,7 +226,7 @@ func RunSwitch(ctx context.Context, o SwitchOptions) (rep *SwitchReport, err err
 	if o.Start == nil && slices.ContainsFunc(o.Devices, func(d Device) bool { return d == DeviceSwitch || d == DevicePatch }) {
 		return nil, errors.New("bench: switch: SwitchOptions.Start is nil: run the benchmark through node.BenchSwitch, which starts ecnswitch")
 	}
-	r := &rig{o: o, rep: &SwitchReport{Start: time.Now(), CPUs: runtime.NumCPU()}}
+	r := &rig{o: o, rep: &SwitchReport{Start: time.Now(), CPUs: runtime.NumCPU(), Build: buildinfo.Read()}}
 	var uts unix.Utsname
 	if unix.Uname(&uts) == nil {
 		r.rep.Kernel = unix.ByteSliceToString(uts.Release[:])

@@ -58,6 +58,7 @@ func (r *SwitchReport) Markdown(command string) string {
 	if command != "" {
 		fmt.Fprintf(&b, "    %s\n\n", command)
 	}
+	fmt.Fprintf(&b, "%s.\n\n", r.Build)
 	o := r.Options
 	gen := "over AF_XDP (veth, copy mode)"
 	if r.Generator == GeneratorXDP {

@@ -3,6 +3,7 @@ package bench
 import (
 	"time"
 
+	"github.com/ecnswitch/ecnswitch/internal/buildinfo"
 	"github.com/ecnswitch/ecnswitch/loadgen"
 )
 
@@ -78,6 +79,8 @@ type SwitchReport struct {
 	Seconds float64   `json:"seconds"`
 	Kernel  string    `json:"kernel"`
 	CPUs    int       `json:"cpus"`
+	// Build is the build of ecnswitch and the machine that measured.
+	Build buildinfo.Info `json:"build"`
 	// Generator is the generator's mode, GeneratorXDP or GeneratorAFXDP;
 	// GeneratorNote says why live frames were not used, if they were not.
 	Generator     string `json:"generator"`

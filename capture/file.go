@@ -16,6 +16,7 @@ import (
 	"github.com/gopacket/gopacket/pcapgo"
 
 	"github.com/ecnswitch/ecnswitch/dataplane"
+	"github.com/ecnswitch/ecnswitch/internal/buildinfo"
 )
 
 // countWriter counts the bytes written through it: the file's size as the
@@ -46,9 +47,10 @@ type fileWriter struct {
 	name     string   // the first file's name beneath root
 	path     string   // the first file's path, as Status shows it
 	portName string
-	clocks   string // which clocks the timestamps come from, for pcapng's if_description; "" to leave it out
-	wall0    int64  // Unix ns at capture start …
-	mono0    int64  // … and the switch clock at the same moment
+	clocks   string               // which clocks the timestamps come from, for pcapng's if_description; "" to leave it out
+	section  pcapgo.NgSectionInfo // pcapng's shb_hardware, shb_os and shb_userappl: the machine and the build
+	wall0    int64                // Unix ns at capture start …
+	mono0    int64                // … and the switch clock at the same moment
 
 	seq     int      // number of the open file
 	kept    []string // names beneath root of the files on disk, oldest first
@@ -73,6 +75,7 @@ type fileWriter struct {
 func newFileWriter(s Spec, root *os.Root, name, path, portName string, wall0 time.Time, mono0 int64) *fileWriter {
 	return &fileWriter{
 		spec: s, root: root, name: name, path: path, portName: portName, wall0: wall0.UnixNano(), mono0: mono0,
+		section:  sectionInfo(buildinfo.Read()),
 		text:     make([]byte, 0, 256),
 		inbound:  pcapgo.NgEpbFlags{Direction: pcapgo.NgEpbFlagDirectionInbound},
 		outbound: pcapgo.NgEpbFlags{Direction: pcapgo.NgEpbFlagDirectionOutbound},
@@ -134,15 +137,31 @@ func (w *fileWriter) header() error {
 		TimestampResolution: 9,
 		SnapLength:          uint32(w.spec.SnapLen),
 	}
-	section := pcapgo.NgWriterOptions{SectionInfo: pcapgo.NgSectionInfo{
-		Hardware: runtime.GOARCH, OS: runtime.GOOS, Application: "ecnswitch",
-	}}
-	ng, err := pcapgo.NewNgWriterInterface(&w.rec, intf, section)
+	ng, err := pcapgo.NewNgWriterInterface(&w.rec, intf, pcapgo.NgWriterOptions{SectionInfo: w.section})
 	if err != nil {
 		return err
 	}
 	w.ng = ng
 	return ng.Flush()
+}
+
+// sectionInfo is what a pcapng file's Section Header Block records of
+// the build and the machine that wrote it: shb_hardware the CPU model,
+// shb_os the kernel, shb_userappl ecnswitch's version and VCS revision.
+func sectionInfo(i buildinfo.Info) pcapgo.NgSectionInfo {
+	hw := i.CPU
+	if hw == "" {
+		hw = "unknown CPU"
+	}
+	osName := runtime.GOOS
+	if i.Kernel != "" {
+		osName = "Linux " + i.Kernel
+	}
+	return pcapgo.NgSectionInfo{
+		Hardware:    hw + " (" + i.Arch + ")",
+		OS:          osName,
+		Application: "ecnswitch " + i.Short() + " built with " + i.GoVersion,
+	}
 }
 
 func (w *fileWriter) describeFilter() string {

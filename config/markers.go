@@ -142,6 +142,7 @@ func (c *checker) marker(cfg *Config, i int, key string, stage marking.Stage, n 
 	allowed := s.Keys()
 	bad := false
 	var written []string
+	var values [][2]string
 	for _, k := range keys {
 		if !slices.Contains(allowed, k.Value) {
 			c.errf(key+"."+k.Value, "not a key of scheme %s; allowed: scheme, name, %s", s.Name, strings.Join(allowed, ", "))
@@ -150,6 +151,7 @@ func (c *checker) marker(cfg *Config, i int, key string, stage marking.Stage, n 
 		}
 		v := mapValue(n, k.Value)
 		written = append(written, k.Value+"="+nodeText(v))
+		values = append(values, [2]string{k.Value, nodeText(v)})
 	}
 	if bad {
 		return Marker{}, false
@@ -176,7 +178,8 @@ func (c *checker) marker(cfg *Config, i int, key string, stage marking.Stage, n 
 	for j, mb := range members {
 		g.built[j], names[j] = mb.Marker, mb.Name
 	}
-	return Marker{Key: key, Scheme: s.Name, Stage: stage, Params: strings.Join(written, " "), Specs: g.specs(names)}, true
+	return Marker{Key: key, Name: name, Scheme: s.Name, Stage: stage, Params: strings.Join(written, " "), Specs: g.specs(names),
+		values: values, at: at, group: g}, true
 }
 
 // decodeParams decodes the keys of marker mapping n, at key path key,

@@ -131,7 +131,7 @@ const MaxPriority = 99
 // Egress defaults and limits.
 const (
 	// DefaultCoalesce is PortConfig.Coalesce's default: chosen by
-	// measurement (README, "Egress batching").
+	// measurement (docs/results/egress.md).
 	DefaultCoalesce = 50 * time.Microsecond
 	// MaxCoalesce bounds PortConfig.Coalesce.
 	MaxCoalesce = 10 * time.Millisecond
@@ -144,6 +144,9 @@ type PortConfig struct {
 
 	// Scheduler configures the egress queues; its queue count is the port's.
 	Scheduler scheduler.Config
+	// DualQ configures the coupled AQM and the classifier of a port whose
+	// scheduler is a scheduler.DualQ; it must be zero on other ports.
+	DualQ DualQ
 	// Shaper drains the port at the emulated line rate; a zero Rate leaves the
 	// port unshaped (it drains as fast as the device takes frames).
 	Shaper scheduler.ShaperConfig
@@ -299,6 +302,9 @@ func (pc *PortConfig) validate(sc scheduler.Config) (int, error) {
 		return 0, err
 	}
 	if err := pc.validateTrim(nq); err != nil {
+		return 0, err
+	}
+	if err := pc.DualQ.validate(sc.Kind); err != nil {
 		return 0, err
 	}
 	return nq, pc.Delay.validate(nq)

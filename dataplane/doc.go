@@ -22,6 +22,11 @@
 // marker chain sees the sojourn time, the buffer releases the bytes, and
 // the port transmits the batch. docs/architecture.md draws it.
 //
+// A port whose scheduler is a scheduler.DualQ is a DualQ Coupled AQM
+// (RFC 9332, PortConfig.DualQ): it classifies by ECN into its L4S and
+// Classic queues, and its coupled AQM, marking.DualPI2, heads its dequeue
+// chain; PortStats.DualQ reports it.
+//
 // # Ownership
 //
 // A worker is a goroutine locked to an OS thread (optionally pinned, like

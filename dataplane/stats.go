@@ -70,6 +70,8 @@ type PortStats struct {
 	// TxStamps are the device's completion stamps of transmitted frames
 	// (ports.TxStamper); nil when it gives none.
 	TxStamps *TxStampStats `json:"tx_stamps,omitempty"`
+	// DualQ is a DualQ port's coupled AQM; nil on other ports.
+	DualQ *DualQStats `json:"dualq,omitempty"`
 }
 
 // TxStampStats are a device's completion stamps: how many transmitted
@@ -191,8 +193,12 @@ func (s *Switch) Stats() Stats {
 			ps.TrimDropped += qs.TrimDropped
 			ps.Queues = append(ps.Queues, qs)
 		}
-		for _, c := range p.chains.Load().chains() {
+		chains := p.chains.Load()
+		for _, c := range chains.chains() {
 			ps.Markers = c.Counts(ps.Markers)
+		}
+		if p.aqm != nil && chains.deq != nil {
+			ps.DualQ = dualqStats(p.aqm, chains.deq.Counts(nil))
 		}
 		st.Ports = append(st.Ports, ps)
 	}

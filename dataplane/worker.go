@@ -433,7 +433,11 @@ func (w *worker) flood(in *port, d *packet.Desc, now int64) {
 func (w *worker) forward(in *port, d *packet.Desc, out int, now int64) {
 	p := w.s.ports[out]
 	d.OutPort = uint16(out)
-	d.Queue = w.s.cls.queue(d, p.nq)
+	if p.dualq != nil {
+		d.Queue = p.dualq.queue(d)
+	} else {
+		d.Queue = w.s.cls.queue(d, p.nq)
+	}
 	if o := int(w.s.owner[out]); o != w.id {
 		if !w.out[o].Push(d) {
 			w.drop(in, d, DropCrossWorker, now)
@@ -572,7 +576,7 @@ func (w *worker) fillView(p *port, d *packet.Desc, now int64, q int, c *chainSta
 	mmu := w.s.mmu
 	qi := &p.qinfo[q]
 	v := &w.view // field by field: a composite literal would clear it first
-	v.Now, v.EnqTime, v.Len, v.Port, v.Queue = now, d.EnqTime, d.Len, p.idx, q
+	v.Now, v.EnqTime, v.Len, v.ECN, v.Port, v.Queue = now, d.EnqTime, d.Len, d.ECN, p.idx, q
 	v.PoolBytes, v.PoolPackets, v.PoolSize = mmu.PoolSharedBytes(p.pool), 0, mmu.PoolSize(p.pool)
 	v.Quantum, v.Weight, v.WeightSum, v.Strict = qi.Quantum, qi.PortWeight, qi.PortWeightSum, qi.Strict
 	v.LineRate = p.shaper.Rate()
@@ -599,6 +603,12 @@ func (w *worker) fillView(p *port, d *packet.Desc, now int64, q int, c *chainSta
 	v.PeerQueue, v.PeerBytes, v.PeerPackets, v.PeerSojourn = -1, 0, 0, 0
 	if c.peers != nil && c.peers[q] >= 0 {
 		fillPeer(v, p, now, c.peers[q])
+	}
+	v.HeadSojourn = 0
+	if need&marking.NeedHead != 0 {
+		if at, ok := p.sched.Head(q); ok {
+			v.HeadSojourn = now - at
+		}
 	}
 	return v
 }

@@ -41,6 +41,14 @@
 //   - ECN♯ (NewECNSharp): dequeue, instantaneous sojourn marking above
 //     ins_target or persistent-queue marking (000 Algorithm 1, §3.2–3.4),
 //     and the queue-length variant (000 §3.5).
+//   - PIE (NewPIE): enqueue, RFC 8033's PI controller on the queue delay
+//     with its auto-tuned gains, burst allowance and derandomization,
+//     dropping or marking ECN-capable packets.
+//   - PI2 (NewPI2): dequeue, RFC 9332 Appendix A.1's PI controller: Classic
+//     packets see (p′)², L4S packets k·p′, drops on overload (§4.2.3).
+//   - DualPI2 (NewDualPI2): the coupled AQM of a DualQ port (RFC 9332 §2.4,
+//     Appendix A): PI2 on the Classic queue, coupled into the L4S queue's
+//     step; the dataplane builds it for a port of scheduler.DualQ.
 //
 // Constructors validate their configuration, with errors that name the key
 // and the allowed range, and refuse a stage their paper cannot use

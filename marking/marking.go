@@ -1,5 +1,7 @@
 package marking
 
+import "github.com/ecnswitch/ecnswitch/packet"
+
 // Verdict is a marker's decision about one packet.
 type Verdict uint8
 
@@ -49,6 +51,9 @@ type View struct {
 	Now     int64 // ns
 	EnqTime int64 // ns; equal to Now at the enqueue stage
 	Len     int   // packet length in bytes
+	// ECN is the packet's ECN codepoint as the stage sees it: at dequeue
+	// CE if an enqueue marker (or a hop before) marked it.
+	ECN packet.ECN
 
 	Port  int // egress port index
 	Queue int // egress queue index
@@ -88,6 +93,13 @@ type View struct {
 	PeerQueue                           int
 	PeerBytes, PeerPackets, PeerSojourn int64
 
+	// HeadSojourn is how long the packet at the head of the packet's own
+	// queue has waited at Now, 0 when the queue is empty (NeedHead): at
+	// enqueue the oldest packet the arrival finds, at dequeue the one it
+	// leaves at the head. PIE's timestamp-based delay (RFC 8033 §4.3)
+	// reads it.
+	HeadSojourn int64
+
 	Value     int64 // out: the quantity the marker compared (bytes or ns)
 	Threshold int64 // out: the threshold it compared against
 }
@@ -107,9 +119,11 @@ const (
 	NeedPort                        // PortBytes and PortPackets
 	NeedEmptySince                  // QueueEmptySince and PortEmptySince
 	NeedPeer                        // PeerQueue and its backlog and head sojourn (Peerer)
+	NeedHead                        // HeadSojourn
 
 	// NeedAll is what a Marker that is not a Needer gets: every field but
-	// the peer's, which only a Peerer can name.
+	// the peer's, which only a Peerer can name, and the head's, which only
+	// a Needer can.
 	NeedAll = NeedRoundTime | NeedBusyWeight | NeedPort | NeedEmptySince
 )
 

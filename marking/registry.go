@@ -321,7 +321,7 @@ func noRate(scheme, key, why string) error {
 func Schemes() []Scheme {
 	return []Scheme{
 		redScheme(), dctcpScheme(), mqecnScheme(), pmsbScheme(), bccScheme(),
-		tcnScheme(), codelScheme(), ecnsharpScheme(),
+		tcnScheme(), codelScheme(), ecnsharpScheme(), pieScheme(), pi2Scheme(),
 	}
 }
 

@@ -108,8 +108,8 @@ func TestSchemesComplete(t *testing.T) {
 	if _, ok := Lookup("RED"); ok {
 		t.Error("Lookup is case-insensitive; names are exact")
 	}
-	if got := Names(); len(got) != 8 || got[0] != SchemeRED || got[7] != SchemeECNSharp {
-		t.Errorf("Names() = %v: want the 8 schemes, RED first, ECN♯ last", got)
+	if got := Names(); len(got) != 10 || got[0] != SchemeRED || got[7] != SchemeECNSharp || got[8] != SchemePIE || got[9] != SchemePI2 {
+		t.Errorf("Names() = %v: want the 10 schemes, RED first, ECN♯, PIE and PI2 last", got)
 	}
 }
 
@@ -199,66 +199,6 @@ func TestNewChecksParams(t *testing.T) {
 	at.Pool.Alpha = 0
 	if _, err := bcc.New("", bcc.Examples[0], at); err == nil || !strings.Contains(err.Error(), `every queue of pool "shared" has a static cap`) {
 		t.Errorf("bcc deriving from a pool without α: %v", err)
-	}
-}
-
-// pie is the shape of the next wave's PIE (RFC 8033) as a registered
-// scheme, to show that the registry can say what it needs: durations
-// (target, tupdate), gains in Hz (α, β), booleans (ecn, bytemode), a
-// packet count and state per queue or per port. Its marker only counts.
-func pie() Scheme {
-	return Scheme{
-		Name: "pie", Title: "PIE", Paper: "RFC 8033", Doc: "proportional integral controller enhanced",
-		Stages: AtEnqueue, State: "per queue or per port",
-		Params: []Param{
-			{Key: "target", Unit: UnitDuration, Default: int64(15e6), Range: leftOpen(0, 1e9), Doc: "queueing delay target", Paper: "RFC 8033 §4.2"},
-			{Key: "tupdate", Unit: UnitDuration, Default: int64(15e6), Range: leftOpen(0, 1e9), Doc: "drop probability update interval", Paper: "RFC 8033 §4.2"},
-			{Key: "alpha", Unit: UnitHertz, Default: 0.125, Range: leftOpen(0, 100), Doc: "gain on the delay's error", Paper: "RFC 8033 §4.2"},
-			{Key: "beta", Unit: UnitHertz, Default: 1.25, Range: leftOpen(0, 100), Doc: "gain on the delay's trend", Paper: "RFC 8033 §4.2"},
-			{Key: "ecn", Unit: UnitBool, Default: true, Doc: "mark ECT packets instead of dropping them", Paper: "RFC 8033 §5.1"},
-			{Key: "bytemode", Unit: UnitBool, Default: false, Doc: "scale the probability by the packet's size", Paper: "RFC 8033 §5.3"},
-			{Key: "limit", Unit: UnitPackets, Default: int64(1000), Range: closed(1, 1<<20), Doc: "queue limit"},
-			{Key: "per", Unit: UnitChoice, Default: "queue", Choices: []string{"queue", "port"}, Doc: "whose delay a state tracks"},
-		},
-		Examples: []Params{{}, {"per": "port", "target": int64(20e6), "alpha": 0.25, "ecn": false}},
-		build: func(name string, p Params, at Placement) ([]Member, error) {
-			n := at.Queues
-			if p.str("per") == "port" {
-				n = 1
-			}
-			if at.Stage != Enqueue {
-				return nil, stageError("pie", ErrEnqueueOnly, "stage %v", at.Stage)
-			}
-			return one(name, &pieMarker{state: make([]int64, n)}, nil)
-		},
-	}
-}
-
-type pieMarker struct{ state []int64 }
-
-func (m *pieMarker) Mark(*View) Verdict { return Pass }
-
-func TestRegistryExpressesPIE(t *testing.T) {
-	s := pie()
-	checkScheme(t, s)
-	for per, want := range map[string]int{"queue": 8, "port": 1} {
-		ms, err := s.New("", Params{"per": per, "beta": 2.5, "bytemode": true, "tupdate": int64(30e6)}, testPlacement(Enqueue))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := len(ms[0].Marker.(*pieMarker).state); got != want {
-			t.Errorf("per %s: %d states, want %d", per, got, want)
-		}
-	}
-	for p, want := range map[string]Params{
-		"alpha 0.1 Hz as a duration": {"alpha": int64(1e8)},
-		"ecn as a string":            {"ecn": "yes"},
-		"per the pool":               {"per": "pool"},
-		"limit 0":                    {"limit": int64(0)},
-	} {
-		if _, err := s.New("", want, testPlacement(Enqueue)); err == nil {
-			t.Errorf("%s: accepted", p)
-		}
 	}
 }
 

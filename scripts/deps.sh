@@ -8,6 +8,7 @@
 #   systemd            systemd-analyze, which checks the unit make install installs
 #   iputils-ping       the ping that `ecnswitch testbed up` suggests trying
 #   linux-perf         perf, with which the README's profiles were taken
+#   groff-base         groff, which checks the man page docs/ecnswitch.1
 #
 # With --testpmd (make bench-tcp), also DPDK's testpmd and its AF_XDP
 # driver, the peer bench tcp compares ecnswitch with; with --peers (make
@@ -48,6 +49,7 @@ command -v tshark >/dev/null 2>&1 || optional+=(tshark)
 command -v systemd-analyze >/dev/null 2>&1 || optional+=(systemd)
 command -v ping >/dev/null 2>&1 || optional+=(iputils-ping)
 command -v perf >/dev/null 2>&1 || optional+=(linux-perf)
+command -v groff >/dev/null 2>&1 || optional+=(groff-base)
 
 all=("${need[@]}" "${optional[@]}")
 if [ ${#all[@]} -gt 0 ]; then

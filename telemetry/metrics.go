@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ecnswitch/ecnswitch/dataplane"
+	"github.com/ecnswitch/ecnswitch/internal/buildinfo"
 	"github.com/ecnswitch/ecnswitch/ports"
 )
 
@@ -27,6 +28,8 @@ type collector struct {
 	queueBytes, queuePackets, queuePeak, thres *prometheus.Desc
 
 	markerMarks, markerDrops *prometheus.Desc
+
+	dualqProb, dualqDelay, dualqOverloaded, dualqOverloads, dualqUpdates *prometheus.Desc
 
 	poolBytes, poolPackets, poolSize *prometheus.Desc
 
@@ -107,6 +110,12 @@ func newCollector(sw Switch, pools []string) *collector {
 		markerMarks: d("marker_marks_total", "Packets a marker voted to mark, whatever the chain decided.", "port", "marker"),
 		markerDrops: d("marker_drops_total", "Packets a marker voted to drop.", "port", "marker"),
 
+		dualqProb:       d("dualq_probability", "A DualQ port's coupled AQM probabilities as of its last update: base (p′), classic (p_C = p′²), l4s (p_CL = min(k·p′, 1)).", "port", "which"),
+		dualqDelay:      d("dualq_classic_delay_seconds", "The Classic queue's delay that a DualQ port's last PI2 update took.", port...),
+		dualqOverloaded: d("dualq_overloaded", "1 while a DualQ port's AQM is overloaded (k·p′ ≥ 1: both queues drop with p_C), else 0.", port...),
+		dualqOverloads:  d("dualq_overloads_total", "Times a DualQ port's AQM entered overload.", port...),
+		dualqUpdates:    d("dualq_updates_total", "PI2 updates a DualQ port's AQM ran.", port...),
+
 		poolBytes:   d("pool_bytes", "Bytes in the shared pool now, reserves included.", "pool"),
 		poolPackets: d("pool_packets", "Packets in the shared pool now.", "pool"),
 		poolSize:    d("pool_size_bytes", "The shared pool's size B.", "pool"),
@@ -131,6 +140,7 @@ func (c *collector) descs() []*prometheus.Desc {
 		c.trimmed, c.trimDropped,
 		c.queueBytes, c.queuePackets, c.queuePeak, c.thres,
 		c.markerMarks, c.markerDrops,
+		c.dualqProb, c.dualqDelay, c.dualqOverloaded, c.dualqOverloads, c.dualqUpdates,
 		c.poolBytes, c.poolPackets, c.poolSize,
 		c.portMACs, c.portMACLimited, c.macSlots, c.macEntries, c.macFull, c.macCap,
 		c.workerSeconds,
@@ -194,6 +204,22 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			counter(c.markerMarks, m.Marks, p.Name, m.Name)
 			counter(c.markerDrops, m.Drops, p.Name, m.Name)
 		}
+		if q := p.DualQ; q != nil {
+			for _, v := range [...]struct {
+				which string
+				p     float64
+			}{{"base", q.Prob}, {"classic", q.ProbC}, {"l4s", q.ProbL}} {
+				ch <- prometheus.MustNewConstMetric(c.dualqProb, prometheus.GaugeValue, v.p, p.Name, v.which)
+			}
+			ch <- prometheus.MustNewConstMetric(c.dualqDelay, prometheus.GaugeValue, float64(q.DelayC)/1e9, p.Name)
+			overloaded := int64(0)
+			if q.Overloaded {
+				overloaded = 1
+			}
+			gauge(c.dualqOverloaded, overloaded, p.Name)
+			counter(c.dualqOverloads, q.Overloads, p.Name)
+			counter(c.dualqUpdates, q.Updates, p.Name)
+		}
 		if p.Device != nil {
 			for _, m := range c.device {
 				counter(m.desc, m.value(p.Device), p.Name)
@@ -242,4 +268,10 @@ type StatsResponse struct {
 	TimeNS int64 `json:"time_ns"` // the switch clock when the snapshot was taken
 	dataplane.Stats
 	PoolNames []string `json:"pool_names"`
+	// Build is the switch's build and the machine it runs on.
+	Build *buildinfo.Info `json:"build,omitempty"`
+	// Config is the switch's running settings, where the server was given
+	// them (Options.Config): the daemon's node.RunningConfig, which
+	// `ecnswitch set` and a reload change.
+	Config any `json:"config,omitempty"`
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ecnswitch/ecnswitch/buffer"
 	"github.com/ecnswitch/ecnswitch/dataplane"
+	"github.com/ecnswitch/ecnswitch/internal/buildinfo"
 	"github.com/ecnswitch/ecnswitch/marking"
 	"github.com/ecnswitch/ecnswitch/packet"
 	"github.com/ecnswitch/ecnswitch/packet/packettest"
@@ -267,6 +268,8 @@ func TestStatsAndMetrics(t *testing.T) {
 	switch {
 	case st.TimeNS != r.clk.Now() || len(st.PoolNames) != 1:
 		t.Errorf("time %d pools %v", st.TimeNS, st.PoolNames)
+	case st.Build == nil || *st.Build != buildinfo.Read():
+		t.Errorf("build %+v, want this binary's and machine's", st.Build)
 	case a.Name != "a" || a.RxPackets != burst || a.RxBytes != burst*frameLen:
 		t.Errorf("port a: %+v", a)
 	case b.TxPackets != burst || b.Queues[1].Enqueued != burst || b.Queues[1].Dequeued != burst:

@@ -1,8 +1,14 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ecnswitch/ecnswitch/internal/buildinfo"
+	"github.com/ecnswitch/ecnswitch/loadgen"
 )
 
 func TestBenchSinkFlags(t *testing.T) {
@@ -19,8 +25,8 @@ func TestBenchSinkFlags(t *testing.T) {
 			t.Errorf("%v: exit %d, want %d and %q:\n%s", c.args, code, exitUsage, c.want, errs)
 		}
 	}
-	if code, _, errs := cli(t, "bench", "sink", "-h"); code != exitOK || !strings.Contains(errs, "-sample") || !strings.Contains(errs, "counts in an XDP program") {
-		t.Errorf("bench sink -h: exit %d\n%s", code, errs)
+	if code, out, _ := cli(t, "bench", "sink", "-h"); code != exitOK || !strings.Contains(out, "--sample") || !strings.Contains(out, "counts in an XDP program") {
+		t.Errorf("bench sink -h: exit %d\n%s", code, out)
 	}
 }
 
@@ -43,5 +49,30 @@ func TestBenchCacheLine(t *testing.T) {
 		t.Errorf("bench cacheline: %q, want a line with \"CPU 0 <-> 1: \"", out)
 	case code != exitOK && !strings.Contains(errs, "CPU 1 is not one this process may run on"): // a machine with one CPU
 		t.Errorf("bench cacheline: exit %d\n%s", code, errs)
+	}
+}
+
+// bench gen --json and bench sink --json record the build and the machine
+// beside the counters, which keep their names.
+func TestBenchJSONRecordsBuild(t *testing.T) {
+	dir := t.TempDir()
+	i := buildinfo.Info{Version: "v1.2.0", Kernel: "6.18.4", CPU: "AMD EPYC"}
+	gen, sink := filepath.Join(dir, "gen.json"), filepath.Join(dir, "sink.json")
+	if err := writeJSON(gen, genJSON{i, loadgen.GeneratorStats{Sent: 7}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeJSON(sink, sinkJSON{i, loadgen.Report{Received: 5, Mode: "xdp"}}); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{gen: `"sent": 7`, sink: `"received": 5`} {
+		var m map[string]any
+		b, _ := os.ReadFile(path)
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		build, _ := m["build"].(map[string]any)
+		if build["kernel"] != "6.18.4" || build["cpu"] != "AMD EPYC" || !strings.Contains(string(b), want) {
+			t.Errorf("%s:\n%s", path, b)
+		}
 	}
 }

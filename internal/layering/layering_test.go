@@ -14,7 +14,7 @@ const module = "github.com/ecnswitch/ecnswitch/"
 
 // The floors of the house, bottom up (DESIGN.md, docs/architecture.md):
 //
-//	cmd → experiment → node → {config, telemetry, capture, bench, demo, closedloop} → {dataplane, loadgen} → leaves → packet
+//	cmd → experiment → node → {config, telemetry, capture, bench, demo, closedloop, doctor} → {dataplane, loadgen} → leaves → packet
 //
 // A package may import packages of lower floors only, except the
 // same-floor edges in sideways. testbed/dctcp, a leaf that testbed
@@ -31,7 +31,7 @@ var floors = [][]string{
 	{"timestamp", "buffer", "scheduler", "marking", "ports", "testbed", "packet/packettest"},
 	{"ports/memport", "ports/afxdp", "loadgen/xdpgen", "loadgen/xdpsink", "transport"},
 	{"dataplane", "loadgen"},
-	{"config", "telemetry", "capture", "bench", "demo", "closedloop"},
+	{"config", "telemetry", "capture", "bench", "demo", "closedloop", "doctor"},
 	{"node"},
 	{"experiment"},
 	{"cmd"},
@@ -41,6 +41,13 @@ var floors = [][]string{
 // specs of what it configures besides the dataplane.
 var sideways = map[string][]string{
 	"config": {"capture", "telemetry"},
+}
+
+// forbidden are imports the floors would allow but DESIGN.md does not:
+// cmd reaches the switch only through node and config, never the
+// dataplane directly.
+var forbidden = map[string][]string{
+	"cmd": {"dataplane"},
 }
 
 // leaves list exactly what the packages below dataplane, and the load
@@ -132,6 +139,13 @@ func check(name, dep string) string {
 	if ok, listed := leaves[name]; listed && !slices.Contains(ok, dep) {
 		return name + " imports " + dep + "; DESIGN.md allows only " + strings.Join(ok, ", ")
 	}
+	for root, deps := range forbidden {
+		for _, d := range deps {
+			if within(name, root) && within(dep, d) {
+				return name + " imports " + dep + ": DESIGN.md keeps " + root + " off " + d + " (re-export what it needs through node)"
+			}
+		}
+	}
 	nf, nroot := floor(name)
 	df, droot := floor(dep)
 	switch {
@@ -193,6 +207,9 @@ func TestCheck(t *testing.T) {
 		{"dataplane", "ports/afxdp", false},
 		{"marking", "buffer", false},
 		{"node", "cmd/ecnswitch", false},
+		{"cmd/ecnswitch", "dataplane", false},
+		{"cmd/ecnswitch", "dataplane/dataplanetest", false},
+		{"cmd/ecnswitch", "config", true},
 		{"internal/spsc", "packet", false},
 		{"ports/memport", "internal/spsc", true},
 		{"testbed", "testbed/dctcp", true},

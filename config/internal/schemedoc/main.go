@@ -1,9 +1,11 @@
-// Command schemedoc writes what the docs say about the marking schemes
-// from marking's registry, so that they cannot drift from it: the table
-// of schemes and each scheme's table of keys in docs/marking.md, and the
-// list of schemes and keys in examples/ecnswitch.yaml. Each generated part
-// sits between two marker lines, which stay; the text around them is
-// left alone.
+// Command schemedoc writes what the docs say about the marking schemes and
+// the configuration's keys from the code, so that they cannot drift from
+// it: from marking's registry, the table of schemes and each scheme's
+// table of keys in docs/marking.md and the list of schemes and keys in
+// examples/ecnswitch.yaml; from config.Reference, every key of the file
+// with its type, default and range in docs/configuration.md. Each
+// generated part sits between two marker lines, which stay; the text
+// around them is left alone.
 //
 //	go generate ./config
 //
@@ -17,6 +19,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -38,6 +41,7 @@ func documents() []document {
 	return []document{
 		{"docs/marking.md", markingDoc},
 		{"examples/ecnswitch.yaml", exampleConfig},
+		{"docs/configuration.md", configurationDoc},
 	}
 }
 
@@ -82,8 +86,8 @@ func replace(doc []byte, begin, end, content string) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// markingDoc regenerates docs/marking.md's table of schemes and each
-// scheme's table of keys.
+// markingDoc regenerates docs/marking.md's table of schemes, each
+// scheme's table of keys and the table of a DualQ port's AQM keys.
 func markingDoc(doc []byte) ([]byte, error) {
 	doc, err := replace(doc, "<!-- schemes:begin -->", "<!-- schemes:end -->", schemeTable())
 	if err != nil {
@@ -95,7 +99,9 @@ func markingDoc(doc []byte) ([]byte, error) {
 			return nil, err
 		}
 	}
-	return doc, nil
+	// A DualQ port's coupled AQM: its keys sit in the port's scheduler
+	// section, not in a marker.
+	return replace(doc, "<!-- keys:dualq:begin -->", "<!-- keys:dualq:end -->", keyTable(marking.Scheme{Params: marking.DualPI2Params()}))
 }
 
 // cell escapes s for a Markdown table.
@@ -225,3 +231,72 @@ func wrap(b *strings.Builder, lead string, words []string) {
 	}
 	b.WriteString(line + "\n")
 }
+
+// configurationDoc regenerates docs/configuration.md's tables of keys, one
+// per section of config.Reference.
+func configurationDoc(doc []byte) ([]byte, error) {
+	return replace(doc, "<!-- keys:begin -->", "<!-- keys:end -->", keyReference(config.Reference()))
+}
+
+// keyReference writes every section's heading, description and table of
+// keys.
+func keyReference(sections []config.Section) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "<!-- generated from config.Reference by %s; do not edit -->\n", Command)
+	for _, s := range sections {
+		fmt.Fprintf(&b, "\n### %s\n\n%s\n\n", s.Name, linkDocs(s.Doc))
+		b.WriteString("| key | type | default | allowed | what it sets |\n|---|---|---|---|---|\n")
+		for _, k := range s.Keys {
+			fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n",
+				k.Path, cell(keyType(k)), cell(keyDefault(k)), cell(keyAllowed(k)), cell(linkDocs(k.Doc)))
+		}
+	}
+	return b.String()
+}
+
+// keyType is k's type as the table gives it, with what it counts.
+func keyType(k config.Key) string {
+	switch {
+	case k.Type == config.TypeMarkers:
+		return "list of markers ([marking.md](marking.md))"
+	case k.Unit == "":
+		return k.Type.String()
+	case k.Type == config.TypeList:
+		return "list of " + k.Unit
+	}
+	return k.Type.String() + ", " + k.Unit
+}
+
+// keyDefault is k's default: the value as code, then any words.
+func keyDefault(k config.Key) string {
+	var parts []string
+	if k.Default != nil {
+		parts = append(parts, "`"+k.FormatValue(k.Default)+"`")
+	}
+	if k.DefaultText != "" {
+		parts = append(parts, k.DefaultText)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// keyAllowed is what k allows: its range, its choices as code, and any
+// words.
+func keyAllowed(k config.Key) string {
+	var parts []string
+	if r := k.FormatRange(); r != "" {
+		parts = append(parts, r)
+	}
+	if len(k.Choices) > 0 {
+		parts = append(parts, code(slices.Clone(k.Choices)...))
+	}
+	if k.RangeText != "" {
+		parts = append(parts, k.RangeText)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// docRef finds the docs' pages named in a text ("docs/marking.md").
+var docRef = regexp.MustCompile(`docs/([a-z-]+\.md)`)
+
+// linkDocs makes the pages a text names links, relative to docs/.
+func linkDocs(s string) string { return docRef.ReplaceAllString(s, "[$1]($1)") }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ecnswitch/ecnswitch/config"
 	"github.com/ecnswitch/ecnswitch/marking"
 )
 
@@ -53,6 +54,11 @@ func TestDocsListEveryKey(t *testing.T) {
 			}
 		}
 	}
+	for _, p := range marking.DualPI2Params() {
+		if !strings.Contains(string(doc), "| `"+p.Key+"` | "+p.Unit.String()) {
+			t.Errorf("the DualQ table lacks %s", p.Key)
+		}
+	}
 	for _, line := range strings.Split(string(ex), "\n") {
 		if n := len([]rune(line)); n > 80 {
 			t.Errorf("example line of %d columns: %s", n, line)
@@ -70,6 +76,7 @@ func skeleton() string {
 	for _, s := range marking.Schemes() {
 		b.WriteString("<!-- keys:" + s.Name + ":begin -->\n<!-- keys:" + s.Name + ":end -->\n")
 	}
+	b.WriteString("<!-- keys:dualq:begin -->\n<!-- keys:dualq:end -->\n")
 	return b.String()
 }
 
@@ -83,5 +90,32 @@ func TestReplace(t *testing.T) {
 		if _, err := replace([]byte(bad), "<!-- b -->", "<!-- e -->", "x"); !errors.Is(err, errNoMarkers) {
 			t.Errorf("%q: %v, want errNoMarkers", bad, err)
 		}
+	}
+}
+
+// Every key of config.Reference has a row in docs/configuration.md, under
+// its section's heading.
+func TestConfigurationListsEveryKey(t *testing.T) {
+	doc, err := configurationDoc([]byte("<!-- keys:begin -->\nSTALE TEXT\n<!-- keys:end -->\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(doc), "STALE TEXT") {
+		t.Errorf("the generated part kept the old text:\n%s", doc)
+	}
+	for _, s := range config.Reference() {
+		head := strings.Index(string(doc), "\n### "+s.Name+"\n")
+		if head < 0 {
+			t.Errorf("no heading for section %s", s.Name)
+			continue
+		}
+		for _, k := range s.Keys {
+			if i := strings.Index(string(doc), "\n| `"+k.Path+"` | "); i < head {
+				t.Errorf("%s has no row under %s", k.Path, s.Name)
+			}
+		}
+	}
+	if !strings.Contains(string(doc), "| `afxdp.frame_size` | integer, bytes | `2048` | 2048 or 4096 | The UMEM frame. A frame carries frame_size − 256 bytes of headroom, so 2048 allows an interface MTU of at most 1774") {
+		t.Errorf("afxdp.frame_size's row does not give the 1774-byte MTU:\n%s", doc)
 	}
 }
