@@ -26,6 +26,10 @@ func (c *checker) trim(i int, y *trimYAML, nq, mtu int, qc []buffer.QueueConfig,
 		return nil
 	}
 	k := func(sub string) string { return c.portKey(i, "trim."+sub) }
+	if sc.Kind == scheduler.DualQ {
+		c.errf(c.portKey(i, "trim"), "set on a port of scheduler kind dualq, whose two queues carry the Classic and the L4S traffic; trimmed headers need a queue of their own")
+		return nil
+	}
 	t := &dataplane.Trim{}
 	ok := true
 	if y.Bytes != nil {

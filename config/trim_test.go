@@ -79,6 +79,7 @@ func TestTrimErrors(t *testing.T) {
 		{"no room", "ports: [{name: p1, queues: 2, buffer: {queues: {1: {cap: 100}}}, trim: {queue: 1, dscp: 46}}]",
 			"ports[0].trim.queue", "cannot hold one 106-byte trimmed packet; raise ports[0].buffer.queues.1.cap"},
 		{"in port_defaults", "port_defaults: {trim: {queue: 9, dscp: 1}}\nports: [{name: a}, {name: b}]", "port_defaults.trim.queue", "9 outside [0, 7]"},
+		{"on a dualq port", "ports: [{name: p1, scheduler: {kind: dualq}, trim: {queue: 1, dscp: 46}}]", "ports[0].trim", "set on a port of scheduler kind dualq"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse([]byte(tc.yaml + "\n"))

@@ -318,6 +318,9 @@ func (pc *PortConfig) validateTrim(nq int) error {
 	if pc.Reshape != nil {
 		return fmt.Errorf("trim: set with a Reshaper; a port has one or the other")
 	}
+	if pc.Scheduler.Kind == scheduler.DualQ {
+		return fmt.Errorf("trim: set on a DualQ port, whose two queues carry the Classic and the L4S traffic; trimmed headers need a queue of their own")
+	}
 	if err := pc.Trim.validate(nq); err != nil {
 		return err
 	}

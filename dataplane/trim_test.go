@@ -371,6 +371,9 @@ func TestTrimConfig(t *testing.T) {
 			pc.Queues[1] = buffer.QueueConfig{Cap: 50}
 		}},
 		{"with a reshaper", "trim: set with a Reshaper", func(pc *dataplane.PortConfig) { pc.Reshape = &cutter{} }},
+		{"on a DualQ port", "trim: set on a DualQ port", func(pc *dataplane.PortConfig) {
+			pc.Scheduler = scheduler.Config{Kind: scheduler.DualQ}
+		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := trimConfig(1<<20, c.change).Validate()
