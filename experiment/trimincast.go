@@ -634,6 +634,12 @@ func trimReport(env Env, o demo.Options, runs []*trimRun, m trimMachine) (*Repor
 		"Drop-tail and DCTCP use transport/udp's window transport: go-back-N on three duplicate ACKs, no SACK, a 10 ms " +
 			"minimum RTO; kernel TCP would recover some losses by SACK that it resends whole windows for.",
 	}
+	if m.pressure > 0.2 {
+		rep.Limits = append(rep.Limits, fmt.Sprintf("Some task waited for a CPU %.0f%% of this run's time: the endpoints' goroutines, "+
+			"the receiver's pull pacing and the switch's worker ran late by milliseconds, and spurious timeouts followed; the "+
+			"numbers describe the machine's contention as much as the transports. Rerun on a quiet machine before comparing "+
+			"them with the paper.", 100*m.pressure))
+	}
 	return rep, nil
 }
 
