@@ -263,6 +263,8 @@ const maxComment = 1024
 //
 //	egress port c queue 1: marked CE by mqecn (value 41000, threshold 32000); sojourn 212.000us
 //	drop port c queue 0: dropped (dynamic_threshold)
+//	trim port c queue 0: trimmed (static_cap) from 1514 to 106 bytes
+//	egress port c queue 7: sent trimmed; sojourn 1.250us
 //	ingress port a: received
 //
 // Value and threshold are what the marker compared, in its own unit
@@ -279,15 +281,31 @@ func (w *fileWriter) comment(b []byte, r *record) []byte {
 	case dataplane.EventIngress:
 		b = append(b, ": received"...)
 	case dataplane.EventEgress:
-		if r.marker != "" {
+		switch {
+		case r.marker != "" && r.trimmed:
+			b = append(b, ": trimmed, marked CE by "...)
+		case r.marker != "":
 			b = append(b, ": marked CE by "...)
-		} else {
+		case r.trimmed:
+			b = append(b, ": sent trimmed"...)
+		default:
 			b = append(b, ": sent unmarked"...)
 		}
+	case dataplane.EventTrim:
+		b = append(b, ": trimmed ("...)
+		b = append(b, r.drop.String()...)
+		b = append(b, ") from "...)
+		b = strconv.AppendInt(b, int64(r.cutFrom), 10)
+		b = append(b, " to "...)
+		b = strconv.AppendInt(b, int64(r.length), 10)
+		b = append(b, " bytes"...)
 	default:
 		b = append(b, ": dropped ("...)
 		b = append(b, r.drop.String()...)
 		b = append(b, ')')
+		if r.trimmed {
+			b = append(b, " after trimming"...)
+		}
 		if r.marker != "" {
 			b = append(b, " by "...)
 		}

@@ -25,7 +25,7 @@ func TestSpecValidate(t *testing.T) {
 	}{
 		{func(s *Spec) { s.Port = "" }, "port: empty"},
 		{func(s *Spec) { s.Direction = "both" }, `direction: "both"; want ingress, egress or drops`},
-		{func(s *Spec) { s.Filter = "ce" }, `filter: "ce"; want all, marked or dropped`},
+		{func(s *Spec) { s.Filter = "ce" }, `filter: "ce"; want all, marked, dropped or trimmed`},
 		{func(s *Spec) { s.Filter, s.Direction = Marked, Ingress }, "filter: marked with direction ingress"},
 		{func(s *Spec) { s.Filter, s.Direction = Dropped, Egress }, "filter: dropped with direction egress"},
 		{func(s *Spec) { s.Queue = intp(256) }, "queue: 256 outside [0, 255]"},

@@ -38,7 +38,9 @@ type Config struct {
 	Control   Control
 
 	// Warnings name keys the file uses that are deprecated, with their
-	// replacement; the daemon logs them.
+	// replacement, and settings that work but likely not as meant (a trim
+	// queue that is not strict priority, say), at their keys; the daemon
+	// logs them.
 	Warnings []string
 
 	src  []byte // the YAML document it was parsed from, for Set

@@ -104,6 +104,7 @@ func (c *checker) port(cfg *Config, f *fileYAML, i int) {
 		}
 	}
 	p.Queues = c.buffer(i, &y.Buffer, nq, cfg.Switch.Pools[p.Pool].Size)
+	p.Trim = c.trim(i, y.Trim, nq, mtu, p.Queues, p.Scheduler, cfg.Switch.Classifier)
 
 	switch c.oneOf(k("non_ect"), y.NonECT, "drop", "drop", "pass") {
 	case "pass":

@@ -11,6 +11,7 @@ import (
 	"github.com/ecnswitch/ecnswitch/capture"
 	"github.com/ecnswitch/ecnswitch/dataplane"
 	"github.com/ecnswitch/ecnswitch/marking"
+	"github.com/ecnswitch/ecnswitch/packet"
 	"github.com/ecnswitch/ecnswitch/ports/afxdp"
 	"github.com/ecnswitch/ecnswitch/scheduler"
 	"github.com/ecnswitch/ecnswitch/telemetry"
@@ -366,6 +367,19 @@ func Reference() []Section {
 				Doc: "The class's delay."},
 			{Path: "ports[].delay.per_dscp_class.N.jitter", Type: TypeDuration, Default: time.Duration(0), Range: closed(0, float64(dataplane.MaxDelay)),
 				Doc: "The class's jitter."},
+		}},
+		{Name: "ports[].trim", Doc: "Packet trimming (SAI's trim on failed admission; NDP, SIGCOMM 2017): a packet the port's buffer or an enqueue marker refuses is cut to its headers, marked with dscp and queued on queue instead of dropped, so that its receiver learns of the loss at once (docs/telemetry.md counts it). Only UDP over IPv4 or IPv6 is trimmed; the rest is dropped as before. Off unless the section is set; queue and dscp are then required. A trim queue that is not strict priority, has no buffer reserve, or whose DSCP the classifier puts elsewhere draws a warning.", Keys: []Key{
+			{Path: "ports[].trim.bytes", Type: TypeSize, Default: int64(0), Range: closed(dataplane.MinTrimSize, dataplane.MaxFrameSize-1),
+				RangeText: fmt.Sprintf("below the port's mtu; 0 keeps the L2–L4 headers plus %d bytes", packet.DefaultTrimPayload),
+				Doc:       "The frame length a trimmed packet keeps; never less than its headers."},
+			{Path: "ports[].trim.queue", Type: TypeInteger, Unit: "queue", DefaultText: "required",
+				RangeText: "[0, ports[].queues − 1]; not the port's only queue, nor on a dualq port",
+				Doc:       "The queue trimmed packets go to: best a strict priority queue with a buffer reserve."},
+			{Path: "ports[].trim.dscp", Type: TypeInteger, Unit: "DSCP", DefaultText: "required", Range: closed(0, dataplane.MaxTrimDSCP),
+				Doc: "The DSCP that marks a packet trimmed (SAI's PACKET_TRIM_DSCP_VALUE); its ECN field is kept."},
+			{Path: "ports[].trim.queues", Type: TypeList, Unit: "queue", DefaultText: "every queue but queue",
+				RangeText: "queues in [0, ports[].queues − 1], not queue, each once",
+				Doc:       "The queues whose refused packets are trimmed (SAI's per-queue eligibility)."},
 		}},
 		{Name: "capture", Doc: "pcap and pcapng captures (docs/capture.md): the directory every capture file is confined to, and the captures that start with the switch.", Keys: []Key{
 			{Path: "capture.dir", Type: TypeString, Default: DefaultCaptureDir,

@@ -307,6 +307,10 @@ var atBounds = map[string]map[string]any{
 	"afxdp.tx_ring":           {"afxdp.completion_ring": 1 << 16, "afxdp.frames": 1 << 18},
 	"ports[].mtu":             {"frame_size": 1 << 16},
 	"telemetry.queue_samples": {"telemetry.enabled": false},
+	// A trim section needs its queue and DSCP; its bytes, a large MTU.
+	"ports[].trim.bytes":  {"ports[].trim.queue": 1, "ports[].trim.dscp": 5, "frame_size": 1 << 16, "ports[].mtu": 1 << 16},
+	"ports[].trim.dscp":   {"ports[].trim.queue": 1},
+	"ports[].trim.queues": {"ports[].trim.queue": 1, "ports[].trim.dscp": 5},
 }
 
 func init() {

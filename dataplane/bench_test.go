@@ -2,7 +2,9 @@ package dataplane_test
 
 import (
 	"testing"
+	"time"
 
+	"github.com/ecnswitch/ecnswitch/buffer"
 	"github.com/ecnswitch/ecnswitch/dataplane"
 	"github.com/ecnswitch/ecnswitch/dataplane/dataplanetest"
 	"github.com/ecnswitch/ecnswitch/marking"
@@ -13,30 +15,60 @@ import (
 	"github.com/ecnswitch/ecnswitch/timestamp"
 )
 
+// Variants of the pipeline (pipelineOf).
+const (
+	plain        = ""
+	dualQ        = "dualq"         // the sink's port a DualQ Coupled AQM port (RFC 9332)
+	overloadDrop = "overload-drop" // the sink's port overloaded (overload), refusals dropped
+	overloadTrim = "overload-trim" // the same, refusals trimmed
+)
+
+// Overload of the pipeline: the sink's port shaped to overloadRate, the
+// frames' queue (1) capped at overloadCap, so that the generator, which
+// offers a batch per pass, meets a full queue: at 1500 B and some
+// 100 ns a packet it offers about 10× the line, and nine in ten packets
+// are refused.
+const (
+	overloadRate = 10_000_000_000 // bit/s
+	overloadCap  = 64 << 10       // bytes
+)
+
 // pipeline builds gen → switch (8 DWRR queues, DCTCP-style RED on the
 // queue, L2 rule to the sink) → sink, with frames of size bytes.
 func pipeline(tb testing.TB, size int, clock timestamp.Clock) (*dataplane.Switch, *dataplanetest.Gen, *dataplanetest.Sink) {
-	return pipelineOf(tb, size, clock, false)
+	return pipelineOf(tb, size, clock, plain)
 }
 
-// pipelineOf is pipeline, or with dualq the same switch whose port to the
-// sink is a DualQ Coupled AQM port (RFC 9332) fed ECT(1) and ECT(0)
-// frames in turn.
-func pipelineOf(tb testing.TB, size int, clock timestamp.Clock, dualq bool) (*dataplane.Switch, *dataplanetest.Gen, *dataplanetest.Sink) {
+// pipelineOf is pipeline, or a variant of it: with dualQ the port to the
+// sink is a DualQ Coupled AQM port fed ECT(1) and ECT(0) frames in turn;
+// with overloadDrop and overloadTrim it is shaped to overloadRate with
+// queue 1 capped at overloadCap, and with overloadTrim what queue 1
+// refuses is trimmed onto strict-priority queue 7 (DSCP 46).
+func pipelineOf(tb testing.TB, size int, clock timestamp.Clock, variant string) (*dataplane.Switch, *dataplanetest.Gen, *dataplanetest.Sink) {
 	tb.Helper()
 	cfg := dataplanetest.Config(2, 8, 0, 4<<20)
 	cfg.Forwarding.MACs = []dataplane.MACRule{{MAC: dataplanetest.HardwareAddr(1), Port: 1}}
 	red := func(q int) (marking.Marker, error) {
 		return marking.NewRED(marking.REDConfig{Measure: marking.MeasureQueue, KMin: marking.Bytes(20_000), KMax: marking.Bytes(200_000), PMax: 0.1}, marking.Enqueue, q)
 	}
-	cfg.Ports[1].Enqueue = []dataplane.MarkerSpec{{Name: "red", New: red}}
+	p := &cfg.Ports[1]
+	p.Enqueue = []dataplane.MarkerSpec{{Name: "red", New: red}}
 	gen := &dataplanetest.Gen{Frame: dataplanetest.Frame(tb, 0, 1, packettest.Options{Size: size, ECN: packet.ECT0, DSCP: 8})}
-	if dualq {
-		p := &cfg.Ports[1]
+	switch variant {
+	case dualQ:
 		p.Scheduler = scheduler.Config{Kind: scheduler.DualQ}
 		p.Queues = p.Queues[:2]
 		p.Enqueue = nil
 		gen.Frames = [][]byte{dataplanetest.Frame(tb, 0, 1, packettest.Options{Size: size, ECN: packet.ECT1, DSCP: 8}), gen.Frame}
+	case overloadDrop, overloadTrim:
+		p.Shaper = scheduler.ShaperConfig{Rate: overloadRate, Bucket: dataplane.DefaultBucket(overloadRate)}
+		p.Scheduler.LineRate = overloadRate
+		p.Queues[1] = buffer.QueueConfig{Cap: overloadCap}
+		if variant == overloadTrim {
+			p.Scheduler.Queues = make([]scheduler.QueueConfig, 8)
+			p.Scheduler.Queues[7].Strict = true
+			p.Trim = &dataplane.Trim{Queue: 7, DSCP: 46}
+		}
 	}
 	sink := &dataplanetest.Sink{}
 	sw, err := dataplane.New(cfg, []ports.Port{gen, sink}, clock, nil)
@@ -46,25 +78,42 @@ func pipelineOf(tb testing.TB, size int, clock timestamp.Clock, dualq bool) (*da
 	return sw, gen, sink
 }
 
+// TestPipelineAllocatesNothing: a Poll allocates nothing, in every variant
+// of the pipeline — the overloaded ones drop-heavy (most packets refused
+// at queue 1's cap), and trimming there only in overloadTrim.
 func TestPipelineAllocatesNothing(t *testing.T) {
-	for _, dualq := range []bool{false, true} {
+	for _, variant := range []string{plain, dualQ, overloadDrop, overloadTrim} {
 		clk := timestamp.NewVirtual(0)
-		sw, _, sink := pipelineOf(t, 1500, clk, dualq)
+		sw, _, sink := pipelineOf(t, 1500, clk, variant)
+		step := time.Millisecond
+		if variant == overloadDrop || variant == overloadTrim {
+			step = 2 * time.Microsecond // 2 µs: 1.6 frames at 10 Gbit/s, against a batch offered a pass
+		}
 		for i := 0; i < 100; i++ { // warm up: learn, fill slices
 			clk.Advance(20_000_000) // the DualQ's PI2 updates every 16 ms
 			sw.Poll()
 		}
-		if allocs := testing.AllocsPerRun(200, func() { clk.Advance(1_000_000); sw.Poll() }); allocs != 0 {
-			t.Fatalf("dualq %v: %v allocations per Poll of a %d-frame batch, want 0", dualq, allocs, ports.BatchSize)
+		if allocs := testing.AllocsPerRun(200, func() { clk.Advance(step); sw.Poll() }); allocs != 0 {
+			t.Fatalf("%q: %v allocations per Poll of a %d-frame batch, want 0", variant, allocs, ports.BatchSize)
 		}
 		if sink.N == 0 {
-			t.Fatalf("dualq %v: nothing reached the sink", dualq)
+			t.Fatalf("%q: nothing reached the sink", variant)
 		}
-		if a := sw.Account(); !a.Balanced() {
-			t.Fatalf("dualq %v: accounting %+v not balanced", dualq, a)
+		a := sw.Account()
+		if !a.Balanced() {
+			t.Fatalf("%q: accounting %+v not balanced", variant, a)
 		}
-		if st := sw.Stats().Ports[1]; dualq && (st.DualQ == nil || st.DualQ.Updates == 0 || st.Queues[0].Dequeued == 0 || st.Queues[1].Dequeued == 0) {
+		st := sw.Stats().Ports[1]
+		refused := st.Queues[1].Drops["static_cap"]
+		switch {
+		case variant == dualQ && (st.DualQ == nil || st.DualQ.Updates == 0 || st.Queues[0].Dequeued == 0 || st.Queues[1].Dequeued == 0):
 			t.Fatalf("the DualQ pipeline ran no PI2 update or left a queue unused: %+v", st)
+		case variant == plain && a.Dropped != 0:
+			t.Errorf("the plain pipeline dropped %d", a.Dropped)
+		case (variant == overloadDrop || variant == overloadTrim) && refused < a.Received/2:
+			t.Errorf("%q: queue 1 refused %d of %d received: not drop-heavy", variant, refused, a.Received)
+		case (st.Trimmed > 0) != (variant == overloadTrim):
+			t.Errorf("%q: %d trimmed", variant, st.Trimmed)
 		}
 	}
 }
@@ -77,14 +126,14 @@ func TestPipelineAllocatesNothing(t *testing.T) {
 // dequeue (four chain members, the peer queue's view) instead of the
 // classifier, DWRR and RED.
 func BenchmarkPipeline(b *testing.B) {
-	for _, dualq := range []bool{false, true} {
+	for _, variant := range []string{plain, dualQ} {
 		for _, size := range []int{64, 1500} {
 			name := sizeName(size)
-			if dualq {
+			if variant == dualQ {
 				name = "dualq-" + name
 			}
 			b.Run(name, func(b *testing.B) {
-				sw, _, sink := pipelineOf(b, size, timestamp.NewMonotonic(), dualq)
+				sw, _, sink := pipelineOf(b, size, timestamp.NewMonotonic(), variant)
 				b.ReportAllocs()
 				b.ResetTimer()
 				for sink.N < b.N {
@@ -97,6 +146,32 @@ func BenchmarkPipeline(b *testing.B) {
 				b.ReportMetric(0, "ns/op")
 			})
 		}
+	}
+}
+
+// BenchmarkPipelineOverload is BenchmarkPipeline at a drop-heavy load,
+// 1500 B frames at about ten times the sink's 10 Gbit/s line: "drop"
+// drops what queue 1 refuses, "trim" trims it to queue 7. The cost is per
+// packet received, whatever became of it; %refused and %trimmed say what
+// share of them each fate took.
+func BenchmarkPipelineOverload(b *testing.B) {
+	for _, variant := range []string{overloadDrop, overloadTrim} {
+		b.Run(variant+"/1500B", func(b *testing.B) {
+			sw, gen, _ := pipelineOf(b, 1500, timestamp.NewMonotonic(), variant)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for gen.N < b.N {
+				sw.Poll()
+			}
+			b.StopTimer()
+			q := sw.Stats().Ports[1].Queues[1]
+			ns := float64(b.Elapsed().Nanoseconds()) / float64(gen.N)
+			b.ReportMetric(ns, "ns/pkt")
+			b.ReportMetric(1e3/ns, "Mpps")
+			b.ReportMetric(100*float64(q.Drops["static_cap"])/float64(gen.N), "%refused")
+			b.ReportMetric(100*float64(q.Trimmed-q.TrimDropped)/float64(gen.N), "%trimmed")
+			b.ReportMetric(0, "ns/op")
+		})
 	}
 }
 

@@ -13,6 +13,10 @@
 //	             → buffer admission (reserve, Dynamic Threshold or cap)
 //	             → enqueue marker chain → egress queue
 //
+// A port with a Trim trims what admission or an enqueue marker refuses
+// (packet.Trim) and admits the header to its trim queue instead of
+// dropping it (SAI's trim on failed admission; NDP).
+//
 // then serves each egress port it owns: the shaper (a token bucket at the
 // emulated line rate) decides when the scheduler may dequeue, the dequeue
 // marker chain sees the sojourn time, the buffer releases the bytes, and
@@ -38,8 +42,9 @@
 //
 // Every packet that enters is counted exactly once as transmitted, queued,
 // held (delay line, TX backlog, rings) or dropped with a DropReason;
-// Switch.Account checks the balance. A Tap sees ingress, egress (after any
-// CE mark) and drop events, for capture.
+// Switch.Account checks the balance; a trimmed packet counts once, as
+// what became of its header. A Tap sees ingress, egress (after any CE
+// mark), drop and trim events, for capture.
 //
 // # Configuration
 //

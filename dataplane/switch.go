@@ -48,7 +48,7 @@ type port struct {
 	dev      ports.Port
 	pender   ports.Pender     // dev, if it can hold taken frames unsent; nil otherwise
 	mtu      int              // the largest frame dev sends (ports.MaxFramer); 0: any
-	reshape  Reshaper         // nil: refused packets are dropped
+	reshape  Reshaper         // nil: refused packets are dropped; a Trim's trimmer, or PortConfig.Reshape
 	enq, deq chainStage       // the marker chains at the two stages
 	dualq    *dualqClassifier // a DualQ port's classifier; nil on other ports
 	aqm      *marking.DualPI2 // a DualQ port's coupled AQM; nil on other ports
@@ -196,7 +196,13 @@ func newPort(idx int, pc *PortConfig, dev ports.Port, batch int, now int64) (*po
 	for q := 0; q < nq; q++ {
 		p.qinfo = append(p.qinfo, sched.Queue(q))
 	}
+	if err := pc.validateTrim(nq); err != nil {
+		return nil, err
+	}
 	p.reshape = pc.Reshape
+	if pc.Trim != nil {
+		p.reshape = newTrimmer(pc.Trim, nq)
+	}
 	if pc.Scheduler.Kind == scheduler.DualQ {
 		if err := pc.DualQ.validate(pc.Scheduler.Kind); err != nil {
 			return nil, err

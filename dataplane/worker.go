@@ -509,14 +509,15 @@ func (w *worker) enqueue(p *port, d *packet.Desc, at int64) {
 	w.queue(p, d, at)
 }
 
-// queue puts d, which the buffer admitted, on its egress queue at time at.
-func (w *worker) queue(p *port, d *packet.Desc, at int64) {
+// queue puts d, which the buffer admitted, on its egress queue at time at,
+// and reports whether it did; else it dropped d (queue_full).
+func (w *worker) queue(p *port, d *packet.Desc, at int64) bool {
 	q := int(d.Queue)
 	_, queued := p.sched.Len()
 	if !p.sched.Enqueue(d, at) {
 		w.s.mmu.Release(p.idx, q, int(d.Charged))
 		w.drop(p, d, DropQueueFull, at)
-		return
+		return false
 	}
 	p.qc[q].enqueued.Add(1)
 	p.qc[q].enqBytes.Add(uint64(d.Len))
@@ -526,25 +527,34 @@ func (w *worker) queue(p *port, d *packet.Desc, at int64) {
 		// no earlier than at, and the shaper gives the same time from at.
 		w.reschedule(p)
 	}
+	return true
 }
 
 // refused disposes of d, which the buffer or an enqueue marker (then v is
-// its view) refused at time at for reason r. A port with a Reshaper may
-// turn d into a packet it can still carry, which goes to the queue the
-// Reshaper names if the buffer admits it there, past the enqueue markers;
-// else d is dropped, for the reshaped packet's own refusal if it had one.
+// its view) refused at time at for reason r. A port with a Reshaper (a
+// Trim) may turn d into a packet it can still carry, which goes to the
+// queue the Reshaper names if the buffer admits it there, past the
+// enqueue markers; else d is dropped, for the reshaped packet's own
+// refusal if it had one. The refusing queue counts the trim.
 func (w *worker) refused(p *port, d *packet.Desc, r DropReason, at int64, v *marking.View) {
 	if p.reshape != nil {
+		q0, from := int(d.Queue), d.Len
 		if q, ok := p.reshape.Reshape(d, r); ok && q >= 0 && q < p.nq {
+			c := &p.qc[q0]
+			c.trimmed.Add(1)
+			if p.tap.Load() != nil {
+				w.tapTrim(p, d, r, at, from)
+			}
 			d.Queue = uint8(q)
-			a := w.s.mmu.Admit(p.idx, q, d.Len)
-			if a == buffer.Admitted {
-				d.Charged = uint32(d.Len)
-				p.qc[q].reshaped.Add(1)
-				w.queue(p, d, at)
+			if a := w.s.mmu.Admit(p.idx, q, d.Len); a != buffer.Admitted {
+				c.trimDropped.Add(1)
+				w.drop(p, d, bufferDrop[a], at)
 				return
 			}
-			w.drop(p, d, bufferDrop[a], at)
+			d.Charged = uint32(d.Len)
+			if !w.queue(p, d, at) {
+				c.trimDropped.Add(1)
+			}
 			return
 		}
 	}

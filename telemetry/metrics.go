@@ -19,10 +19,12 @@ type collector struct {
 
 	rxPackets, rxBytes, txPackets, txBytes, flooded *prometheus.Desc
 	portDrops                                       *prometheus.Desc
+	portTrimmed, portTrimDropped                    *prometheus.Desc
 	portBytes, portPackets, portPeak, portHeld      *prometheus.Desc
 
 	enqPackets, enqBytes, deqPackets, deqBytes *prometheus.Desc
 	marked, queueDrops                         *prometheus.Desc
+	trimmed, trimDropped                       *prometheus.Desc
 	queueBytes, queuePackets, queuePeak, thres *prometheus.Desc
 
 	markerMarks, markerDrops *prometheus.Desc
@@ -83,17 +85,22 @@ func newCollector(sw Switch, pools []string) *collector {
 		flooded:   d("port_flooded_packets_total", "Extra copies made by flooding frames received on the port.", port...),
 		portDrops: d("port_drops_total", "Packets dropped, by reason; ingress reasons count on the ingress port, the rest on the egress port.", "port", "reason"),
 
+		portTrimmed:     d("port_trimmed_packets_total", "Packets the port's admission refused and trimmed onto its trim queue instead of dropping (SAI_PORT_STAT_TRIM_PACKETS).", port...),
+		portTrimDropped: d("port_trim_dropped_packets_total", "Trimmed packets the trim queue refused too, dropped (SAI_PORT_STAT_DROPPED_TRIM_PACKETS; in port_drops_total by reason).", port...),
+
 		portBytes:   d("port_buffer_bytes", "Bytes buffered in the port's egress queues now.", port...),
 		portPackets: d("port_buffer_packets", "Packets buffered in the port's egress queues now.", port...),
 		portPeak:    d("port_buffer_peak_bytes", "Most bytes the port's egress queues have held.", port...),
 		portHeld:    d("port_held_packets", "Packets held in the port's delay line and TX backlog now (not buffered).", port...),
 
-		enqPackets: d("queue_enqueued_packets_total", "Packets admitted to the queue.", queue...),
-		enqBytes:   d("queue_enqueued_bytes_total", "Bytes admitted to the queue.", queue...),
-		deqPackets: d("queue_dequeued_packets_total", "Packets the scheduler took from the queue.", queue...),
-		deqBytes:   d("queue_dequeued_bytes_total", "Bytes the scheduler took from the queue.", queue...),
-		marked:     d("queue_marked_packets_total", "Packets marked CE in the queue, by marker stage.", "port", "queue", "stage"),
-		queueDrops: d("queue_drops_total", "Buffer and marker drops of the queue, by reason.", "port", "queue", "reason"),
+		enqPackets:  d("queue_enqueued_packets_total", "Packets admitted to the queue.", queue...),
+		enqBytes:    d("queue_enqueued_bytes_total", "Bytes admitted to the queue.", queue...),
+		deqPackets:  d("queue_dequeued_packets_total", "Packets the scheduler took from the queue.", queue...),
+		deqBytes:    d("queue_dequeued_bytes_total", "Bytes the scheduler took from the queue.", queue...),
+		marked:      d("queue_marked_packets_total", "Packets marked CE in the queue, by marker stage.", "port", "queue", "stage"),
+		queueDrops:  d("queue_drops_total", "Buffer and marker drops of the queue, by reason, trimmed afterwards or not.", "port", "queue", "reason"),
+		trimmed:     d("queue_trimmed_packets_total", "Packets the queue refused that were trimmed onto the port's trim queue (SAI_QUEUE_STAT_TRIM_PACKETS).", queue...),
+		trimDropped: d("queue_trim_dropped_packets_total", "Packets the queue refused, trimmed, and the trim queue refused too (SAI_QUEUE_STAT_DROPPED_TRIM_PACKETS).", queue...),
 
 		queueBytes:   d("queue_bytes", "Bytes in the queue now.", queue...),
 		queuePackets: d("queue_packets", "Packets in the queue now.", queue...),
@@ -127,8 +134,10 @@ func newCollector(sw Switch, pools []string) *collector {
 func (c *collector) descs() []*prometheus.Desc {
 	ds := []*prometheus.Desc{
 		c.rxPackets, c.rxBytes, c.txPackets, c.txBytes, c.flooded, c.portDrops,
+		c.portTrimmed, c.portTrimDropped,
 		c.portBytes, c.portPackets, c.portPeak, c.portHeld,
 		c.enqPackets, c.enqBytes, c.deqPackets, c.deqBytes, c.marked, c.queueDrops,
+		c.trimmed, c.trimDropped,
 		c.queueBytes, c.queuePackets, c.queuePeak, c.thres,
 		c.markerMarks, c.markerDrops,
 		c.dualqProb, c.dualqDelay, c.dualqOverloaded, c.dualqOverloads, c.dualqUpdates,
@@ -167,6 +176,8 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		for reason, v := range p.Drops {
 			counter(c.portDrops, v, p.Name, reason)
 		}
+		counter(c.portTrimmed, p.Trimmed, p.Name)
+		counter(c.portTrimDropped, p.TrimDropped, p.Name)
 		gauge(c.portBytes, p.Bytes, p.Name)
 		gauge(c.portPackets, p.Packets, p.Name)
 		gauge(c.portPeak, p.Peak, p.Name)
@@ -182,6 +193,8 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			for reason, v := range q.Drops {
 				counter(c.queueDrops, v, p.Name, qs, reason)
 			}
+			counter(c.trimmed, q.Trimmed, p.Name, qs)
+			counter(c.trimDropped, q.TrimDropped, p.Name, qs)
 			gauge(c.queueBytes, q.Bytes, p.Name, qs)
 			gauge(c.queuePackets, q.Packets, p.Name, qs)
 			gauge(c.queuePeak, q.Peak, p.Name, qs)

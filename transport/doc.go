@@ -15,4 +15,8 @@
 //
 // The queueing delay DX needs comes from timestamp.Delay, which turns the
 // one-way delays of unsynchronised clocks into queueing (004 §III).
+//
+// transport/udp carries these laws over UDP sockets, and beside them NDP,
+// a receiver-driven transport with no window law: the receiver's paced
+// pulls are its congestion control.
 package transport

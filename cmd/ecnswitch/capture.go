@@ -63,7 +63,7 @@ func captureStartSetup(fs *flag.FlagSet) action {
 	socket, asJSON := captureFlags(fs)
 	port := fs.String("port", "", "port `NAME` (or index) of the switch (required)")
 	direction := fs.String("direction", "", "ingress | egress | drops (default: egress; drops with --filter dropped)")
-	filter := fs.String("filter", "all", "all | marked (egress packets the switch set CE on) | dropped")
+	filter := fs.String("filter", "all", "all | marked (egress packets the switch set CE on) | dropped | trimmed (trimmed packets, egress or drops)")
 	var queue, dscp optInt
 	fs.Var(&queue, "queue", "only this egress queue (default: any)")
 	fs.Var(&dscp, "dscp", "only IP packets with this DSCP, 0-63 (default: any)")

@@ -10,6 +10,7 @@ import (
 	"github.com/ecnswitch/ecnswitch/config"
 	"github.com/ecnswitch/ecnswitch/marking"
 	"github.com/ecnswitch/ecnswitch/node"
+	"github.com/ecnswitch/ecnswitch/packet"
 )
 
 // validateCommand is `ecnswitch validate`: a config checked as the
@@ -110,6 +111,9 @@ func summarize(w io.Writer, c *config.Config) {
 		if d := describeDelay(p.Delay); d != "" {
 			lines = append(lines, "delay: "+d)
 		}
+		if t := p.Trim; t != nil {
+			lines = append(lines, "trim: "+describeTrim(t.Size, t.Queue, t.DSCP, t.Queues))
+		}
 		for i, l := range lines {
 			label := ""
 			if i == 0 {
@@ -138,4 +142,19 @@ func describeDelay(d node.Delay) string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// describeTrim says what a port's trimming (its size, queue, DSCP and
+// eligible queues) does: "what every queue but 7 refuses is cut to the
+// headers + 64 B, DSCP 46, onto queue 7".
+func describeTrim(size, queue int, dscp uint8, queues []int) string {
+	which := fmt.Sprintf("every queue but %d refuses", queue)
+	if queues != nil {
+		which = fmt.Sprintf("queues %v refuse", queues)
+	}
+	cut := fmt.Sprintf("the headers + %d B", packet.DefaultTrimPayload)
+	if size > 0 {
+		cut = fmt.Sprintf("%d B", size)
+	}
+	return fmt.Sprintf("what %s is cut to %s, DSCP %d, onto queue %d (UDP only)", which, cut, dscp, queue)
 }

@@ -39,4 +39,17 @@
 //
 // Sockets are read and written in batches (recvmmsg and sendmmsg through
 // x/net/ipv4), so that one sender can keep a 1 Gbit/s port busy.
+//
+// # NDP
+//
+// NDPSender and NDPReceiver are a receiver-driven transport of messages
+// in NDP's way (Handley et al., SIGCOMM 2017), for switches that trim
+// (dataplane.Trim): the sender sends a first window at line rate
+// unasked; the receiver ACKs what arrives whole, NACKs a trimmed header
+// (a data datagram shorter than its size) at once, and for every arrival
+// queues a PULL, which it sends paced at its link rate; each PULL lets
+// the sender send one packet, NACKed ones first. A header lost outright
+// is recovered by a retransmission timeout. ndp.go holds the state
+// machines, without clock or socket; its package comment says what the
+// model keeps of NDP and what it leaves out.
 package udp

@@ -223,8 +223,29 @@ func (s *Sender) Run(ctx context.Context) error {
 	}
 	s.start = now()
 	s.logAt = s.start
+	take := func(n int) {
+		read := now()
+		for i := range rms[:n] {
+			m := &rms[i]
+			rx, err := ParseControl(m.OOB[:m.NN])
+			if err != nil {
+				s.stats.Malformed++
+				continue
+			}
+			segments(m.Buffers[0][:m.N], rx, func(b []byte) { s.ack(b, rx, read) })
+		}
+		s.record(read)
+	}
 	for ctx.Err() == nil && (s.cfg.Packets == 0 || s.una < s.cfg.Packets) {
 		t := now()
+		if s.timerDue(t) {
+			// ACKs that came in while this goroutine waited for a CPU
+			// are not silence: take them before the timer decides.
+			if err := readWaiting(s.conn, rms, take); err != nil {
+				return fmt.Errorf("udp transport: flow %d: receive: %w", s.cfg.Flow, err)
+			}
+			t = now()
+		}
 		s.timeout(t)
 		if n := s.ready(t); n > 0 {
 			t1 := now()
@@ -252,17 +273,7 @@ func (s *Sender) Run(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("udp transport: flow %d: receive: %w", s.cfg.Flow, err)
 		}
-		read := now()
-		for i := range rms[:n] {
-			m := &rms[i]
-			rx, err := ParseControl(m.OOB[:m.NN])
-			if err != nil {
-				s.stats.Malformed++
-				continue
-			}
-			segments(m.Buffers[0][:m.N], rx, func(b []byte) { s.ack(b, rx, read) })
-		}
-		s.record(read)
+		take(n)
 	}
 	s.record(now())
 	return nil
@@ -339,15 +350,21 @@ func (s *Sender) rto() int64 {
 	return max(s.srtt+4*s.rttvar, int64(s.cfg.MinRTO)) * s.backoff
 }
 
+// timerDue reports whether the oldest unacknowledged packet has waited a
+// retransmission timeout at t.
+func (s *Sender) timerDue(t int64) bool {
+	if s.una >= s.next {
+		return false
+	}
+	i := s.una % uint64(len(s.ringSeq))
+	return s.ringSeq[i] == s.una && t-s.ringT1[i] >= s.rto()
+}
+
 // timeout goes back to the oldest unacknowledged packet when it has
 // waited a retransmission timeout. The congestion control is not told: a
 // timeout is not congestion (004 §IV-B).
 func (s *Sender) timeout(t int64) {
-	if s.una >= s.next {
-		return
-	}
-	i := s.una % uint64(len(s.ringSeq))
-	if s.ringSeq[i] != s.una || t-s.ringT1[i] < s.rto() {
+	if !s.timerDue(t) {
 		return
 	}
 	s.goBack()
