@@ -238,7 +238,7 @@ func trimConfig(o demo.Options, ifaces []string, v trimVariant) (dataplane.Confi
 			}
 			if v.mark {
 				k := marking.CutOff(marking.MeasureQueue, marking.Bytes(o.K))
-				pc.Enqueue = []dataplane.MarkerSpec{{Name: "dctcp", New: func(nq int) (marking.Marker, error) {
+				pc.Enqueue = []dataplane.MarkerSpec{{Name: marking.SchemeDCTCP, New: func(nq int) (marking.Marker, error) {
 					return marking.NewRED(k, marking.Enqueue, nq)
 				}}}
 			}
