@@ -7,6 +7,7 @@ import (
 	"github.com/ecnswitch/ecnswitch/dataplane/dataplanetest"
 	"github.com/ecnswitch/ecnswitch/marking"
 	"github.com/ecnswitch/ecnswitch/packet"
+	"github.com/ecnswitch/ecnswitch/packet/intmd"
 	"github.com/ecnswitch/ecnswitch/packet/packettest"
 	"github.com/ecnswitch/ecnswitch/ports"
 	"github.com/ecnswitch/ecnswitch/scheduler"
@@ -16,13 +17,21 @@ import (
 // pipeline builds gen → switch (8 DWRR queues, DCTCP-style RED on the
 // queue, L2 rule to the sink) → sink, with frames of size bytes.
 func pipeline(tb testing.TB, size int, clock timestamp.Clock) (*dataplane.Switch, *dataplanetest.Gen, *dataplanetest.Sink) {
-	return pipelineOf(tb, size, clock, false)
+	return pipelineOf(tb, size, clock, plain)
 }
 
-// pipelineOf is pipeline, or with dualq the same switch whose port to the
-// sink is a DualQ Coupled AQM port (RFC 9332) fed ECT(1) and ECT(0)
-// frames in turn.
-func pipelineOf(tb testing.TB, size int, clock timestamp.Clock, dualq bool) (*dataplane.Switch, *dataplanetest.Gen, *dataplanetest.Sink) {
+// variant is a variant of the pipeline benchmark's switch.
+type variant int
+
+const (
+	plain   variant = iota
+	dualq           // the port to the sink is a DualQ Coupled AQM port (RFC 9332) fed ECT(1) and ECT(0) frames in turn
+	withINT         // the port to the sink adds an INT record (HPCC's fields) to every frame, which carry INT headers
+)
+
+// pipelineOf is pipeline in variant v. With INT, a frame of size bytes
+// arrives 24 bytes short of it and leaves with its record.
+func pipelineOf(tb testing.TB, size int, clock timestamp.Clock, v variant) (*dataplane.Switch, *dataplanetest.Gen, *dataplanetest.Sink) {
 	tb.Helper()
 	cfg := dataplanetest.Config(2, 8, 0, 4<<20)
 	cfg.Forwarding.MACs = []dataplane.MACRule{{MAC: dataplanetest.HardwareAddr(1), Port: 1}}
@@ -31,12 +40,26 @@ func pipelineOf(tb testing.TB, size int, clock timestamp.Clock, dualq bool) (*da
 	}
 	cfg.Ports[1].Enqueue = []dataplane.MarkerSpec{{Name: "red", New: red}}
 	gen := &dataplanetest.Gen{Frame: dataplanetest.Frame(tb, 0, 1, packettest.Options{Size: size, ECN: packet.ECT0, DSCP: 8})}
-	if dualq {
+	switch v {
+	case dualq:
 		p := &cfg.Ports[1]
 		p.Scheduler = scheduler.Config{Kind: scheduler.DualQ}
 		p.Queues = p.Queues[:2]
 		p.Enqueue = nil
 		gen.Frames = [][]byte{dataplanetest.Frame(tb, 0, 1, packettest.Options{Size: size, ECN: packet.ECT1, DSCP: 8}), gen.Frame}
+	case withINT:
+		// INT needs a shaped port; one far faster than the benchmark
+		// leaves the shaper's arithmetic in and never holds a frame back.
+		p := &cfg.Ports[1]
+		p.Shaper = scheduler.ShaperConfig{Rate: 400e9, Bucket: 1 << 20}
+		p.INT = &dataplane.INT{Port: intPort}
+		h, err := intmd.NewHeader(intmd.HPCCInstructions, intmd.HPCCDSInstructions, 1)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		pl := make([]byte, intmd.HeaderLen)
+		h.Put(pl)
+		gen.Frame = dataplanetest.Frame(tb, 0, 1, packettest.Options{Size: size - h.RecordLen(), ECN: packet.ECT0, DSCP: 8, DstPort: intPort, Payload: pl})
 	}
 	sink := &dataplanetest.Sink{}
 	sw, err := dataplane.New(cfg, []ports.Port{gen, sink}, clock, nil)
@@ -47,24 +70,30 @@ func pipelineOf(tb testing.TB, size int, clock timestamp.Clock, dualq bool) (*da
 }
 
 func TestPipelineAllocatesNothing(t *testing.T) {
-	for _, dualq := range []bool{false, true} {
+	for _, v := range []variant{plain, dualq, withINT} {
 		clk := timestamp.NewVirtual(0)
-		sw, _, sink := pipelineOf(t, 1500, clk, dualq)
+		sw, _, sink := pipelineOf(t, 1500, clk, v)
 		for i := 0; i < 100; i++ { // warm up: learn, fill slices
 			clk.Advance(20_000_000) // the DualQ's PI2 updates every 16 ms
 			sw.Poll()
 		}
 		if allocs := testing.AllocsPerRun(200, func() { clk.Advance(1_000_000); sw.Poll() }); allocs != 0 {
-			t.Fatalf("dualq %v: %v allocations per Poll of a %d-frame batch, want 0", dualq, allocs, ports.BatchSize)
+			t.Fatalf("%v: %v allocations per Poll of a %d-frame batch, want 0", v, allocs, ports.BatchSize)
 		}
 		if sink.N == 0 {
-			t.Fatalf("dualq %v: nothing reached the sink", dualq)
+			t.Fatalf("%v: nothing reached the sink", v)
 		}
 		if a := sw.Account(); !a.Balanced() {
-			t.Fatalf("dualq %v: accounting %+v not balanced", dualq, a)
+			t.Fatalf("%v: accounting %+v not balanced", v, a)
 		}
-		if st := sw.Stats().Ports[1]; dualq && (st.DualQ == nil || st.DualQ.Updates == 0 || st.Queues[0].Dequeued == 0 || st.Queues[1].Dequeued == 0) {
+		st := sw.Stats().Ports[1]
+		if v == dualq && (st.DualQ == nil || st.DualQ.Updates == 0 || st.Queues[0].Dequeued == 0 || st.Queues[1].Dequeued == 0) {
 			t.Fatalf("the DualQ pipeline ran no PI2 update or left a queue unused: %+v", st)
+		}
+		// Every frame that left the line got its record (those staged for the
+		// device too), and every one grew to 1500 bytes.
+		if v == withINT && (st.INT == nil || st.INT.Added < uint64(sink.N) || st.INT.TxBytes != 1500*st.INT.Added || sink.Bytes != 1500*sink.N) {
+			t.Fatalf("the INT pipeline sent %d frames, %d bytes, and counted %+v; want a record on each, 1500 bytes each", sink.N, sink.Bytes, st.INT)
 		}
 	}
 }
@@ -75,16 +104,20 @@ func TestPipelineAllocatesNothing(t *testing.T) {
 // once per batch. The dualq cases run the same switch with a DualQ port
 // instead: ECN classification, the DualQ scheduler and its coupled AQM at
 // dequeue (four chain members, the peer queue's view) instead of the
-// classifier, DWRR and RED.
+// classifier, DWRR and RED. The int cases run it with INT on the port to
+// the sink, shaped far above the benchmark's rate: every frame carries
+// INT headers asking for HPCC's fields, arrives 24 bytes short of the
+// size and leaves with a record (open the headers, move the rest of the
+// frame up, write the record, fix the lengths and checksums).
 func BenchmarkPipeline(b *testing.B) {
-	for _, dualq := range []bool{false, true} {
+	for _, v := range []variant{plain, dualq, withINT} {
 		for _, size := range []int{64, 1500} {
 			name := sizeName(size)
-			if dualq {
-				name = "dualq-" + name
+			if v != plain {
+				name = v.String() + "-" + name
 			}
 			b.Run(name, func(b *testing.B) {
-				sw, _, sink := pipelineOf(b, size, timestamp.NewMonotonic(), dualq)
+				sw, _, sink := pipelineOf(b, size, timestamp.NewMonotonic(), v)
 				b.ReportAllocs()
 				b.ResetTimer()
 				for sink.N < b.N {
@@ -98,6 +131,16 @@ func BenchmarkPipeline(b *testing.B) {
 			})
 		}
 	}
+}
+
+func (v variant) String() string {
+	switch v {
+	case dualq:
+		return "dualq"
+	case withINT:
+		return "int"
+	}
+	return "plain"
 }
 
 func sizeName(n int) string {
