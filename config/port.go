@@ -125,6 +125,7 @@ func (c *checker) port(cfg *Config, f *fileYAML, i int) {
 			p.Coalesce = d
 		}
 	}
+	p.INT = c.inband(i, y.INT, rate)
 	cfg.Switch.Ports = append(cfg.Switch.Ports, p)
 	cfg.Ports = append(cfg.Ports, dev)
 }

@@ -137,6 +137,7 @@ type portYAML struct {
 	Delay     delayYAML     `yaml:"delay"`
 	Coalesce  *Duration     `yaml:"coalesce"`
 	Worker    *int          `yaml:"worker"`
+	INT       *intYAML      `yaml:"int"`
 }
 
 type schedulerYAML struct {
