@@ -62,6 +62,11 @@
 //	drop port c queue 0: dropped (enqueue_marker) by dctcp (value 16500, threshold 15000)
 //	drop port c queue 0: dropped (dynamic_threshold)
 //	ingress port a: received
+//	egress port c queue 0: sent unmarked; sojourn 3.125us; INT (switch clock monotonic): added, 0 hops left; records, newest first: {queue 0: 4500 B, t 1250000 ns, tx 987654 B, 995 Mbit/s}
+//
+// A packet leaving a port with INT (dataplane.INT) has its INT records
+// decoded into the comment (package intmd), newest first, with what the
+// port did: added its record, or had no room for it.
 //
 // Both are encoded by github.com/gopacket/gopacket's pcapgo: Writer for
 // pcap, NgWriter.WritePacketWithOptions for pcapng, whose NgPacketOptions

@@ -18,6 +18,8 @@ type record struct {
 	kind      dataplane.EventKind
 	drop      dataplane.DropReason
 	marker    string // the marker's name; points into the switch's own list
+	intOut    dataplane.INTOutcome
+	intAt     int16 // frame offset of the INT headers, when intOut says the packet carries some
 }
 
 // ring is a bounded single-producer/single-consumer queue of fixed-size
@@ -67,7 +69,10 @@ func (r *ring) push(ev *dataplane.Event) bool {
 	r.recs[i] = record{
 		time: ev.Time, sojourn: ev.Sojourn, value: ev.Value, threshold: ev.Threshold,
 		length: int32(len(ev.Frame)), caplen: int32(n), queue: int16(ev.Queue),
-		kind: ev.Kind, drop: ev.Drop, marker: ev.Marker,
+		kind: ev.Kind, drop: ev.Drop, marker: ev.Marker, intOut: ev.INT,
+	}
+	if ev.INT != dataplane.INTNone && ev.Desc != nil {
+		r.recs[i].intAt = int16(ev.Desc.L4Off + 8) // the UDP payload
 	}
 	r.tail.Store(t + 1)
 	return true
