@@ -245,7 +245,7 @@ func (s *Sender) Run(ctx context.Context) error {
 	gso := segmentControl(size)
 	rms := make([]ipv4.Message, batch)
 	for i := range rms {
-		rms[i].Buffers = [][]byte{make([]byte, 2*HeaderLen+maxINT)}
+		rms[i].Buffers = [][]byte{make([]byte, 65536)} // ACKs merged by GRO (UDP_GRO), INT echoes and all
 		rms[i].OOB = make([]byte, controlLen+64)
 	}
 	s.start = now()
