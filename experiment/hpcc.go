@@ -367,8 +367,12 @@ func convergence(bins [2][]int64, join int) time.Duration {
 	return -1
 }
 
-// frames turns bytes into full frames on the wire (1538 bytes).
-func frames(bytes float64) float64 { return bytes / wireFrame }
+// hpccFrame is a data frame as it waits in the queue, bytes: a 1448-byte
+// datagram's, before the switch adds its record.
+const hpccFrame = udp.DefaultSize - 24 + 8 + 20 + 14
+
+// frames turns queued bytes into data frames (hpccFrame).
+func frames(bytes float64) float64 { return bytes / hpccFrame }
 
 // hpccTap keeps, while on is set, every transport/udp data packet the
 // bottleneck port sends that carries INT headers: its time, flow, the
@@ -525,24 +529,24 @@ func hpccClaims(runs []*hpccRun) []Claim {
 	hb, db := over(hp, func(r *hpccRun) float64 { return r.busy }), over(dc, func(r *hpccRun) float64 { return r.busy })
 	hc, dcv := over(hp, conv), over(dc, conv)
 	hj := over(hp, func(r *hpccRun) float64 { return r.jain })
-	fr := func(x float64) string { return fmt.Sprintf("%.2f frames", x) }
+	fr := func(x float64) string { return fmt.Sprintf("%.2f", x) }
 	pc := func(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
 	ms := func(x float64) string {
 		if x >= 1<<61 {
 			return "never"
 		}
-		return fmt.Sprintf("%.0f ms", x)
+		return fmt.Sprintf("%.0f", x)
 	}
 	all := busies(hp, dc)
 	return []Claim{
 		{Source: "HPCC §1, §5.2 (Fig. 9, 10)", What: "median queue, HPCC, 2 flows (INT records, after the packet left)",
-			Paper: "near zero", Ours: hq.Format(fr), Busy: busies(hp),
+			Paper: "near zero", Ours: hq.Format(fr) + " frames", Busy: busies(hp),
 			Rule: atMost("HPCC's median queue", hq.Median(), hpccNearZero, " frames")},
-		{Source: "HPCC §5.2 (Fig. 9, 10)", What: "median queue, HPCC vs DCTCP (marking at K = 31 KB, 20.3 frames), 2 flows",
-			Paper: "HPCC's far below DCTCP's", Ours: hq.Format(fr) + " vs " + dq.Format(fr), Busy: all,
+		{Source: "HPCC §5.2 (Fig. 9, 10)", What: fmt.Sprintf("median queue, HPCC vs DCTCP (marking at K = %d B, %.1f frames), 2 flows", hpccK, frames(hpccK)),
+			Paper: "HPCC's far below DCTCP's", Ours: hq.Format(fr) + " vs " + dq.Format(fr) + " frames", Busy: all,
 			Rule: lower("median queue, DCTCP → HPCC", dq.Median(), hq.Median(), hpccQueueDrop, 1)},
 		{Source: "HPCC §5.2 (Fig. 9, 10)", What: "p99 queue, HPCC vs DCTCP, 2 flows",
-			Paper: "HPCC's far below DCTCP's", Ours: h99.Format(fr) + " vs " + d99.Format(fr), Busy: all,
+			Paper: "HPCC's far below DCTCP's", Ours: h99.Format(fr) + " vs " + d99.Format(fr) + " frames", Busy: all,
 			Rule: below("HPCC's p99", h99.Median(), d99.Median(), "DCTCP's")},
 		{Source: "HPCC §3.3, §5.2", What: "utilisation, HPCC, 2 flows (port busy; HPCC aims at η = 95%)",
 			Paper: "high: η = 95%", Ours: hb.Format(pc), Busy: busies(hp),
@@ -551,7 +555,7 @@ func hpccClaims(runs []*hpccRun) []Claim {
 			Paper: "HPCC close to DCTCP's", Ours: hb.Format(pc) + " vs " + db.Format(pc), Busy: all,
 			Rule: atLeastOf("HPCC's busy", hb.Median(), db.Median(), hpccBusyOfDC, "DCTCP's")},
 		{Source: "HPCC §1, §5.3", What: fmt.Sprintf("convergence after a second flow joins (Jain's index ≥ %.1f over %d bins of %v in a row)", hpccConvergedJ, hpccHold, hpccBin),
-			Paper: "faster than DCTCP", Ours: hc.Format(ms) + " vs " + dcv.Format(ms), Busy: all,
+			Paper: "faster than DCTCP", Ours: hc.Format(ms) + " vs " + dcv.Format(ms) + " ms", Busy: all,
 			Rule: notAbove("HPCC's", hc.Median(), dcv.Median(), "DCTCP's")},
 		{Source: "HPCC §5.3", What: "fairness, HPCC, 2 flows (Jain's index of their bytes over the steady window)",
 			Paper: "fair", Ours: hj.Format(func(x float64) string { return fmt.Sprintf("%.3f", x) }), Busy: busies(hp),
@@ -585,7 +589,7 @@ func hpccReport(env Env, o demo.Options, warmup, duration time.Duration, runs []
 			"transport.DCTCP (g = 1/16) against the marks; it ignores the INT records it carries too.",
 			hpccT, hc.Init, hpccHostRate/1e9, hc.Eta, hc.MaxStage, hc.AI),
 		"The queue is what the switch's INT records carry (the queue the packet left, after it left), read by a tap on the " +
-			"bottleneck from every data packet it sent in the steady window, in full 1538-byte frames; \"busy\" is the port's wire rate " +
+			"bottleneck from every data packet it sent in the steady window, in data frames as they wait (" + strconv.Itoa(hpccFrame) + " bytes, before their record); \"busy\" is the port's wire rate " +
 			"over C in the window. Convergence: from flow 2's first packet at the bottleneck, the time until Jain's index of the two " +
 			"flows' bytes per " + hpccBin.String() + " bin stays ≥ " + fmt.Sprint(hpccConvergedJ) + " for " + strconv.Itoa(hpccHold) + " bins.",
 		"The machine: " + m.String() + ". The runs were made on this loaded machine, not under the quiet-machine lock; see Limits.",
@@ -616,7 +620,7 @@ func hpccTables(runs []*hpccRun) []Table {
 	for _, r := range runs {
 		conv := "never"
 		if r.converged >= 0 {
-			conv = millis(r.converged)
+			conv = fmt.Sprintf("%d ms", r.converged.Milliseconds())
 		}
 		wu := "–"
 		if len(r.window) == 2 {
@@ -684,16 +688,13 @@ func hpccPlots(runs []*hpccRun) []Plot {
 		{File: "queue-cdf.png", Caption: "CDF of the queue every data packet's INT record carries, steady windows of every run.", Draw: func(path string) error {
 			var lines []Line
 			for _, r := range runs {
-				ds := make([]time.Duration, len(r.q))
-				for i, q := range r.q {
-					ds[i] = time.Duration(q) // bytes, drawn on the µs axis as kB·1000
+				q := slices.Clone(r.q)
+				slices.Sort(q)
+				xy := make(plotter.XYs, len(q))
+				for i, b := range q {
+					xy[i] = plotter.XY{X: frames(float64(b)), Y: float64(i+1) / float64(len(q))}
 				}
-				l := cdf(fmt.Sprintf("%s run %d", r.cc, r.run), ds)
-				for i := range l.XY {
-					l.XY[i].X *= 1000 / float64(wireFrame) // back to frames
-				}
-				l.Dashed = r.cc == transport.KindDCTCP
-				lines = append(lines, l)
+				lines = append(lines, Line{Label: fmt.Sprintf("%s run %d", r.cc, r.run), XY: xy, Dashed: r.cc == transport.KindDCTCP})
 			}
 			p, err := newPlot("queue per data packet", "frames", "CDF", lines)
 			if err != nil {
