@@ -26,11 +26,13 @@ type variant int
 const (
 	plain   variant = iota
 	dualq           // the port to the sink is a DualQ Coupled AQM port (RFC 9332) fed ECT(1) and ECT(0) frames in turn
-	withINT         // the port to the sink adds an INT record (HPCC's fields) to every frame, which carry INT headers
+	shaped          // the port to the sink is shaped far above the benchmark's rate: the virtual line's arithmetic, no queue
+	withINT         // shaped, and it adds an INT record (HPCC's fields) to every frame, which carry INT headers
 )
 
 // pipelineOf is pipeline in variant v. With INT, a frame of size bytes
-// arrives 24 bytes short of it and leaves with its record.
+// arrives 24 bytes short of it and leaves with its record; one too short
+// to carry INT headers so arrives at size and leaves 24 bytes longer.
 func pipelineOf(tb testing.TB, size int, clock timestamp.Clock, v variant) (*dataplane.Switch, *dataplanetest.Gen, *dataplanetest.Sink) {
 	tb.Helper()
 	cfg := dataplanetest.Config(2, 8, 0, 4<<20)
@@ -47,9 +49,12 @@ func pipelineOf(tb testing.TB, size int, clock timestamp.Clock, v variant) (*dat
 		p.Queues = p.Queues[:2]
 		p.Enqueue = nil
 		gen.Frames = [][]byte{dataplanetest.Frame(tb, 0, 1, packettest.Options{Size: size, ECN: packet.ECT1, DSCP: 8}), gen.Frame}
+	case shaped:
+		// Far faster than the benchmark: the shaper's arithmetic, and no
+		// frame held back.
+		cfg.Ports[1].Shaper = scheduler.ShaperConfig{Rate: 400e9, Bucket: 1 << 20}
 	case withINT:
-		// INT needs a shaped port; one far faster than the benchmark
-		// leaves the shaper's arithmetic in and never holds a frame back.
+		// INT needs a shaped port: shaped's.
 		p := &cfg.Ports[1]
 		p.Shaper = scheduler.ShaperConfig{Rate: 400e9, Bucket: 1 << 20}
 		p.INT = &dataplane.INT{Port: intPort}
@@ -59,7 +64,11 @@ func pipelineOf(tb testing.TB, size int, clock timestamp.Clock, v variant) (*dat
 		}
 		pl := make([]byte, intmd.HeaderLen)
 		h.Put(pl)
-		gen.Frame = dataplanetest.Frame(tb, 0, 1, packettest.Options{Size: size - h.RecordLen(), ECN: packet.ECT0, DSCP: 8, DstPort: intPort, Payload: pl})
+		in := size - h.RecordLen() // leaves at size
+		if in < 14+20+8+intmd.HeaderLen {
+			in = size // the smallest frames: leave 24 bytes longer
+		}
+		gen.Frame = dataplanetest.Frame(tb, 0, 1, packettest.Options{Size: in, ECN: packet.ECT0, DSCP: 8, DstPort: intPort, Payload: pl})
 	}
 	sink := &dataplanetest.Sink{}
 	sw, err := dataplane.New(cfg, []ports.Port{gen, sink}, clock, nil)
@@ -104,13 +113,15 @@ func TestPipelineAllocatesNothing(t *testing.T) {
 // once per batch. The dualq cases run the same switch with a DualQ port
 // instead: ECN classification, the DualQ scheduler and its coupled AQM at
 // dequeue (four chain members, the peer queue's view) instead of the
-// classifier, DWRR and RED. The int cases run it with INT on the port to
-// the sink, shaped far above the benchmark's rate: every frame carries
-// INT headers asking for HPCC's fields, arrives 24 bytes short of the
-// size and leaves with a record (open the headers, move the rest of the
-// frame up, write the record, fix the lengths and checksums).
+// classifier, DWRR and RED. The shaped cases shape the port to the sink
+// far above the benchmark's rate, and the int cases add INT to that
+// port (compare them with shaped's): every frame carries
+// INT headers asking for HPCC's fields and leaves with a record (open the
+// headers, move the rest of the frame up, write the record, fix the
+// lengths and checksums): int-1500B's frames arrive with 1476 bytes and
+// leave with 1500, int-64B's arrive with 64 and leave with 88.
 func BenchmarkPipeline(b *testing.B) {
-	for _, v := range []variant{plain, dualq, withINT} {
+	for _, v := range []variant{plain, dualq, shaped, withINT} {
 		for _, size := range []int{64, 1500} {
 			name := sizeName(size)
 			if v != plain {
@@ -137,6 +148,8 @@ func (v variant) String() string {
 	switch v {
 	case dualq:
 		return "dualq"
+	case shaped:
+		return "shaped"
 	case withINT:
 		return "int"
 	}

@@ -1,6 +1,9 @@
 package intmd
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"math/bits"
+)
 
 // Hop is one hop's record, decoded: the fields its instructions asked for
 // (Instructions, DSInstr say which are set). Occupancies are in bytes,
@@ -127,11 +130,10 @@ type Metadata struct {
 // put writes m's record for header h into r, which is h.RecordLen() bytes.
 func (m *Metadata) put(h *Header, r []byte) {
 	at := 0
-	for bit := range 16 {
+	for x := h.Instructions; x != 0; { // the set bits, bit 0 (the most significant) first
+		bit := bits.LeadingZeros16(x)
 		mask := uint16(0x8000) >> bit
-		if h.Instructions&mask == 0 {
-			continue
-		}
+		x &^= mask
 		f := r[at : at+instrLen[bit]]
 		at += instrLen[bit]
 		switch mask {
@@ -158,11 +160,10 @@ func (m *Metadata) put(h *Header, r []byte) {
 		}
 	}
 	if h.Domain == DomainID {
-		for bit := range dsLen {
+		for x := h.DSInstr & dsKnown; x != 0; {
+			bit := bits.LeadingZeros16(x)
 			mask := uint16(0x8000) >> bit
-			if h.DSInstr&mask == 0 {
-				continue
-			}
+			x &^= mask
 			f := r[at : at+dsLen[bit]]
 			at += dsLen[bit]
 			switch mask {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 )
 
 // Sizes and limits of the layout (package doc).
@@ -76,28 +77,23 @@ const (
 	HPCCDSInstructions = DSTxBytes | DSLinkRate
 )
 
-// instrLen are the bytes of each instruction bit's field, bit 0 first.
+// instrLen are the bytes of each instruction bit's field, bit 0 first:
+// 4, but 8 for bits 4–6 (instrLong).
 var instrLen = [16]int{4, 4, 4, 4, 8, 8, 8, 4, 4, 4, 4, 4, 4, 4, 4, 4}
 
-// dsLen are the bytes of DomainID's DS instruction bits, bit 0 first.
+// instrLong are the instruction bits whose fields are 8 bytes.
+const instrLong = InstrIngressTS | InstrEgressTS | InstrL2Ports
+
+// dsLen are the bytes of DomainID's DS instruction bits, bit 0 first: 4,
+// but 8 for TX bytes.
 var dsLen = [3]int{8, 4, 4}
 
 // RecordLen returns the bytes of one hop's record for instructions instr
 // and, of domain DomainID, DS instructions ds; ds bits this package does
 // not know count nothing (a record of another domain sizes them by Hop ML).
 func RecordLen(instr, ds uint16) int {
-	n := 0
-	for i := range 16 {
-		if instr&(0x8000>>i) != 0 {
-			n += instrLen[i]
-		}
-	}
-	for i := range dsLen {
-		if ds&(0x8000>>i) != 0 {
-			n += dsLen[i]
-		}
-	}
-	return n
+	ds &= dsKnown
+	return 4 * (bits.OnesCount16(instr) + bits.OnesCount16(instr&instrLong) + bits.OnesCount16(ds) + bits.OnesCount16(ds&DSTxBytes))
 }
 
 // Header is the shim and the INT-MD metadata header.

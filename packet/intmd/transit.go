@@ -100,10 +100,7 @@ func (t *Transit) Push(d *packet.Desc, m *Metadata, limit int) Result {
 	// The rest of the datagram moved by a multiple of 4 bytes, so its
 	// words, and the zero pad of an odd last byte, sum as before.
 	l4 := int(d.L4Off)
-	var sum uint32
-	for i := 0; i < n; i += 2 {
-		sum += uint32(binary.BigEndian.Uint16(r[i:]))
-	}
+	sum := sum32(r) // n is a multiple of 4
 	w0 := binary.BigEndian.Uint16(f[t.shim:])
 	t.Length += t.HopML
 	f[t.shim+1] = t.Length
@@ -128,6 +125,19 @@ func (t *Transit) Push(d *packet.Desc, m *Metadata, limit int) Result {
 		binary.BigEndian.PutUint16(f[l3+4:], pl+uint16(n))
 	}
 	return Added
+}
+
+// sum32 returns the ones' complement sum of the 16-bit words of b, whose
+// length is a multiple of 4, folded to 32 bits (words added 32 bits at a
+// time: the carries fold back in at the end).
+func sum32(b []byte) uint32 {
+	var s uint64
+	for ; len(b) >= 4; b = b[4:] {
+		s += uint64(binary.BigEndian.Uint32(b))
+	}
+	s = s&0xffffffff + s>>32
+	s = s&0xffffffff + s>>32
+	return uint32(s>>16) + uint32(s&0xffff)
 }
 
 // setFlag sets flag in the INT-MD header of d's frame f, with the UDP
