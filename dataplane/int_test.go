@@ -5,16 +5,19 @@ import (
 	"encoding/binary"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/ecnswitch/ecnswitch/dataplane"
 	"github.com/ecnswitch/ecnswitch/dataplane/dataplanetest"
+	"github.com/ecnswitch/ecnswitch/marking"
 	"github.com/ecnswitch/ecnswitch/packet"
 	"github.com/ecnswitch/ecnswitch/packet/intmd"
 	"github.com/ecnswitch/ecnswitch/packet/packettest"
 	"github.com/ecnswitch/ecnswitch/ports/memport"
+	"github.com/ecnswitch/ecnswitch/scheduler"
 )
 
 // intPort is the UDP destination port the INT tests' packets carry INT
@@ -228,5 +231,56 @@ func TestINTValidate(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "ports[1]") {
 			t.Errorf("%s: Validate = %v, want ports[1] … %q", c.name, err, c.want)
 		}
+	}
+}
+
+// TestINTComposes: INT works under every scheduler, a DualQ port's
+// included, beside an enqueue marker and a delay line: every INT packet
+// gets a record naming the queue it left.
+func TestINTComposes(t *testing.T) {
+	for _, kind := range []scheduler.Kind{scheduler.SP, scheduler.WRR, scheduler.DWRR, scheduler.WFQ, scheduler.DualQ} {
+		t.Run(kind.String(), func(t *testing.T) {
+			cfg := dataplanetest.Config(2, 2, 1e9, 1<<20)
+			cfg.Forwarding.MACs = []dataplane.MACRule{{MAC: dataplanetest.HardwareAddr(1), Port: 1}}
+			p := &cfg.Ports[1]
+			p.Scheduler = scheduler.Config{Kind: kind, NumQueues: 2, LineRate: 1e9}
+			if kind == scheduler.DualQ {
+				p.Scheduler.NumQueues = 0
+			} else {
+				p.Enqueue = []dataplane.MarkerSpec{{Name: "red", New: func(q int) (marking.Marker, error) {
+					return marking.NewRED(marking.CutOff(marking.MeasureQueue, marking.Bytes(5000)), marking.Enqueue, q)
+				}}}
+			}
+			p.Delay = dataplane.Delay{Fixed: 10 * time.Microsecond}
+			p.INT = &dataplane.INT{Port: intPort}
+			r := dataplanetest.New(t, cfg, memport.Link{})
+			var sent [][]byte
+			for i := range 20 {
+				f := intFrame(t, 1, 600, uint16(i))
+				if i%2 == 1 { // DSCP 8: queue 1 by the class selector; ECT(1): the DualQ's L4S queue
+					f = dataplanetest.Frame(t, 0, 1, packettest.Options{SrcPort: 1000, DstPort: intPort, DSCP: 8, ECN: packet.ECT1, Size: 600, Payload: f[42 : 42+intmd.HeaderLen+2]})
+				}
+				sent = append(sent, f)
+			}
+			r.Send(0, sent...)
+			var got [][]byte
+			for i := 0; i < 200 && len(got) < len(sent); i++ {
+				r.Step(10_000, 1000)
+				got = append(got, r.Recv(1)...)
+			}
+			queues := map[uint8]int{}
+			for _, f := range got {
+				h, stack, err := intmd.Parse(f[42:])
+				if err != nil || h.Hops() != 1 {
+					t.Fatalf("%d records, %v", h.Hops(), err)
+				}
+				hop, _ := h.Hop(stack, 0)
+				queues[hop.QueueID]++
+				checksums(t, f)
+			}
+			if len(got) != len(sent) || queues[0] != 10 || queues[1] != 10 {
+				t.Fatalf("%d of %d frames, by queue %v; want 10 records from each queue", len(got), len(sent), queues)
+			}
+		})
 	}
 }
