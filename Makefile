@@ -106,6 +106,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' $(call fuzzflags,150000x) ./packet
 	$(GO) test -run '^$$' -fuzz '^FuzzSetCE$$' $(call fuzzflags,150000x) ./packet
 	$(GO) test -run '^$$' -fuzz '^FuzzTrim$$' $(call fuzzflags,120000x) ./packet
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' $(call fuzzflags,150000x) ./packet/intmd
+	$(GO) test -run '^$$' -fuzz '^FuzzPush$$' $(call fuzzflags,100000x) ./packet/intmd
 	$(GO) test -run '^$$' -fuzz '^FuzzAdmitRelease$$' $(call fuzzflags,130000x) ./buffer
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' $(call fuzzflags,30000x) ./config
 	$(GO) test -run '^$$' -fuzz '^FuzzUnits$$' $(call fuzzflags,100000x) ./config

@@ -65,6 +65,11 @@
 //	egress port c queue 7: sent trimmed; sojourn 1.250us
 //	drop port c queue 7: dropped (static_cap) after trimming
 //	ingress port a: received
+//	egress port c queue 0: sent unmarked; sojourn 3.125us; INT (switch clock monotonic): added, 0 hops left; records, newest first: {queue 0: 4500 B, t 1250000 ns, tx 987654 B, 995 Mbit/s}
+//
+// A packet leaving a port with INT (dataplane.INT) has its INT records
+// decoded into the comment (package intmd), newest first, with what the
+// port did: added its record, or had no room for it.
 //
 // A port that trims (dataplane.Trim) drops the packet its queue refuses
 // and sends its header on, as SAI has it: the drops capture shows the

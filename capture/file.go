@@ -48,6 +48,7 @@ type fileWriter struct {
 	path     string   // the first file's path, as Status shows it
 	portName string
 	clocks   string               // which clocks the timestamps come from, for pcapng's if_description; "" to leave it out
+	clock    string               // the switch's clock (timestamp.Name), for INT records' times
 	section  pcapgo.NgSectionInfo // pcapng's shb_hardware, shb_os and shb_userappl: the machine and the build
 	wall0    int64                // Unix ns at capture start …
 	mono0    int64                // … and the switch clock at the same moment
@@ -241,7 +242,7 @@ func (w *fileWriter) encode(r *record, data []byte) error {
 	if w.spec.Format == PCAP {
 		return w.pcap.WritePacket(ci, data)
 	}
-	w.text = w.comment(w.text[:0], r)
+	w.text = w.comment(w.text[:0], r, data)
 	w.comments[0] = string(w.text)
 	opts := pcapgo.NgPacketOptions{Comments: w.comments[:]}
 	switch r.kind {
@@ -266,10 +267,13 @@ const maxComment = 1024
 //	trim port c queue 0: trimmed (static_cap) from 1514 to 106 bytes
 //	egress port c queue 7: sent trimmed; sojourn 1.250us
 //	ingress port a: received
+//	egress port c queue 0: sent unmarked; sojourn 3.125us; INT (switch clock monotonic): added, 0 hops left; records, newest first: {queue 0: 4500 B, t 1250000 ns, tx 987654 B, 995 Mbit/s}
 //
 // Value and threshold are what the marker compared, in its own unit
-// (bytes or ns). It allocates nothing.
-func (w *fileWriter) comment(b []byte, r *record) []byte {
+// (bytes or ns); INT records are decoded from data, the frame as
+// captured (appendINT). It allocates nothing but what decoding the INT
+// records does.
+func (w *fileWriter) comment(b []byte, r *record, data []byte) []byte {
 	b = append(b, r.kind.String()...)
 	b = append(b, " port "...)
 	b = append(b, w.portName...)
@@ -322,6 +326,7 @@ func (w *fileWriter) comment(b []byte, r *record) []byte {
 		b = append(b, "; sojourn "...)
 		b = appendMicros(b, r.sojourn)
 	}
+	b = appendINT(b, r, data, w.clock)
 	if len(b) > maxComment {
 		b = b[:maxComment]
 	}

@@ -106,12 +106,12 @@ func TestComment(t *testing.T) {
 			"drop port eth1: dropped (malformed)"},
 		{record{kind: dataplane.EventIngress, queue: -1, sojourn: -1}, "ingress port eth1: received"},
 	} {
-		if got := string(w.comment(nil, &c.r)); got != c.want {
+		if got := string(w.comment(nil, &c.r, nil)); got != c.want {
 			t.Errorf("comment:\n got %q\nwant %q", got, c.want)
 		}
 	}
 	long := record{kind: dataplane.EventEgress, marker: strings.Repeat("m", 2000), sojourn: -1}
-	if n := len(w.comment(nil, &long)); n != maxComment {
+	if n := len(w.comment(nil, &long, nil)); n != maxComment {
 		t.Errorf("a %d-byte comment was not cut to %d", n, maxComment)
 	}
 }

@@ -53,7 +53,8 @@ func (c Change) String() string { return c.Key + ": " + c.Old + " → " + c.New 
 // the switch fixes when it starts (its workers, CPUs and frames, the
 // pools, forwarding and classifier, a port's device, queue count,
 // scheduler kind, MTU, buffer reserve and cap, delay, and a queue's strict
-// flag). The error then lists each such key, and nothing is to be applied.
+// flag, its INT). The error then lists each such key, and nothing is to be
+// applied.
 //
 // Setting a port's rate changes its shaper, and the rate its markers see
 // (their thresholds given as a time or λ·C·RTT are rebuilt); its WRR and
@@ -141,6 +142,7 @@ func portChanges(c, next *Config, i int, same func(string, any, any), refuse fun
 	same(key("delay"), pa.Delay, pb.Delay)
 	same(key("coalesce"), pa.Coalesce, pb.Coalesce)
 	same(key("worker"), pa.Worker, pb.Worker)
+	same(key("int"), intText(pa.INT), intText(pb.INT))
 	if sa.NumQueues != sb.NumQueues {
 		return nil // the queues' settings cannot be compared one by one
 	}

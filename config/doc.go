@@ -30,7 +30,8 @@
 //	ports:        [{name, interface, afxdp, queues, mtu, scheduler (kind dualq:
 //	               tc-dualpi2's keys), rate, bucket,
 //	               overhead, pool, buffer, markers: {enqueue, dequeue}, non_ect,
-//	               delay, worker, trim: {bytes, queue, dscp, queues}}]
+//	               delay, coalesce, worker, trim: {bytes, queue, dscp, queues},
+//	               int: {port, dscp, node_id}}]
 //	capture:      dir, quota, ring_memory, captures: [{port (by name), direction,
 //	               filter, queue, dscp, format, path (inside dir), snaplen,
 //	               max_bytes, max_files, ring}]

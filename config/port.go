@@ -126,6 +126,11 @@ func (c *checker) port(cfg *Config, f *fileYAML, i int) {
 			p.Coalesce = d
 		}
 	}
+	p.INT = c.inband(i, y.INT, rate)
+	if p.INT != nil && p.INT.DSCP != nil && p.Trim != nil && int(*p.INT.DSCP) == int(p.Trim.DSCP) {
+		// Every trimmed header would then be looked into as an INT packet.
+		c.errf(k("int.dscp"), "%d is trim.dscp, which marks trimmed packets; give INT packets another DSCP", *p.INT.DSCP)
+	}
 	cfg.Switch.Ports = append(cfg.Switch.Ports, p)
 	cfg.Ports = append(cfg.Ports, dev)
 }

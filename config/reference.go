@@ -381,6 +381,15 @@ func Reference() []Section {
 				RangeText: "queues in [0, ports[].queues − 1], not queue, each once",
 				Doc:       "The queues whose refused packets are trimmed (SAI's per-queue eligibility)."},
 		}},
+		{Name: "ports[].int", Doc: "In-band network telemetry (INT-MD over UDP, INT spec v2.1 §5; HPCC's per-hop feedback): a UDP packet to port, or with DSCP dscp, whose payload starts with INT headers gets this hop's record on top of its stack as it leaves the port, with the fields its instruction bitmap asks for (queue and port occupancy, the bytes the port has sent, the departure time on the switch's clock, the port's rate, node_id). A record never grows a frame past the port's mtu: a packet without room leaves without one and is counted. Needs a shaped port (rate); port or dscp required; it cannot change while the switch runs.", Keys: []Key{
+			{Path: "ports[].int.port", Type: TypeInteger, Unit: "UDP port", DefaultText: "none", Range: closed(1, 65535),
+				Doc: "The UDP destination port of the packets that carry INT headers."},
+			{Path: "ports[].int.dscp", Type: TypeInteger, Unit: "DSCP", DefaultText: "none", Range: closed(0, dataplane.MaxDSCP),
+				RangeText: "not the port's trim.dscp",
+				Doc:       "The DSCP of the packets that carry INT headers, where port does not say."},
+			{Path: "ports[].int.node_id", Type: TypeInteger, Unit: "ID", Default: int64(0), RangeText: "[0, 2³² − 1]",
+				Doc: "This switch's node ID in the records that ask for one."},
+		}},
 		{Name: "capture", Doc: "pcap and pcapng captures (docs/capture.md): the directory every capture file is confined to, and the captures that start with the switch.", Keys: []Key{
 			{Path: "capture.dir", Type: TypeString, Default: DefaultCaptureDir,
 				Doc: "The directory every capture file goes in, created mode 0750 on first use; a relative path is relative to where ecnswitch run starts."},

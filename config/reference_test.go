@@ -311,6 +311,10 @@ var atBounds = map[string]map[string]any{
 	"ports[].trim.bytes":  {"ports[].trim.queue": 1, "ports[].trim.dscp": 5, "frame_size": 1 << 16, "ports[].mtu": 1 << 16},
 	"ports[].trim.dscp":   {"ports[].trim.queue": 1},
 	"ports[].trim.queues": {"ports[].trim.queue": 1, "ports[].trim.dscp": 5},
+	// An int section needs a port to match and a shaped port.
+	"ports[].int.node_id": {"ports[].int.port": 4790, "ports[].rate": "1Gbit"},
+	"ports[].int.port":    {"ports[].rate": "1Gbit"},
+	"ports[].int.dscp":    {"ports[].rate": "1Gbit"},
 }
 
 func init() {

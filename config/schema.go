@@ -138,6 +138,7 @@ type portYAML struct {
 	Coalesce  *Duration     `yaml:"coalesce"`
 	Worker    *int          `yaml:"worker"`
 	Trim      *trimYAML     `yaml:"trim"`
+	INT       *intYAML      `yaml:"int"`
 }
 
 type schedulerYAML struct {

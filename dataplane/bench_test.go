@@ -9,6 +9,7 @@ import (
 	"github.com/ecnswitch/ecnswitch/dataplane/dataplanetest"
 	"github.com/ecnswitch/ecnswitch/marking"
 	"github.com/ecnswitch/ecnswitch/packet"
+	"github.com/ecnswitch/ecnswitch/packet/intmd"
 	"github.com/ecnswitch/ecnswitch/packet/packettest"
 	"github.com/ecnswitch/ecnswitch/ports"
 	"github.com/ecnswitch/ecnswitch/scheduler"
@@ -21,6 +22,8 @@ const (
 	dualQ        = "dualq"         // the sink's port a DualQ Coupled AQM port (RFC 9332)
 	overloadDrop = "overload-drop" // the sink's port overloaded (overload), refusals dropped
 	overloadTrim = "overload-trim" // the same, refusals trimmed
+	shaped       = "shaped"        // the sink's port shaped far above the benchmark's rate: the virtual line's arithmetic, no queue
+	withINT      = "int"           // shaped, and adding an INT record to every frame (HPCC's fields)
 )
 
 // Overload of the pipeline: the sink's port shaped to overloadRate, the
@@ -43,7 +46,13 @@ func pipeline(tb testing.TB, size int, clock timestamp.Clock) (*dataplane.Switch
 // sink is a DualQ Coupled AQM port fed ECT(1) and ECT(0) frames in turn;
 // with overloadDrop and overloadTrim it is shaped to overloadRate with
 // queue 1 capped at overloadCap, and with overloadTrim what queue 1
-// refuses is trimmed onto strict-priority queue 7 (DSCP 46).
+// refuses is trimmed onto strict-priority queue 7 (DSCP 46); shaped
+// shapes it far above the benchmark's rate (the virtual line's
+// arithmetic, no queue), and withINT adds, to shaped, an INT record
+// (HPCC's fields) to every frame, which carries INT headers: a frame of
+// size bytes arrives 24 bytes short of it and leaves with its record; one
+// too short to carry INT headers so arrives at size and leaves 24 bytes
+// longer.
 func pipelineOf(tb testing.TB, size int, clock timestamp.Clock, variant string) (*dataplane.Switch, *dataplanetest.Gen, *dataplanetest.Sink) {
 	tb.Helper()
 	cfg := dataplanetest.Config(2, 8, 0, 4<<20)
@@ -69,6 +78,25 @@ func pipelineOf(tb testing.TB, size int, clock timestamp.Clock, variant string) 
 			p.Scheduler.Queues[7].Strict = true
 			p.Trim = &dataplane.Trim{Queue: 7, DSCP: 46}
 		}
+	case shaped:
+		// Far faster than the benchmark: the shaper's arithmetic, and no
+		// frame held back.
+		p.Shaper = scheduler.ShaperConfig{Rate: 400e9, Bucket: 1 << 20}
+	case withINT:
+		// INT needs a shaped port: shaped's.
+		p.Shaper = scheduler.ShaperConfig{Rate: 400e9, Bucket: 1 << 20}
+		p.INT = &dataplane.INT{Port: intPort}
+		h, err := intmd.NewHeader(intmd.HPCCInstructions, intmd.HPCCDSInstructions, 1)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		pl := make([]byte, intmd.HeaderLen)
+		h.Put(pl)
+		in := size - h.RecordLen() // leaves at size
+		if in < 14+20+8+intmd.HeaderLen {
+			in = size // the smallest frames: leave 24 bytes longer
+		}
+		gen.Frame = dataplanetest.Frame(tb, 0, 1, packettest.Options{Size: in, ECN: packet.ECT0, DSCP: 8, DstPort: intPort, Payload: pl})
 	}
 	sink := &dataplanetest.Sink{}
 	sw, err := dataplane.New(cfg, []ports.Port{gen, sink}, clock, nil)
@@ -82,7 +110,7 @@ func pipelineOf(tb testing.TB, size int, clock timestamp.Clock, variant string) 
 // of the pipeline — the overloaded ones drop-heavy (most packets refused
 // at queue 1's cap), and trimming there only in overloadTrim.
 func TestPipelineAllocatesNothing(t *testing.T) {
-	for _, variant := range []string{plain, dualQ, overloadDrop, overloadTrim} {
+	for _, variant := range []string{plain, dualQ, overloadDrop, overloadTrim, withINT} {
 		clk := timestamp.NewVirtual(0)
 		sw, _, sink := pipelineOf(t, 1500, clk, variant)
 		step := time.Millisecond
@@ -115,6 +143,11 @@ func TestPipelineAllocatesNothing(t *testing.T) {
 		case (st.Trimmed > 0) != (variant == overloadTrim):
 			t.Errorf("%q: %d trimmed", variant, st.Trimmed)
 		}
+		// Every frame that left the line got its record (those staged for the
+		// device too), and every one grew to 1500 bytes.
+		if variant == withINT && (st.INT == nil || st.INT.Added < uint64(sink.N) || st.INT.TxBytes != 1500*st.INT.Added || sink.Bytes != 1500*sink.N) {
+			t.Fatalf("the INT pipeline sent %d frames, %d bytes, and counted %+v; want a record on each, 1500 bytes each", sink.N, sink.Bytes, st.INT)
+		}
 	}
 }
 
@@ -124,13 +157,19 @@ func TestPipelineAllocatesNothing(t *testing.T) {
 // once per batch. The dualq cases run the same switch with a DualQ port
 // instead: ECN classification, the DualQ scheduler and its coupled AQM at
 // dequeue (four chain members, the peer queue's view) instead of the
-// classifier, DWRR and RED.
+// classifier, DWRR and RED. The shaped cases shape the port to the sink
+// far above the benchmark's rate, and the int cases add INT to that
+// port (compare them with shaped's): every frame carries
+// INT headers asking for HPCC's fields and leaves with a record (open the
+// headers, move the rest of the frame up, write the record, fix the
+// lengths and checksums): int-1500B's frames arrive with 1476 bytes and
+// leave with 1500, int-64B's arrive with 64 and leave with 88.
 func BenchmarkPipeline(b *testing.B) {
-	for _, variant := range []string{plain, dualQ} {
+	for _, variant := range []string{plain, dualQ, shaped, withINT} {
 		for _, size := range []int{64, 1500} {
 			name := sizeName(size)
-			if variant == dualQ {
-				name = "dualq-" + name
+			if variant != plain {
+				name = variant + "-" + name
 			}
 			b.Run(name, func(b *testing.B) {
 				sw, _, sink := pipelineOf(b, size, timestamp.NewMonotonic(), variant)

@@ -174,6 +174,10 @@ type PortConfig struct {
 	// emulate propagation delay; a held packet is not in the buffer.
 	Delay Delay
 
+	// INT, when set, adds this hop's in-band telemetry record to the UDP
+	// packets that carry INT headers as they leave (see INT).
+	INT *INT
+
 	// Coalesce bounds how long a packet that has left the queue on the
 	// port's virtual line (the ideal line at the shaper's rate, which every
 	// marker, sojourn and round time follows exactly) may wait before the
@@ -305,6 +309,9 @@ func (pc *PortConfig) validate(sc scheduler.Config) (int, error) {
 		return 0, err
 	}
 	if err := pc.DualQ.validate(sc.Kind); err != nil {
+		return 0, err
+	}
+	if err := pc.INT.validate(pc.Shaper.Rate); err != nil {
 		return 0, err
 	}
 	return nq, pc.Delay.validate(nq)

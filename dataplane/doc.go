@@ -27,6 +27,15 @@
 // Classic queues, and its coupled AQM, marking.DualPI2, heads its dequeue
 // chain; PortStats.DualQ reports it.
 //
+// A port with INT (PortConfig.INT) adds its in-band telemetry record
+// (INT-MD over UDP, package intmd) to the UDP packets that carry INT
+// headers as they leave its virtual line, after the dequeue chain: the
+// occupancy of the queue they leave and of the port, the bytes the line
+// has sent, the departure time, the shaper's rate, as their instructions
+// ask (HPCC's per-hop feedback). The frame grows; the buffer gives back
+// what it charged (Desc.Charged) and the shaper charges the grown frame.
+// PortStats.INT counts records added and packets without room for one.
+//
 // # Ownership
 //
 // A worker is a goroutine locked to an OS thread (optionally pinned, like

@@ -72,6 +72,8 @@ type PortStats struct {
 	TxStamps *TxStampStats `json:"tx_stamps,omitempty"`
 	// DualQ is a DualQ port's coupled AQM; nil on other ports.
 	DualQ *DualQStats `json:"dualq,omitempty"`
+	// INT is a port's in-band telemetry; nil on ports without.
+	INT *INTStats `json:"int,omitempty"`
 }
 
 // TxStampStats are a device's completion stamps: how many transmitted
@@ -152,7 +154,7 @@ func (s *Switch) Stats() Stats {
 			Flooded: p.c.flooded.Load(),
 			Drops:   map[string]uint64{},
 			Bytes:   m.PortBytes(p.idx), Packets: m.PortPackets(p.idx), Peak: m.PortPeak(p.idx),
-			Held: p.held.Load(),
+			Held: p.held.Load(), INT: p.inband.stats(),
 		}
 		worker := p.c.rxStampedWorker.Load()
 		ps.RxStamps = RxStampStats{Source: p.stamps.source, Device: ps.RxPackets - min(worker, ps.RxPackets), Worker: worker}

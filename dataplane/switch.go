@@ -59,6 +59,7 @@ type port struct {
 	nq       int
 	qinfo    []scheduler.QueueInfo
 	stamps   rxStamps // how received packets get their RxTime
+	inband   *inband  // INT; nil when the port adds no records
 
 	line // queues, shaper, delay line, and the times of their events
 
@@ -218,6 +219,10 @@ func newPort(idx int, pc *PortConfig, dev ports.Port, batch int, now int64) (*po
 	if m, ok := dev.(ports.MaxFramer); ok {
 		p.mtu = m.MaxFrame()
 	}
+	if err := pc.INT.validate(pc.Shaper.Rate); err != nil {
+		return nil, err
+	}
+	p.inband = newInband(pc.INT, pc.Scheduler.MTU, p.mtu)
 	if p.enq, err = newStage("enqueue", marking.Enqueue, nil, pc.Enqueue, pc.NonECT, nq); err != nil {
 		return nil, err
 	}

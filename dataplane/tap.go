@@ -71,6 +71,10 @@ type Event struct {
 	// and CutFrom, for EventTrim, is its length before the cut.
 	Trimmed bool
 	CutFrom int
+	// INT is what the port's INT (PortConfig.INT) did with the packet, for
+	// egress events: INTNone unless the packet carries INT headers the
+	// port looked into.
+	INT INTOutcome
 }
 
 // tapSet is the taps of a port. It is never changed once published:
@@ -157,6 +161,11 @@ func (p *port) markerIndex(stage marking.Stage, i int) uint8 {
 
 // tapEvent delivers one event to each of the port's taps.
 func (w *worker) tapEvent(p *port, kind EventKind, d *packet.Desc, now int64, r DropReason, marker uint8, sojourn int64) {
+	w.tapINT(p, kind, d, now, r, marker, sojourn, INTNone)
+}
+
+// tapINT is tapEvent with what the port's INT did with the packet.
+func (w *worker) tapINT(p *port, kind EventKind, d *packet.Desc, now int64, r DropReason, marker uint8, sojourn int64, in INTOutcome) {
 	set := p.tap.Load()
 	if set == nil {
 		return
@@ -164,7 +173,7 @@ func (w *worker) tapEvent(p *port, kind EventKind, d *packet.Desc, now int64, r 
 	ev := &w.event
 	*ev = Event{
 		Kind: kind, Time: now, Port: p.idx, Queue: -1, Desc: d, Frame: d.Frame(),
-		Drop: r, Sojourn: sojourn, Trimmed: d.Trimmed,
+		Drop: r, Sojourn: sojourn, Trimmed: d.Trimmed, INT: in,
 	}
 	if int(d.OutPort) == p.idx && kind != EventIngress {
 		ev.Queue = int(d.Queue)

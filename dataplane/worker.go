@@ -663,8 +663,8 @@ func (w *worker) step(p *port, t int64) int {
 }
 
 // depart dequeues the packet that leaves p's line at t, runs the dequeue
-// markers and stages it for the device; a batch that fills up goes to the
-// device at once.
+// markers, adds p's INT record and stages it for the device; a batch that
+// fills up goes to the device at once.
 func (w *worker) depart(p *port, t int64) int {
 	mmu := w.s.mmu
 	d := p.sched.Dequeue(t)
@@ -688,10 +688,14 @@ func (w *worker) depart(p *port, t int64) int {
 			}
 		}
 	}
+	out := INTNone
+	if p.inband != nil {
+		out = w.telemetry(p, d, t) // before the shaper: it charges the frame as it leaves
+	}
 	p.shaper.Take(t, d.Len)
 	d.TxTime = t
 	if p.tap.Load() != nil {
-		w.tapEvent(p, EventEgress, d, t, 0, d.MarkedBy, t-d.EnqTime)
+		w.tapINT(p, EventEgress, d, t, 0, d.MarkedBy, t-d.EnqTime, out)
 	}
 	if p.stage(d) {
 		return w.flush(p, t)

@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"os"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -171,7 +169,7 @@ func runTrimIncast(ctx context.Context, env Env) (*Report, error) {
 	if env.Short {
 		rounds = 3
 	}
-	load0, psi0, t0 := loadAverage(), cpuPressure(), time.Now()
+	m0 := readMachine()
 	var runs []*trimRun
 	o, err := env.withBed(ctx, o, func(b *bed) error {
 		for _, v := range trimVariants() {
@@ -187,20 +185,7 @@ func runTrimIncast(ctx context.Context, env Env) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("trim-incast: %w", err)
 	}
-	m := trimMachine{load0: load0, load1: loadAverage(), pressure: -1}
-	if psi1 := cpuPressure(); psi0 >= 0 && psi1 >= psi0 {
-		m.pressure = float64(psi1-psi0) / float64(time.Since(t0).Microseconds())
-	}
-	return trimReport(env, o, runs, m)
-}
-
-// trimMachine is how busy the machine was during the run: its load
-// average at the start and the end, and the fraction of the run's time
-// some task waited for a CPU (PSI's "some", /proc/pressure/cpu); -1 if
-// unknown.
-type trimMachine struct {
-	load0, load1 string
-	pressure     float64
+	return trimReport(env, o, runs, m0.to(readMachine()))
 }
 
 // trimConfig is the switch of variant v on the bed's ports: two queues a
@@ -502,39 +487,6 @@ func (t *trimTap) reset() { t.n.Store(0) }
 // records returns what the tap kept; call it while it is off.
 func (t *trimTap) records() []trimRecord { return t.recs[:min(t.n.Load(), int64(len(t.recs)))] }
 
-// cpuPressure returns the microseconds some task has waited for a CPU
-// since boot (PSI, /proc/pressure/cpu, "some … total"), or -1.
-func cpuPressure() int64 {
-	b, err := os.ReadFile("/proc/pressure/cpu")
-	if err != nil {
-		return -1
-	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	for _, f := range strings.Fields(line) {
-		if v, ok := strings.CutPrefix(f, "total="); ok {
-			var n int64
-			if _, err := fmt.Sscan(v, &n); err == nil {
-				return n
-			}
-		}
-	}
-	return -1
-}
-
-// loadAverage returns the machine's 1-minute load average as
-// /proc/loadavg gives it, or "" when it cannot be read.
-func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return ""
-	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return ""
-	}
-	return f[0]
-}
-
 // trimGet returns the run of the variant named name with n senders.
 func trimGet(runs []*trimRun, name string, n int) *trimRun {
 	for _, r := range runs {
@@ -546,7 +498,7 @@ func trimGet(runs []*trimRun, name string, n int) *trimRun {
 }
 
 // trimReport renders the runs, in the order runTrimIncast makes them.
-func trimReport(env Env, o demo.Options, runs []*trimRun, m trimMachine) (*Report, error) {
+func trimReport(env Env, o demo.Options, runs []*trimRun, m machine) (*Report, error) {
 	if want := len(trimVariants()) * len(trimSenders); len(runs) != want {
 		return nil, fmt.Errorf("trim-incast: %d runs, want %d", len(runs), want)
 	}
@@ -574,7 +526,7 @@ func trimReport(env Env, o demo.Options, runs []*trimRun, m trimMachine) (*Repor
 			"switch's own (a tap on the bottleneck), of whole data packets; \"busy\" is the bottleneck's wire bytes (trimmed "+
 			"headers included) over C times the incast's completion.", trimRoundTimeout),
 	}
-	busy := fmt.Sprintf("The machine's load average (1 min) was %s when the run began and %s at its end", m.load0, m.load1)
+	busy := fmt.Sprintf("The machine's load average (1 min) was %.2f when the run began and %.2f at its end", m.load0, m.load1)
 	if m.pressure >= 0 {
 		busy += fmt.Sprintf(", and some task waited for a CPU %.0f%% of the run's time (PSI, /proc/pressure/cpu; near 0%% on a quiet machine)", 100*m.pressure)
 	}

@@ -90,7 +90,7 @@ func TestTrimClaims(t *testing.T) {
 		{"a timeout", 1.2, 1, []string{"timeouts"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			rep, err := trimReport(Env{Command: "test"}, demo.Options{Rate: rate, Buffer: demo.DefaultBuffer, K: demo.DefaultK}, runs(c.ratio, c.timeouts), trimMachine{load0: "1.00", load1: "2.00", pressure: 0.05})
+			rep, err := trimReport(Env{Command: "test"}, demo.Options{Rate: rate, Buffer: demo.DefaultBuffer, K: demo.DefaultK}, runs(c.ratio, c.timeouts), machine{load0: 1, load1: 2, pressure: 0.05})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -31,6 +31,8 @@ type collector struct {
 
 	dualqProb, dualqDelay, dualqOverloaded, dualqOverloads, dualqUpdates *prometheus.Desc
 
+	intPackets, intTxBytes *prometheus.Desc
+
 	poolBytes, poolPackets, poolSize *prometheus.Desc
 
 	portMACs, portMACLimited              *prometheus.Desc
@@ -116,6 +118,9 @@ func newCollector(sw Switch, pools []string) *collector {
 		dualqOverloads:  d("dualq_overloads_total", "Times a DualQ port's AQM entered overload.", port...),
 		dualqUpdates:    d("dualq_updates_total", "PI2 updates a DualQ port's AQM ran.", port...),
 
+		intPackets: d("int_packets_total", "Packets carrying INT headers that left a port with INT, by what it did: added (its record), no_room (none: the packet would outgrow the MTU), hop_limit (none: no hops left), malformed (headers that did not parse).", "port", "outcome"),
+		intTxBytes: d("int_tx_bytes_total", "Bytes a port with INT has sent on its line, as its shaper counts them: what its records carry as TX bytes.", port...),
+
 		poolBytes:   d("pool_bytes", "Bytes in the shared pool now, reserves included.", "pool"),
 		poolPackets: d("pool_packets", "Packets in the shared pool now.", "pool"),
 		poolSize:    d("pool_size_bytes", "The shared pool's size B.", "pool"),
@@ -141,6 +146,7 @@ func (c *collector) descs() []*prometheus.Desc {
 		c.queueBytes, c.queuePackets, c.queuePeak, c.thres,
 		c.markerMarks, c.markerDrops,
 		c.dualqProb, c.dualqDelay, c.dualqOverloaded, c.dualqOverloads, c.dualqUpdates,
+		c.intPackets, c.intTxBytes,
 		c.poolBytes, c.poolPackets, c.poolSize,
 		c.portMACs, c.portMACLimited, c.macSlots, c.macEntries, c.macFull, c.macCap,
 		c.workerSeconds,
@@ -219,6 +225,15 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			gauge(c.dualqOverloaded, overloaded, p.Name)
 			counter(c.dualqOverloads, q.Overloads, p.Name)
 			counter(c.dualqUpdates, q.Updates, p.Name)
+		}
+		if in := p.INT; in != nil {
+			for _, v := range [...]struct {
+				outcome dataplane.INTOutcome
+				n       uint64
+			}{{dataplane.INTAdded, in.Added}, {dataplane.INTNoRoom, in.NoRoom}, {dataplane.INTHopLimit, in.HopLimit}, {dataplane.INTMalformed, in.Malformed}} {
+				counter(c.intPackets, v.n, p.Name, v.outcome.String())
+			}
+			counter(c.intTxBytes, in.TxBytes, p.Name)
 		}
 		if p.Device != nil {
 			for _, m := range c.device {

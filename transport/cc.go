@@ -31,6 +31,10 @@ type Ack struct {
 	// coalesces ACKs, 004 §V-A "LRO handling"); 0 counts as 1. Queue is
 	// then their mean, and the laws count the ACK as that many.
 	Packets uint64
+	// Hops are the in-band telemetry records of the packet Seq names,
+	// one per hop, first hop first; HPCC's feedback. The slice is valid
+	// during OnAck only.
+	Hops []Hop
 }
 
 // packets returns how many data packets a covers, at least 1.
@@ -55,9 +59,10 @@ const (
 	KindECNStar Kind = iota + 1
 	KindDCTCP
 	KindDX
+	KindHPCC
 )
 
-// String returns "ecn*", "dctcp" or "dx".
+// String returns "ecn*", "dctcp", "dx" or "hpcc".
 func (k Kind) String() string {
 	switch k {
 	case KindECNStar:
@@ -66,6 +71,8 @@ func (k Kind) String() string {
 		return "dctcp"
 	case KindDX:
 		return "dx"
+	case KindHPCC:
+		return "hpcc"
 	}
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }
@@ -80,12 +87,14 @@ func ParseKind(s string) (Kind, error) {
 		return KindDCTCP, nil
 	case "dx":
 		return KindDX, nil
+	case "hpcc":
+		return KindHPCC, nil
 	}
-	return 0, fmt.Errorf("transport: congestion control %q: want dx, dctcp or ecn*", s)
+	return 0, fmt.Errorf("transport: congestion control %q: want dx, dctcp, hpcc or ecn*", s)
 }
 
 // New returns a controller of kind k; headroom is DX's, in ns (ignored by
-// the others).
+// the others). HPCC takes its parameters from NewHPCC instead.
 func New(k Kind, headroom int64) (Controller, error) {
 	switch k {
 	case KindECNStar:
@@ -97,6 +106,8 @@ func New(k Kind, headroom int64) (Controller, error) {
 			return nil, fmt.Errorf("transport: dx headroom %d ns: must be ≥ 0", headroom)
 		}
 		return NewDX(headroom), nil
+	case KindHPCC:
+		return nil, fmt.Errorf("transport: hpcc needs its parameters: use NewHPCC")
 	}
 	return nil, fmt.Errorf("transport: congestion control %d: want %d (ecn*), %d (dctcp) or %d (dx)", k, KindECNStar, KindDCTCP, KindDX)
 }

@@ -12,6 +12,12 @@
 //     most once per window, cwnd ← cwnd·(1 − α/2).
 //   - ECN* (regular ECN TCP): halve on a marked ACK, at most once per
 //     window.
+//   - HPCC (Li et al., SIGCOMM 2019, §3.3, Algorithm 1): every ACK echoes
+//     the in-band telemetry records of the packet it acknowledges (queue
+//     length, bytes sent, time and rate of every hop); the utilisation
+//     U = qlen/(B·T) + txRate/B of the most loaded hop, smoothed over T,
+//     sets W = W^c/(U/η) + W_AI when U ≥ η or after maxStage additive
+//     increases, else W = W^c + W_AI; W^c moves once per round trip.
 //
 // The queueing delay DX needs comes from timestamp.Delay, which turns the
 // one-way delays of unsynchronised clocks into queueing (004 §III).

@@ -54,18 +54,19 @@ var forbidden = map[string][]string{
 // generator beside it, may import, as DESIGN.md's table does.
 var leaves = map[string][]string{
 	"packet":        {},
+	"packet/intmd":  {"packet"}, // INT-MD's headers and records, for the switch, the capture and the endpoints
 	"timestamp":     {"packet"},
 	"buffer":        {"packet"},
 	"scheduler":     {"packet"},
 	"marking":       {"packet"},
 	"ports":         {"packet"},
 	"ports/memport": {"packet", "ports"},
-	"ports/afxdp":   {"packet", "ports", "timestamp"}, // a NIC's hardware clock (PHC)
-	"transport":     {"timestamp"},                    // DX's queueing delay
-	"transport/udp": {"timestamp", "transport"},       // the endpoints: DX's stamps, the window laws
+	"ports/afxdp":   {"packet", "ports", "timestamp"},           // a NIC's hardware clock (PHC)
+	"transport":     {"timestamp"},                              // DX's queueing delay
+	"transport/udp": {"timestamp", "transport", "packet/intmd"}, // the endpoints: DX's stamps, the window laws, HPCC's INT
 	"testbed":       {"packet", "testbed/dctcp"},
 	"testbed/dctcp": {},
-	"dataplane":     {"packet", "timestamp", "buffer", "scheduler", "marking", "ports"},
+	"dataplane":     {"packet", "packet/intmd", "timestamp", "buffer", "scheduler", "marking", "ports"},
 
 	// The generators and sinks run over any ports.Port, AF_XDP ones in a
 	// namespace, and load their own XDP programs.
@@ -194,6 +195,9 @@ func TestCheck(t *testing.T) {
 		{"closedloop", "experiment", false},
 		{"dataplane/dataplanetest", "ports/memport", true},
 		{"dataplane", "marking", true},
+		{"packet/intmd", "packet", true},
+		{"transport/udp", "packet/intmd", true},
+		{"packet/intmd", "timestamp", false},
 		{"config", "node", false},
 		{"demo", "node", false},
 		{"experiment", "node", true},

@@ -36,6 +36,11 @@
 //     the paper's does anyway.
 //   - A sender paces at most at its link rate with a token bucket of at
 //     most 10 packets (004 §III, "Burst"), when Config.Rate is set.
+//   - With Config.INTHops, data datagrams start with INT-MD headers
+//     (package intmd) that ask each switch for HPCC's fields; a receiver
+//     with ReceiverConfig.INT echoes the records in its ACKs, and the
+//     sender hands them to its congestion control (transport.Ack.Hops):
+//     HPCC's window law, which also paces at W/T (int.go).
 //
 // Sockets are read and written in batches (recvmmsg and sendmmsg through
 // x/net/ipv4), so that one sender can keep a 1 Gbit/s port busy.

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/net/ipv4"
 
+	"github.com/ecnswitch/ecnswitch/packet/intmd"
 	"github.com/ecnswitch/ecnswitch/timestamp"
 	"github.com/ecnswitch/ecnswitch/transport"
 )
@@ -70,14 +71,25 @@ type Config struct {
 	// LogEvery is the period of the per-flow log; default
 	// DefaultLogEvery, negative for none.
 	LogEvery time.Duration
+	// INTHops, when above 0, starts every data datagram with INT
+	// headers asking up to this many switches for HPCC's fields (int.go);
+	// Size then defaults to DefaultSize less the room their records take.
+	// The receiver must read INT (ReceiverConfig.INT). At most
+	// intmd.MaxHops.
+	INTHops int
+	// HPCC is HPCC's parameters, for CC hpcc (which needs INTHops).
+	HPCC transport.HPCCConfig
 }
 
 func (c Config) withDefaults() (Config, error) {
-	if c.Size == 0 {
-		c.Size = DefaultSize
+	if c.INTHops < 0 || c.INTHops > intmd.MaxHops {
+		return c, fmt.Errorf("udp transport: int hops %d: want 0..%d", c.INTHops, intmd.MaxHops)
 	}
-	if c.Size < HeaderLen || c.Size > maxSize {
-		return c, fmt.Errorf("udp transport: size %d: want %d..%d bytes", c.Size, HeaderLen, maxSize)
+	if c.Size == 0 {
+		c.Size = DefaultSize - intRoom(c.INTHops)
+	}
+	if min := HeaderLen + c.intLen(); c.Size < min || c.Size > maxSize {
+		return c, fmt.Errorf("udp transport: size %d: want %d..%d bytes", c.Size, min, maxSize)
 	}
 	if c.Rate < 0 {
 		return c, fmt.Errorf("udp transport: rate %d: want ≥ 0 bit/s", c.Rate)
@@ -107,6 +119,14 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("udp transport: headroom %v, tolerance %v: want ≥ 0", c.Headroom, c.Tolerance)
 	}
 	return c, nil
+}
+
+// intLen returns the bytes of INT headers a data datagram starts with.
+func (c Config) intLen() int {
+	if c.INTHops == 0 {
+		return 0
+	}
+	return intmd.HeaderLen
 }
 
 // Sample is one line of a flow's log.
@@ -143,6 +163,8 @@ type Sender struct {
 	dst   net.Addr
 	cc    transport.Controller
 	delay timestamp.Delay
+	in    intmd.Header                         // a data datagram's INT headers, with INTHops
+	hops  [transport.HPCCMaxHops]transport.Hop // an ACK's INT records, decoded
 
 	// Per sequence number modulo the ring: the last send time and
 	// whether the packet was sent more than once (Karn: no sample).
@@ -172,7 +194,7 @@ func NewSender(conn Conn, dst net.Addr, cfg Config) (*Sender, error) {
 	if err != nil {
 		return nil, err
 	}
-	cc, err := transport.New(cfg.CC, int64(cfg.Headroom))
+	cc, err := newController(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -187,6 +209,11 @@ func NewSender(conn Conn, dst net.Addr, cfg Config) (*Sender, error) {
 		backoff: 1,
 	}
 	s.delay.Tolerance = int64(cfg.Tolerance)
+	if cfg.INTHops > 0 {
+		if s.in, err = hpccHeader(cfg.INTHops); err != nil {
+			return nil, err
+		}
+	}
 	for i := range s.ringSeq {
 		s.ringSeq[i] = ^uint64(0)
 	}
@@ -218,7 +245,7 @@ func (s *Sender) Run(ctx context.Context) error {
 	gso := segmentControl(size)
 	rms := make([]ipv4.Message, batch)
 	for i := range rms {
-		rms[i].Buffers = [][]byte{make([]byte, 2*HeaderLen)}
+		rms[i].Buffers = [][]byte{make([]byte, 65536)} // ACKs merged by GRO (UDP_GRO), INT echoes and all
 		rms[i].OOB = make([]byte, controlLen+64)
 	}
 	s.start = now()
@@ -301,14 +328,26 @@ func (s *Sender) maxBurst() int { return min(batch, 65000/s.cfg.Size) }
 
 // txTime returns one datagram's time on the paced link, ns.
 func (s *Sender) txTime() int64 {
-	return timestamp.TransmissionTime(s.cfg.Size+wireOverhead, s.cfg.Rate)
+	return timestamp.TransmissionTime(s.cfg.Size+wireOverhead, s.rate())
+}
+
+// rate returns the pace, bit/s: Config.Rate, and no more than HPCC's
+// W/T; 0 for none.
+func (s *Sender) rate() int64 {
+	r := s.cfg.Rate
+	if p, ok := s.cc.(pacer); ok {
+		if w := max(p.PaceRate(s.cfg.Size+wireOverhead), 1); r == 0 || w < r {
+			r = w
+		}
+	}
+	return r
 }
 
 // ready returns how many packets may leave at t: what the window allows,
 // and with pacing what the token bucket holds.
 func (s *Sender) ready(t int64) int {
 	n := s.room()
-	if n == 0 || s.cfg.Rate == 0 {
+	if n == 0 || s.rate() == 0 {
 		return n
 	}
 	tx := s.txTime()
@@ -318,8 +357,13 @@ func (s *Sender) ready(t int64) int {
 	return min(n, tokens)
 }
 
-// stamp writes the header of packet seq, with t1, into b.
+// stamp writes the headers of packet seq, with t1, into b: the INT
+// headers first, with INTHops.
 func (s *Sender) stamp(b []byte, seq uint64, t1 int64) {
+	if s.cfg.INTHops > 0 {
+		s.in.Put(b)
+		b = b[intmd.HeaderLen:]
+	}
 	h := Header{Type: TypeData, Flow: s.cfg.Flow, Seq: seq, DX: timestamp.Option{Stamp: uint32(t1)}}
 	h.Put(b)
 }
@@ -327,7 +371,7 @@ func (s *Sender) stamp(b []byte, seq uint64, t1 int64) {
 // sent books the k packets from next on as sent at t1.
 func (s *Sender) sent(k int, t1 int64) {
 	tx := int64(0)
-	if s.cfg.Rate > 0 {
+	if s.rate() > 0 {
 		tx = s.txTime()
 	}
 	for range k {
@@ -395,7 +439,7 @@ func (s *Sender) wake(t int64) int64 {
 	}
 	if s.room() > 0 {
 		at := t
-		if s.cfg.Rate > 0 {
+		if s.rate() > 0 {
 			at = s.paceAt + s.txTime()
 		}
 		w = min(w, at)
@@ -457,7 +501,11 @@ func (s *Sender) ack(b []byte, rx RX, read int64) {
 		}
 	}
 	base, _ := s.delay.MinRTT()
-	s.cc.OnAck(transport.Ack{Seq: h.Seq, Next: s.next, CE: ce, Lost: lost, Queue: s.lastQ, BaseRTT: base, Packets: n})
+	var hops []transport.Hop
+	if h.Flags&FlagINT != 0 {
+		hops = s.hops[:hopsOf(s.hops[:], b[HeaderLen:])]
+	}
+	s.cc.OnAck(transport.Ack{Seq: h.Seq, Next: s.next, CE: ce, Lost: lost, Queue: s.lastQ, BaseRTT: base, Packets: n, Hops: hops})
 }
 
 // rttSample updates srtt and rttvar (RFC 6298 §2).
