@@ -12,6 +12,11 @@
 //     most once per window, cwnd ← cwnd·(1 − α/2).
 //   - ECN* (regular ECN TCP): halve on a marked ACK, at most once per
 //     window.
+//   - Prague (TCP Prague, RFC 9331 §4.3's scalable sender): DCTCP's α and
+//     cut, growth by every unmarked packet also while a cut is
+//     acknowledged, Reno's halving on loss, and optionally RTT
+//     independence: a flow shorter than the virtual RTT Target grows and
+//     cuts as if its RTT were Target.
 //
 // The queueing delay DX needs comes from timestamp.Delay, which turns the
 // one-way delays of unsynchronised clocks into queueing (004 §III).
