@@ -135,6 +135,10 @@ type l4sRun struct {
 	minRTT             time.Duration    // the lowest RTT any flow saw
 	dualq              *dataplane.DualQStats
 	missed             uint64 // packets the tap had no room for
+	// gaps counts the silences of l4sGap or more at the switch's ports,
+	// gapTime sums them and longest is the longest: the machine's stalls.
+	gaps             uint64
+	gapTime, longest time.Duration
 }
 
 // goodput returns class c's goodput, bit/s.
@@ -204,9 +208,9 @@ func runL4S(ctx context.Context, env Env) (*Report, error) {
 					if err != nil {
 						return rs, fmt.Errorf("%s, %s: %w", l4sTitle(s), mixName(mix), err)
 					}
-					env.say("l4s-coexist: %s per flow L %s, C %s (%.2f); delay L %s / %s, C %s / %s; busy %s",
+					env.say("l4s-coexist: %s per flow L %s, C %s (%.2f); delay L %s / %s, C %s / %s; %d arrival gaps ≥ %v (longest %s); busy %s",
 						mixName(mix), mbps(r.perFlow(clsL)), mbps(r.perFlow(clsC)), r.ratio(),
-						millis(r.med[clsL]), millis(r.p99[clsL]), millis(r.med[clsC]), millis(r.p99[clsC]), Busy(r.busy))
+						millis(r.med[clsL]), millis(r.p99[clsL]), millis(r.med[clsC]), millis(r.p99[clsC]), r.gaps, l4sGap, millis(r.longest), Busy(r.busy))
 					rs = append(rs, r)
 				}
 			}
@@ -432,6 +436,7 @@ func (r *l4sRun) summarize(t *l4sTap) {
 		r.pkts[c], r.marks[c], r.drops[c] = t.pkts[c].Load(), t.marks[c].Load(), t.drops[c].Load()
 	}
 	r.missed = t.missed.Load()
+	r.gaps, r.gapTime, r.longest = t.gaps.Load(), time.Duration(t.gapNS.Load()), time.Duration(t.longest.Load())
 	recs := t.records()
 	if len(recs) == 0 {
 		return

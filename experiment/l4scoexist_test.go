@@ -60,12 +60,18 @@ func TestL4STap(t *testing.T) {
 	l, lce, c := tcpFrame(1, l4sPortL, 1), tcpFrame(1, l4sPortL, 3), tcpFrame(1, l4sPortC, 2)
 	tap.Record(ev(dataplane.EventEgress, demo.Bottleneck, l, 1, 100)) // off
 	tap.on.Store(true)
-	tap.Record(ev(dataplane.EventIngress, 0, l, 2, -1))
 	tap.Record(ev(dataplane.EventEgress, demo.Bottleneck, lce, 3, 300))
 	tap.Record(ev(dataplane.EventEgress, 0, l, 4, 400)) // another port's egress
 	tap.Record(ev(dataplane.EventEgress, demo.Bottleneck, c, 5, 500))
 	tap.Record(ev(dataplane.EventDrop, 2, c, 6, -1))
 	tap.Record(ev(dataplane.EventEgress, demo.Bottleneck, l, 7, 700)) // no room
+	// Arrivals at 10 ms, 11 ms, 14 ms and 20 ms: gaps of 3 and 6 ms.
+	for _, at := range []int64{10, 11, 14, 20} {
+		tap.Record(ev(dataplane.EventIngress, int(at%3), l, at*int64(time.Millisecond), -1))
+	}
+	if tap.gaps.Load() != 2 || tap.gapNS.Load() != int64(9*time.Millisecond) || tap.longest.Load() != int64(6*time.Millisecond) {
+		t.Errorf("gaps %d, %v in all, longest %v; want 2, 9ms, 6ms", tap.gaps.Load(), time.Duration(tap.gapNS.Load()), time.Duration(tap.longest.Load()))
+	}
 	if got := tap.records(); len(got) != 2 || got[0] != (l4sRecord{3, 300, clsL}) || got[1] != (l4sRecord{5, 500, clsC}) {
 		t.Errorf("records %+v", got)
 	}

@@ -110,9 +110,19 @@ func l4sReport(env Env, o demo.Options, warmup, duration time.Duration, runs []*
 		"At a 25 ms Classic RTT and 1 Gbit/s a cubic flow's sawtooth lasts seconds, not much shorter than the measured window: single runs move, and the verdicts rest on medians.",
 		"One CPU runs every host's TCP (node.Demo's placement); the worker has the other. On a loaded machine the port idles when the hosts fall behind: see the busy column.",
 	}
-	var missed uint64
+	var missed, gaps uint64
+	var gapTime, measured, longest time.Duration
 	for _, r := range runs {
 		missed += r.missed
+		gaps += r.gaps
+		gapTime += r.gapTime
+		measured += r.elapsed
+		longest = max(longest, r.longest)
+	}
+	if gaps > 0 {
+		rep.Limits = append(rep.Limits, fmt.Sprintf("Over all runs the switch saw %d silences of %v or more in its arrivals while the flows ran, %.1f%% of the measured time, the longest %s: "+
+			"the worker or the hosts were off their CPUs, and what the hosts sent meanwhile reached the queue as one burst. Such bursts, not the AQMs, make queueing delays "+
+			"of the order of the silences in both classes, and marks with them.", gaps, l4sGap, 100*gapTime.Seconds()/measured.Seconds(), msText(ms(longest))))
 	}
 	if missed > 0 {
 		rep.Limits = append(rep.Limits, fmt.Sprintf("The delay tap had no room for %d packets over all runs; the delays describe the others.", missed))
@@ -206,9 +216,11 @@ func l4sTable(runs []*l4sRun, scheme string) Table {
 	t := Table{
 		Title: l4sTitle(scheme),
 		Header: []string{"flows L : C", "L per flow", "C per flow", "L : C per flow", "total", "L delay median / p99", "C delay median / p99",
-			"L marked", "C marked or dropped", "drops L / C", "RTT L / C", "port busy"},
+			"L marked", "C marked or dropped", "drops L / C", "RTT L / C", "arrival gaps ≥ 2 ms (longest)", "port busy"},
 		Note: "Goodput in Mbit/s, total as a share of C·1448/1538. Every number is the median over the runs; the ratio prints their range. " +
-			"Marked and dropped: of the class's data packets at the bottleneck. RTT: the senders' smoothed RTT.",
+			"Marked and dropped: of the class's data packets at the bottleneck. RTT: the senders' smoothed RTT. " +
+			"Arrival gaps: silences of 2 ms or more in the packets reaching the switch while the flows ran, when the worker or the hosts were off their CPUs " +
+			"(the longest over the runs in brackets); each ends in a burst.",
 	}
 	for _, mix := range l4sMixes {
 		rs := l4sAt(runs, scheme, mix)
@@ -230,6 +242,7 @@ func l4sTable(runs []*l4sRun, scheme string) Table {
 			pctText(med(func(r *l4sRun) float64 { return r.signalled(clsC) })),
 			fmt.Sprintf("%.0f / %.0f", med(func(r *l4sRun) float64 { return float64(r.drops[clsL]) }), med(func(r *l4sRun) float64 { return float64(r.drops[clsC]) })),
 			msText(med(func(r *l4sRun) float64 { return ms(r.rtt[clsL]) })) + " / " + msText(med(func(r *l4sRun) float64 { return ms(r.rtt[clsC]) })),
+			fmt.Sprintf("%.0f (%s)", med(func(r *l4sRun) float64 { return float64(r.gaps) }), msText(slices.Max(over(rs, func(r *l4sRun) float64 { return ms(r.longest) })))),
 			busy,
 		})
 	}

@@ -13,8 +13,12 @@ import (
 // counts per class the packets it sends, those it sends CE and those the
 // switch drops (on any port: a drop at admission is its ingress port's
 // event). The class is the packet's destination port, so that the two
-// classes are told apart in one queue too. It runs on the worker: it
-// neither allocates nor locks, and drops records that do not fit.
+// classes are told apart in one queue too. It also times the gaps
+// between packets arriving at the switch, on any port: while the flows run
+// a gap of l4sGap or more means the worker or the hosts were off their
+// CPUs, and the packets of the gap then arrive as one burst. It runs on
+// the worker: it neither allocates nor locks, and drops records that do
+// not fit.
 type l4sTap struct {
 	on     atomic.Bool
 	port   int // the bottleneck's index
@@ -23,7 +27,15 @@ type l4sTap struct {
 	recs   []l4sRecord
 
 	pkts, marks, drops [2]atomic.Uint64
+
+	lastIn         atomic.Int64 // the last arrival's time, ns; 0 before the first
+	gaps           atomic.Uint64
+	gapNS, longest atomic.Int64
 }
+
+// l4sGap is the least silence at the switch's ports that l4sTap counts as
+// a gap: at the flows' rates the switch sees a packet every 12 µs or so.
+const l4sGap = 2 * time.Millisecond
 
 type l4sRecord struct {
 	t, sojourn int64 // the switch's dequeue time and the packet's queueing delay, ns
@@ -39,7 +51,18 @@ func newL4STap(port int, rate int64, duration time.Duration) *l4sTap {
 
 // Record implements dataplane.Tap.
 func (t *l4sTap) Record(ev *dataplane.Event) {
-	if ev.Kind == dataplane.EventIngress || !t.on.Load() {
+	if !t.on.Load() {
+		return
+	}
+	if ev.Kind == dataplane.EventIngress {
+		if last := t.lastIn.Swap(ev.Time); last != 0 && ev.Time-last >= int64(l4sGap) {
+			d := ev.Time - last
+			t.gaps.Add(1)
+			t.gapNS.Add(d)
+			if d > t.longest.Load() {
+				t.longest.Store(d)
+			}
+		}
 		return
 	}
 	c, ok := l4sClass(ev.Frame)

@@ -8,13 +8,19 @@
 //
 // An L4S sender marks its packets ECT(1) (RFC 9331 §4.1) and a DualQ
 // Coupled AQM classifies them into its L queue by it (RFC 9332 §2.3).
-// Linux 6.18 gives a TCP congestion control no way to send ECT(1) data:
-// measured here, a BPF struct_ops congestion control may set the flags
-// TCP_CONG_NEEDS_ECN and TCP_CONG_ECT_1_NEGOTIATION, and with both only
-// the SYN and SYN-ACK leave with ECT(1) while data stay ECT(0)
+// Linux 6.18 gives a TCP congestion control no way to send ECT(1) data.
+// Measured on it while testbed/dctcp was built: a BPF struct_ops
+// congestion control may set flag bits 0–4 (bit 2 TCP_CONG_NEEDS_ACCECN,
+// 3 TCP_CONG_ECT_1_NEGOTIATION, 4 TCP_CONG_NO_FALLBACK_RFC3168), and with
+// TCP_CONG_NEEDS_ECN and TCP_CONG_ECT_1_NEGOTIATION only the SYN and
+// SYN-ACK leave with ECT(1) while data stay ECT(0)
 // (tcp_init_congestion_control calls INET_ECN_xmit); IP_TOS cannot set a
-// TCP socket's ECN bits (the kernel masks them), and a BPF program cannot
-// write the socket's tos. So the codepoint is set after the stack, here.
+// TCP socket's ECN bits (the kernel masks them for stream sockets:
+// testbed's TestDialSetsDSCPAndKeepsECT), and a BPF program cannot write
+// the socket's tos. So the codepoint is set after the stack, here:
+// testbed's TestECT1Hosts sees every packet of a chosen dctcp flow leave
+// ECT(1), both ways and the SYN included, with valid IPv4 checksums, and
+// the flow keep ECN and dctcp.
 // With testbed/dctcp's DCTCP as the congestion control, such a flow is a
 // scalable sender in RFC 9331 §4.3's sense: ECT(1), a window reduction in
 // proportion to the marked fraction once per round trip (α), which is

@@ -108,15 +108,6 @@ func (r *Rewriter) Counts() (Counts, error) {
 	return c, nil
 }
 
-// Link returns the ID of the rewriter's tcx link (bpftool link show id N).
-func (r *Rewriter) Link() (link.ID, error) {
-	info, err := r.link.Info()
-	if err != nil {
-		return 0, fmt.Errorf("ect1: link info: %w", err)
-	}
-	return info.ID, nil
-}
-
 // Pin pins the rewriter's link at path, in bpffs, creating its directory
 // (and mounting bpffs at /sys/fs/bpf if path lies there and nothing is
 // mounted): the rewrite then outlives this process, until Unpin removes
