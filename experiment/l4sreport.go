@@ -104,7 +104,7 @@ func l4sReport(env Env, o demo.Options, warmup, duration time.Duration, runs []*
 		})
 	}
 	rep.Limits = []string{
-		"The scalable flows are DCTCP with ECT(1) set on the wire, TCP Prague's base but not Prague: no RTT independence, no pacing, no fallback on a Classic ECN bottleneck, " +
+		"The scalable flows are DCTCP with ECT(1) set on the wire, TCP Prague's base but not Prague: no RTT independence, Linux's pacing at 1.2·cwnd/RTT rather than Prague's cwnd/RTT, no fallback on a Classic ECN bottleneck, " +
 			"and RFC 3168 feedback (DCTCP's receiver echoes every change of CE) rather than AccECN. Linux 6.18 cannot send ECT(1) data from TCP (testbed/ect1's package doc says what it allowed).",
 		fmt.Sprintf("The base RTT is emulated on the ACK path only (the switch holds the ACKs %v); the data path has the testbed's tens of µs. Both classes have the same base RTT.", l4sAckDelay),
 		"At a 25 ms Classic RTT and 1 Gbit/s a cubic flow's sawtooth lasts seconds, not much shorter than the measured window: single runs move, and the verdicts rest on medians.",
