@@ -16,7 +16,7 @@
 # daemons are not started system-wide: bench switch runs its own.
 #
 # With --dev, also what `go generate` needs to rebuild the committed BPF
-# objects (testbed/dctcp): clang, llvm (llvm-strip), libbpf-dev (bpf_helpers.h)
+# objects (testbed/dctcp, testbed/ect1): clang, llvm (llvm-strip), libbpf-dev (bpf_helpers.h)
 # and bpftool. Building and testing need none of them.
 set -euo pipefail
 

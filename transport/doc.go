@@ -18,6 +18,11 @@
 //     U = qlen/(B·T) + txRate/B of the most loaded hop, smoothed over T,
 //     sets W = W^c/(U/η) + W_AI when U ≥ η or after maxStage additive
 //     increases, else W = W^c + W_AI; W^c moves once per round trip.
+//   - Prague (TCP Prague, RFC 9331 §4.3's scalable sender): DCTCP's α and
+//     cut, growth by every unmarked packet also while a cut is
+//     acknowledged, Reno's halving on loss, and optionally RTT
+//     independence: a flow shorter than the virtual RTT Target grows and
+//     cuts as if its RTT were Target.
 //
 // The queueing delay DX needs comes from timestamp.Delay, which turns the
 // one-way delays of unsynchronised clocks into queueing (004 §III).

@@ -65,21 +65,52 @@ func testbedUpSetup(fs *flag.FlagSet) action {
 		" (dctcp: the kernel's, or else ecnswitch's BPF DCTCP, held until testbed down); bbr ignores ECN marks")
 	rtoMin := durationFlag(fs, "rto-min", 0, "the hosts' minimum TCP retransmission timeout, net.ipv4.tcp_rto_min_us, 1us..35m47s\n"+
 		"(e.g. 10ms as 001 §5.1, 5ms as 002 §V-A; 0 keeps the kernel's 200ms)")
+	ect1Ports := fs.String("ect1-ports", "", "TCP `PORTS` (comma-separated; 0 for all) whose packets every host sends with ECT(1) in place of ECT(0),\n"+
+		"rewritten by a tc egress BPF program until testbed down: with --cc dctcp, L4S senders for a dualq port")
 	noPlace := fs.Bool("no-place", false, "leave every CPU shared; by default the switch's worker gets the highest CPU this\n"+
 		"process may use (cpus: in the config) and the hosts' receive processing (RPS) the rest")
 	level := logLevelFlag(fs, "info", "")
 	return func(e *env, _ []string) int {
 		return testbedUp(e, testbedUpFlags{n: *n, state: *state, mtu: *mtu, subnet: *subnet, ipv6: *ipv6,
-			noECN: *noECN, cc: *cc, rtoMin: *rtoMin, place: !*noPlace, level: *level})
+			noECN: *noECN, cc: *cc, rtoMin: *rtoMin, ect1: *ect1Ports, place: !*noPlace, level: *level})
 	}
+}
+
+// parsePorts parses a comma-separated list of ports; "" is none.
+func parsePorts(s string) ([]uint16, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var ps []uint16
+	for _, f := range strings.Split(s, ",") {
+		p, err := strconv.ParseUint(strings.TrimSpace(f), 10, 16)
+		if err != nil {
+			return nil, fmt.Errorf("port %q: want 0..65535", f)
+		}
+		ps = append(ps, uint16(p))
+	}
+	return ps, nil
+}
+
+// formatPorts formats ports as parsePorts takes them, 0 as "all".
+func formatPorts(ps []uint16) string {
+	var s []string
+	for _, p := range ps {
+		if p == 0 {
+			s = append(s, "all")
+		} else {
+			s = append(s, strconv.Itoa(int(p)))
+		}
+	}
+	return strings.Join(s, ",")
 }
 
 // testbedUpFlags are the flags of testbed up.
 type testbedUpFlags struct {
-	n, mtu                   int
-	state, subnet, cc, level string
-	ipv6, noECN, place       bool
-	rtoMin                   time.Duration
+	n, mtu                         int
+	state, subnet, cc, level, ect1 string
+	ipv6, noECN, place             bool
+	rtoMin                         time.Duration
 }
 
 func testbedUp(e *env, f testbedUpFlags) int {
@@ -95,6 +126,9 @@ func testbedUp(e *env, f testbedUpFlags) int {
 		return e.usageError("testbed up", "--subnet %q: %v", f.subnet, err)
 	}
 	opts := testbed.Options{Hosts: f.n, MTU: f.mtu, Subnet: pfx, IPv6: f.ipv6, DisableECN: f.noECN, CongestionControl: f.cc, RTOMin: f.rtoMin, Logger: log}
+	if opts.ECT1Ports, err = parsePorts(f.ect1); err != nil {
+		return e.usageError("testbed up", "--ect1-ports %q: %v", f.ect1, err)
+	}
 	if f.state != "" {
 		if opts.StateDir, opts.ID, err = splitState(f.state); err != nil {
 			return e.usageError("testbed up", "%v", err)
@@ -142,6 +176,9 @@ func testbedUp(e *env, f testbedUpFlags) int {
 	}
 	if r := tb.RTOMin(); r > 0 {
 		fmt.Fprintf(e.stdout, "        RTO_min %v in every host (net.ipv4.tcp_rto_min_us)\n", r)
+	}
+	if ps := tb.ECT1Ports(); len(ps) > 0 {
+		fmt.Fprintf(e.stdout, "        ECT(1) in place of ECT(0) on TCP ports %s (a tc egress program on every host)\n", formatPorts(ps))
 	}
 	if w := tb.ECNWarning(); w != "" {
 		fmt.Fprintln(e.stderr, "ecnswitch testbed up: warning:", w)

@@ -17,8 +17,8 @@ const module = "github.com/ecnswitch/ecnswitch/"
 //	cmd → experiment → node → {config, telemetry, capture, bench, demo, closedloop, doctor} → {dataplane, loadgen} → leaves → packet
 //
 // A package may import packages of lower floors only, except the
-// same-floor edges in sideways. testbed/dctcp, a leaf that testbed
-// imports, sits on the ground floor. A package's sub-packages
+// same-floor edges in sideways. testbed/dctcp and testbed/ect1, leaves
+// that testbed imports, sit on the ground floor. A package's sub-packages
 // (dataplane/dataplanetest, testbed/bulk, …) live on its floor unless
 // listed, and may import their parent. internal/* leaves import nothing of
 // ours and may be imported from every floor.
@@ -27,7 +27,7 @@ const module = "github.com/ecnswitch/ecnswitch/"
 // the other, and bench, which compares devices, drives both. The
 // closed-loop simulator drives dataplane in virtual time, beside bench.
 var floors = [][]string{
-	{"packet", "testbed/dctcp"},
+	{"packet", "testbed/dctcp", "testbed/ect1"},
 	{"timestamp", "buffer", "scheduler", "marking", "ports", "testbed", "packet/packettest"},
 	{"ports/memport", "ports/afxdp", "loadgen/xdpgen", "loadgen/xdpsink", "transport"},
 	{"dataplane", "loadgen"},
@@ -64,8 +64,9 @@ var leaves = map[string][]string{
 	"ports/afxdp":   {"packet", "ports", "timestamp"},           // a NIC's hardware clock (PHC)
 	"transport":     {"timestamp"},                              // DX's queueing delay
 	"transport/udp": {"timestamp", "transport", "packet/intmd"}, // the endpoints: DX's stamps, the window laws, HPCC's INT
-	"testbed":       {"packet", "testbed/dctcp"},
+	"testbed":       {"packet", "testbed/dctcp", "testbed/ect1"},
 	"testbed/dctcp": {},
+	"testbed/ect1":  {},
 	"dataplane":     {"packet", "packet/intmd", "timestamp", "buffer", "scheduler", "marking", "ports"},
 
 	// The generators and sinks run over any ports.Port, AF_XDP ones in a
@@ -219,6 +220,8 @@ func TestCheck(t *testing.T) {
 		{"testbed", "testbed/dctcp", true},
 		{"testbed/dctcp", "testbed", false},
 		{"testbed/dctcp", "packet", false},
+		{"testbed", "testbed/ect1", true},
+		{"testbed/ect1", "testbed", false},
 	} {
 		if got := check(c.name, c.dep) == ""; got != c.ok {
 			t.Errorf("%s → %s allowed = %v, want %v (%s)", c.name, c.dep, got, c.ok, check(c.name, c.dep))

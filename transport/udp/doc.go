@@ -15,7 +15,8 @@
 //     ACKs, which it reports to the congestion control as a loss, or on a
 //     retransmission timeout, which it does not (a timeout is not
 //     congestion, 004 §IV-B).
-//   - Data leave with ECT(0) (IP_TOS). The receiver reads each packet's
+//   - Data leave with ECT(0), or a Prague sender's with ECT(1) (IP_TOS,
+//     Codepoint). The receiver reads each packet's
 //     ECN field (IP_RECVTOS) and echoes CE in the ACK that covers it; a
 //     change of the CE state starts a new ACK, DCTCP's receiver rule with
 //     delayed ACKs (Alizadeh et al. §3.1), so the sender learns exactly

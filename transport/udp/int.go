@@ -89,17 +89,3 @@ type pacer interface {
 	PaceRate(size int) int64
 }
 
-// newController returns cfg's congestion control.
-func newController(cfg Config) (transport.Controller, error) {
-	if cfg.CC != transport.KindHPCC {
-		return transport.New(cfg.CC, int64(cfg.Headroom))
-	}
-	if cfg.INTHops == 0 {
-		return nil, fmt.Errorf("udp transport: hpcc needs int hops > 0: its feedback is the switches' INT records")
-	}
-	h, err := transport.NewHPCC(cfg.HPCC)
-	if err != nil {
-		return nil, fmt.Errorf("udp transport: %w", err)
-	}
-	return h, nil
-}

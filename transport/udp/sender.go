@@ -48,6 +48,10 @@ type Config struct {
 	CC   transport.Kind // congestion control
 	// Headroom is DX's (004 §V-B): queueing delays below it count as none.
 	Headroom time.Duration
+	// Target is Prague's virtual RTT (transport.Prague.Target): a flow of
+	// a shorter RTT grows and cuts as if its RTT were Target; 0 for none,
+	// and for every other congestion control.
+	Target time.Duration
 	// Tolerance is how far above the minimum RTT a sample re-takes
 	// OWD_base (timestamp.Delay.Tolerance).
 	Tolerance time.Duration
@@ -187,8 +191,8 @@ type Sender struct {
 }
 
 // NewSender returns a sender of cfg's flow over conn, which should come
-// from Prepare with tos ECT0; dst is the receiver's address, or nil when
-// conn is connected.
+// from Prepare with tos Codepoint(cfg.CC); dst is the receiver's
+// address, or nil when conn is connected.
 func NewSender(conn Conn, dst net.Addr, cfg Config) (*Sender, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -505,7 +509,7 @@ func (s *Sender) ack(b []byte, rx RX, read int64) {
 	if h.Flags&FlagINT != 0 {
 		hops = s.hops[:hopsOf(s.hops[:], b[HeaderLen:])]
 	}
-	s.cc.OnAck(transport.Ack{Seq: h.Seq, Next: s.next, CE: ce, Lost: lost, Queue: s.lastQ, BaseRTT: base, Packets: n, Hops: hops})
+	s.cc.OnAck(transport.Ack{Seq: h.Seq, Next: s.next, CE: ce, Lost: lost, Queue: s.lastQ, BaseRTT: base, RTT: s.srtt, Packets: n, Hops: hops})
 }
 
 // rttSample updates srtt and rttvar (RFC 6298 §2).
