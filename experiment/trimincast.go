@@ -174,7 +174,7 @@ func runTrimIncast(ctx context.Context, env Env) (*Report, error) {
 	o, err := env.withBed(ctx, o, func(b *bed) error {
 		for _, v := range trimVariants() {
 			env.say("trim-incast: %s", v.name)
-			rs, err := runTrimVariant(ctx, env, b, v, trimSenders, rounds)
+			rs, err := runTrimVariant(ctx, env, b, v, trimSenders, rounds, trimRoundTimeout)
 			if err != nil {
 				return fmt.Errorf("%s: %w", v.name, err)
 			}
@@ -236,26 +236,27 @@ func trimConfig(o demo.Options, ifaces []string, v trimVariant) (dataplane.Confi
 // trimRig is a variant's switch, its tap on the bottleneck and its
 // receiver on h5.
 type trimRig struct {
-	v    trimVariant
-	rate int64
-	sw   demo.Switch
-	tap  *trimTap
-	ndp  *udp.NDPReceiver
-	win  *udp.Receiver
-	dst  netip.AddrPort
-	flow uint32 // the last flow number used
+	v       trimVariant
+	rate    int64
+	timeout time.Duration // a round's limit: its messages not done by then are incomplete
+	sw      demo.Switch
+	tap     *trimTap
+	ndp     *udp.NDPReceiver
+	win     *udp.Receiver
+	dst     netip.AddrPort
+	flow    uint32 // the last flow number used
 }
 
 // runTrimVariant starts v's switch and receiver and runs every count of
 // senders, rounds incasts each.
-func runTrimVariant(ctx context.Context, env Env, b *bed, v trimVariant, senders []int, rounds int) ([]*trimRun, error) {
+func runTrimVariant(ctx context.Context, env Env, b *bed, v trimVariant, senders []int, rounds int, timeout time.Duration) ([]*trimRun, error) {
 	cfg, err := trimConfig(b.options(), b.ifaces(), v)
 	if err != nil {
 		return nil, err
 	}
 	var runs []*trimRun
 	err = b.withConfig(cfg, func(sw demo.Switch) (err error) {
-		g := &trimRig{v: v, rate: b.options().Rate, sw: sw, tap: &trimTap{recs: make([]trimRecord, trimTapRecords)}}
+		g := &trimRig{v: v, rate: b.options().Rate, timeout: timeout, sw: sw, tap: &trimTap{recs: make([]trimRecord, trimTapRecords)}}
 		tp, ok := sw.(tapper)
 		if !ok {
 			return errors.New("the switch takes no tap")
@@ -377,7 +378,7 @@ func (g *trimRig) round(ctx context.Context, conns []udp.Conn) (*trimRound, erro
 	st0 := g.sw.Stats().Ports[demo.Bottleneck]
 	g.tap.reset()
 	g.tap.on.Store(true)
-	rctx, cancel := context.WithTimeout(ctx, trimRoundTimeout)
+	rctx, cancel := context.WithTimeout(ctx, g.timeout)
 	defer cancel()
 	start := make(chan struct{})
 	var wg sync.WaitGroup
@@ -436,7 +437,7 @@ func (g *trimRig) round(ctx context.Context, conns []udp.Conn) (*trimRound, erro
 		at, ok := done[fl]
 		if !ok {
 			rd.failed++
-			at = t0 + int64(trimRoundTimeout)
+			at = t0 + int64(g.timeout)
 		}
 		rd.mct = append(rd.mct, at-t0)
 	}
