@@ -127,7 +127,7 @@ type DualQStats struct {
 	Prob       float64 `json:"prob"`       // p′, the PI2 controller's base probability
 	ProbC      float64 `json:"prob_c"`     // p_C = (p′)², the Classic queue's
 	ProbL      float64 `json:"prob_l"`     // p_CL = min(k·p′, 1), the L4S queue's coupled probability
-	DelayC     int64   `json:"delay_c_ns"` // the delay the last update took: the larger of the two queues', the Classic queue's unless the L4S queue is overloaded (RFC 9332 Appendix A.2)
+	Delay      int64   `json:"delay_ns"`   // the delay the last update took: the larger of the two queues', the Classic queue's unless the L4S queue is overloaded (RFC 9332 Appendix A.2)
 	Overloaded bool    `json:"overloaded"` // k·p′ ≥ 1: both queues drop with p_C (RFC 9332 §4.2.3, Appendix A.2)
 	Overloads  uint64  `json:"overloads"`  // updates that entered overload
 	Updates    uint64  `json:"updates"`    // PI2 updates run
@@ -147,7 +147,7 @@ type DualQStats struct {
 func dualqStats(aqm *marking.DualPI2, counts []marking.MemberCounts) *DualQStats {
 	st := aqm.State()
 	s := &DualQStats{
-		Prob: st.Prob, ProbC: st.ProbC, ProbL: st.ProbL, DelayC: st.DelayC,
+		Prob: st.Prob, ProbC: st.ProbC, ProbL: st.ProbL, Delay: st.Delay,
 		Overloaded: st.Overloaded, Overloads: st.Overloads, Updates: st.Updates,
 	}
 	for _, c := range counts {

@@ -129,7 +129,7 @@ type DualPI2State struct {
 	Prob       float64 // p′
 	ProbC      float64 // p_C = (p′)²: the C queue's
 	ProbL      float64 // p_CL = min(k·p′, 1): the L queue's coupled probability
-	DelayC     int64   // ns: the delay the last update took, max(C, L) (the C queue's unless the L queue is overloaded)
+	Delay      int64   // ns: the delay the last update took, max(C, L) (the C queue's unless the L queue is overloaded)
 	Overloaded bool    // k·p′ ≥ 1 with drop on overload: both queues drop with p_C
 	Overloads  uint64  // updates that entered overload
 	Updates    uint64
@@ -227,7 +227,7 @@ func (d *DualPI2) State() DualPI2State {
 	p := math.Float64frombits(d.prob.Load())
 	return DualPI2State{
 		Prob: p, ProbC: p * p, ProbL: math.Min(d.k*p, 1),
-		DelayC: d.delay.Load(), Overloaded: d.overloaded.Load(),
+		Delay: d.delay.Load(), Overloaded: d.overloaded.Load(),
 		Overloads: d.overloads.load(), Updates: d.updates.load(),
 	}
 }

@@ -69,7 +69,7 @@ func TestDualPI2ControllerByHand(t *testing.T) {
 		v := s.v
 		c.Decide(&v, v.ECN)
 		st := d.State()
-		if !near(st.Prob, s.p) && !(s.p == 0 && st.Prob < 1e-15) || st.DelayC != s.curq || st.Updates != uint64(i+1) {
+		if !near(st.Prob, s.p) && !(s.p == 0 && st.Prob < 1e-15) || st.Delay != s.curq || st.Updates != uint64(i+1) {
 			t.Errorf("update %d: %+v; want p′ %.12g, delay %d", i+1, st, s.p, s.curq)
 		}
 		if want := min(2*s.p, 1); !near(st.ProbL, want) && !(want == 0 && st.ProbL < 1e-15) || !near(st.ProbC, s.p*s.p) && s.p != 0 {
@@ -226,7 +226,7 @@ func TestDualPI2OverloadWithoutClassic(t *testing.T) {
 	v := dq(16*ms, DualQL4S, 200*ms, -1, packet.ECT1)
 	c.Decide(&v, v.ECN)
 	const p = 0.6696
-	if st := d.State(); !near(st.Prob, p) || st.DelayC != 200*ms || !st.Overloaded || st.Overloads != 1 {
+	if st := d.State(); !near(st.Prob, p) || st.Delay != 200*ms || !st.Overloaded || st.Overloads != 1 {
 		t.Fatalf("after an update on a 200 ms L queue: %+v; want p′ %g, overloaded", st, p)
 	}
 	if m, k := tally(c, n, dq(17*ms, DualQL4S, 200*ms, -1, packet.ECT1)); m+k != n || !within(k, n, p*p) {

@@ -82,7 +82,7 @@ func TestDualQStatsAndMetrics(t *testing.T) {
 		fmt.Sprintf(`ecnswitch_dualq_probability{port="b",which="base"} %g`, q.Prob),
 		fmt.Sprintf(`ecnswitch_dualq_probability{port="b",which="classic"} %g`, q.ProbC),
 		fmt.Sprintf(`ecnswitch_dualq_probability{port="b",which="l4s"} %g`, q.ProbL),
-		fmt.Sprintf(`ecnswitch_dualq_classic_delay_seconds{port="b"} %g`, float64(q.DelayC)/1e9),
+		fmt.Sprintf(`ecnswitch_dualq_delay_seconds{port="b"} %g`, float64(q.Delay)/1e9),
 		`ecnswitch_dualq_overloaded{port="b"} 0`,
 		`ecnswitch_dualq_overloads_total{port="b"} 0`,
 		fmt.Sprintf(`ecnswitch_marker_marks_total{marker="%s",port="b"} %d`, marking.DualPI2Step, q.StepMarks),

@@ -113,7 +113,7 @@ func newCollector(sw Switch, pools []string) *collector {
 		markerDrops: d("marker_drops_total", "Packets a marker voted to drop.", "port", "marker"),
 
 		dualqProb:       d("dualq_probability", "A DualQ port's coupled AQM probabilities as of its last update: base (p′), classic (p_C = p′²), l4s (p_CL = min(k·p′, 1)).", "port", "which"),
-		dualqDelay:      d("dualq_classic_delay_seconds", "The queue delay that a DualQ port's last PI2 update took: the larger of its two queues', the Classic queue's unless the L4S queue is overloaded.", port...),
+		dualqDelay:      d("dualq_delay_seconds", "The queue delay that a DualQ port's last PI2 update took: the larger of its two queues', the Classic queue's unless the L4S queue is overloaded.", port...),
 		dualqOverloaded: d("dualq_overloaded", "1 while a DualQ port's AQM is overloaded (k·p′ ≥ 1: both queues drop with p_C), else 0.", port...),
 		dualqOverloads:  d("dualq_overloads_total", "Times a DualQ port's AQM entered overload.", port...),
 		dualqUpdates:    d("dualq_updates_total", "PI2 updates a DualQ port's AQM ran.", port...),
@@ -217,7 +217,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			}{{"base", q.Prob}, {"classic", q.ProbC}, {"l4s", q.ProbL}} {
 				ch <- prometheus.MustNewConstMetric(c.dualqProb, prometheus.GaugeValue, v.p, p.Name, v.which)
 			}
-			ch <- prometheus.MustNewConstMetric(c.dualqDelay, prometheus.GaugeValue, float64(q.DelayC)/1e9, p.Name)
+			ch <- prometheus.MustNewConstMetric(c.dualqDelay, prometheus.GaugeValue, float64(q.Delay)/1e9, p.Name)
 			overloaded := int64(0)
 			if q.Overloaded {
 				overloaded = 1
