@@ -33,6 +33,9 @@ type Env struct {
 	Duration time.Duration
 	// Short makes a quick run: 2 s per run after 500 ms of warm-up.
 	Short bool
+	// Runs is how many times each configuration runs; default
+	// DefaultRuns. Every verdict rests on the runs' median.
+	Runs int
 	// Command is the command line the report records.
 	Command string
 	// Now gives the report's date; default time.Now.
@@ -150,13 +153,14 @@ func (b *bed) ifaces() []string {
 // withSwitch starts the demo's switch of scheme on the bed's ports, runs
 // f with it, and stops it whatever f returns, joining the stop's error to
 // f's. f may stop the switch itself (to read what a tap kept, once the
-// workers are quiet); the kit's Stop is then a no-op.
+// workers are quiet); the kit's Stop is then a no-op. Every port carries
+// a demo.DropTap, which switchDrops reads.
 func (b *bed) withSwitch(scheme string, f func(sw demo.Switch) error) error {
 	sw, err := b.db.Start(scheme)
 	if err != nil {
 		return err
 	}
-	return runSwitch(sw, f)
+	return b.run(sw, f)
 }
 
 // withConfig does as withSwitch with a switch of cfg, whose ports are the
@@ -166,7 +170,45 @@ func (b *bed) withConfig(cfg dataplane.Config, f func(sw demo.Switch) error) err
 	if err != nil {
 		return err
 	}
-	return runSwitch(sw, f)
+	return b.run(sw, f)
+}
+
+// run runs f with sw, a drop tap on every port, and stops sw.
+func (b *bed) run(sw demo.Switch, f func(sw demo.Switch) error) error {
+	t := new(demo.DropTap)
+	if tp, ok := sw.(demo.Tapper); ok {
+		if err := demo.TapEveryPort(tp, len(b.hosts()), t); err != nil {
+			return errors.Join(err, sw.Stop())
+		}
+	}
+	return runSwitch(&tapped{Switch: sw, drops: t}, f)
+}
+
+// tapped is a switch with the kit's drop tap on every port.
+type tapped struct {
+	demo.Switch
+	drops *demo.DropTap
+}
+
+// AddTap adds a tap to the switch's port, if the switch takes taps.
+func (s *tapped) AddTap(port int, t dataplane.Tap) error {
+	tp, ok := s.Switch.(tapper)
+	if !ok {
+		return fmt.Errorf("the switch (%T) takes no tap", s.Switch)
+	}
+	return tp.AddTap(port, t)
+}
+
+// switchDrops returns what the kit's drop tap on sw has counted so far:
+// nothing for a switch the kit did not start.
+func switchDrops(sw demo.Switch) demo.Drops {
+	if s, ok := sw.(*stopOnce); ok {
+		sw = s.Switch
+	}
+	if t, ok := sw.(*tapped); ok {
+		return t.drops.Drops()
+	}
+	return demo.Drops{}
 }
 
 // runSwitch runs f with sw and stops sw, also if f panics, joining the
