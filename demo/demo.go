@@ -181,8 +181,8 @@ type Options struct {
 	// namespaces' default and every demo socket's: "dctcp" cuts its window
 	// by half the marked fraction's moving average, "reno" and "cubic"
 	// react to an ECN echo once per round trip, bbr (the usual system
-	// default here) ignores marks. Default DefaultCC, or FallbackCC where
-	// DCTCP does not load (Result.CCNote says why); one asked for by name
+	// default here) ignores marks. Default DefaultCC; where DCTCP does not
+	// load, FallbackCC runs instead and Result.CCNote says why. Any other
 	// must load. A DCTCP sender negotiates ECN only with a DCTCP listener,
 	// so every host runs the one given.
 	CongestionControl string
@@ -242,10 +242,6 @@ type Options struct {
 	Subnet   netip.Prefix
 	ID       string
 	StateDir string
-
-	// ccDefault says CongestionControl was not given: DefaultCC may fall
-	// back to FallbackCC.
-	ccDefault bool
 }
 
 // Switch is a running switch, as the demo measures it.
@@ -306,7 +302,7 @@ func (o Options) withDefaults() (Options, error) {
 		o.Classes = slices.Clone(o.Classes)
 	}
 	if o.CongestionControl == "" {
-		o.CongestionControl, o.ccDefault = DefaultCC, true
+		o.CongestionControl = DefaultCC
 	}
 	switch {
 	case o.RTOMin == 0:
@@ -389,7 +385,7 @@ type Result struct {
 	Warmup   time.Duration
 	Duration time.Duration // requested measurement time per scheme
 	CC       string        // the hosts' congestion control
-	// CCSource says where CC came from: "BPF struct_ops (testbed/dctcp)"
+	// CCSource says where CC came from: "BPF struct_ops, testbed/dctcp"
 	// or "the kernel's"; CCNote, when set, why CC is not DefaultCC.
 	CCSource, CCNote string
 	RTOMin           time.Duration // the hosts' least RTO; 0: the kernel's
@@ -569,10 +565,15 @@ func up(o Options) (*Bed, error) {
 	}
 	tb, err := testbed.Up(tbo)
 	var note string
-	if err != nil && o.ccDefault && o.CongestionControl != FallbackCC {
+	if err != nil && o.CongestionControl == DefaultCC {
 		note = fmt.Sprintf("%s did not load, %s stands in: %v", o.CongestionControl, FallbackCC, err)
 		o.CongestionControl, tbo.CongestionControl = FallbackCC, FallbackCC
-		tb, err = testbed.Up(tbo)
+		var ferr error
+		if tb, ferr = testbed.Up(tbo); ferr != nil {
+			err = errors.Join(err, ferr)
+		} else {
+			err = nil
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
@@ -581,12 +582,12 @@ func up(o Options) (*Bed, error) {
 }
 
 // Transport returns the hosts' TCP: its congestion control, where it came
-// from ("BPF struct_ops (testbed/dctcp)" or "the kernel's"), why it is not
+// from ("BPF struct_ops, testbed/dctcp" or "the kernel's"), why it is not
 // the default when it is not, and the hosts' least RTO (0: the kernel's).
 func (b *Bed) Transport() (cc, source, note string, rtoMin time.Duration) {
 	source = "the kernel's"
 	if b.tb.HoldsDCTCP() {
-		source = "BPF struct_ops (testbed/dctcp)"
+		source = "BPF struct_ops, testbed/dctcp"
 	}
 	return b.tb.CongestionControl(), source, b.ccNote, b.tb.RTOMin()
 }

@@ -70,10 +70,10 @@ func (l Load) Saturated() []cpustat.Split {
 func (l Load) Limit() string {
 	var why []string
 	for _, c := range l.Saturated() {
-		why = append(why, c.String()+" busy")
+		why = append(why, fmt.Sprintf("CPU %d %.0f%% busy", c.CPU, 100*c.Busy))
 	}
 	if s := l.Senders; s != nil && s.Flows > 0 && s.CwndLimited() < MinCwndLimited {
-		why = append(why, "senders "+s.String())
+		why = append(why, fmt.Sprintf("senders cwnd-limited %.0f%%", 100*s.CwndLimited()))
 	}
 	return strings.Join(why, "; ")
 }

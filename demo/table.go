@@ -118,8 +118,8 @@ func (r *Result) WriteTable(w io.Writer) error {
 	return err
 }
 
-// TransportLine describes the hosts' TCP: "dctcp (BPF struct_ops
-// (testbed/dctcp)) with ECN, RTO_min 10ms".
+// TransportLine describes the hosts' TCP: "dctcp (BPF struct_ops,
+// testbed/dctcp) with ECN, RTO_min 10ms".
 func (r *Result) TransportLine() string {
 	s := r.CC
 	if r.CCSource != "" {

@@ -45,7 +45,7 @@ func TestTableFlagsIdlePort(t *testing.T) {
 	if j := strings.Index(note, "\n"); j >= 0 {
 		note = note[:j]
 	}
-	if !strings.Contains(note, "MQ-ECN 94.8% (CPU 1 99%") || strings.Contains(note, "per-port") || strings.Contains(note, "per-queue") || strings.Contains(note, "TCN") {
+	if !strings.Contains(note, "MQ-ECN 94.8% (CPU 1 99% busy)") || strings.Contains(note, "per-port") || strings.Contains(note, "per-queue") || strings.Contains(note, "TCN") {
 		t.Errorf("note should name MQ-ECN 94.8%% and CPU 1 alone:\n%s", note)
 	}
 	if !strings.Contains(out, "(TCN 91.0%): the idle time is the scheme's and dctcp's utilisation, a result") {
@@ -81,8 +81,8 @@ func TestLoadLimit(t *testing.T) {
 		{"saturated CPU", demo.Load{Busy: 0.9, CPUs: []cpustat.Split{{CPU: 1, Busy: 0.95}}}, "CPU 1 95%", false},
 		{"saturated CPU, busy port", demo.Load{Busy: 0.97, CPUs: []cpustat.Split{{CPU: 1, Busy: 0.99}}}, "CPU 1 99%", true},
 		{"senders with nothing queued", demo.Load{Busy: 0.9, Senders: senders(17*time.Second, 0, 0)}, "cwnd-limited 85%", false},
-		{"sndbuf-limited senders", demo.Load{Busy: 0.9, Senders: senders(20*time.Second, 0, 3*time.Second)}, "sndbuf 15%", false},
-		{"rwnd-limited senders", demo.Load{Busy: 0.9, Senders: senders(20*time.Second, 4*time.Second, 0)}, "rwnd 20%", false},
+		{"sndbuf-limited senders", demo.Load{Busy: 0.9, Senders: senders(20*time.Second, 0, 3*time.Second)}, "cwnd-limited 85%", false},
+		{"rwnd-limited senders", demo.Load{Busy: 0.9, Senders: senders(20*time.Second, 4*time.Second, 0)}, "cwnd-limited 80%", false},
 		{"open workload, idle senders", demo.Load{Busy: 0.3, Open: true, CPUs: []cpustat.Split{{Busy: 0.5}}}, "", true},
 		{"open workload, saturated CPU", demo.Load{Busy: 0.3, Open: true, CPUs: []cpustat.Split{{Busy: 0.97}}}, "97%", false},
 	} {

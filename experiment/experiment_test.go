@@ -113,7 +113,7 @@ func TestReportWrite(t *testing.T) {
 		"\n\nRan on ecnswitch (devel), revision 106b487abcde, Linux 6.18.44, 2 × AMD EPYC.\n\n",
 		"## Scaling\n\nThe paper measured at 10 Gbit/s",
 		"| 001 Fig. 3(a) | ratio | 1.34 | 1.50 | 97.0% | **holds** | in [1.1, 2.7] | – |",
-		`| 001 Fig. 6(b) | a\|b | −32% | −5% | 90.0% (not comparable) | **does not hold (not comparable)** | lower by 10–70% | machine-limited: CPU 1 100% (softirq 100%) busy |`,
+		`| 001 Fig. 6(b) | a\|b | −32% | −5% | 90.0% (not comparable) | **does not hold (not comparable)** | lower by 10–70% | machine-limited in 1 of 1 runs: CPU 1 100% busy |`,
 		"## runs\n\n| scheme | busy |\n| --- | --- |\n| MQ-ECN | 97.0% |\n\na note\n",
 		"![cdf.png](cdf.png)\n\na CDF",
 		"## Limits\n\n- stops at 8 senders\n",

@@ -122,19 +122,30 @@ func (c Claim) busyRange() string {
 // least cwnd-limited senders); "–" for a claim that holds on runs the
 // machine did not limit.
 func (c Claim) Machine() string {
-	var limits []string
-	for _, l := range c.Loads {
-		if lim := l.Limit(); lim != "" && !l.Comparable() && !slices.Contains(limits, lim) {
-			limits = append(limits, lim)
+	n, worst := 0, -1
+	for i, l := range c.Loads {
+		if !l.Comparable() {
+			if n++; worst < 0 || busiest(l) > busiest(c.Loads[worst]) {
+				worst = i
+			}
 		}
 	}
-	if len(limits) > 0 {
-		return "machine-limited: " + strings.Join(limits, " | ")
+	if n > 0 {
+		return fmt.Sprintf("machine-limited in %d of %d runs: %s", n, len(c.Loads), c.Loads[worst].Limit())
 	}
 	if c.Holds() || len(c.Loads) == 0 {
 		return "–"
 	}
 	return "not the machine: " + headroom(c.Loads)
+}
+
+// busiest returns the busy fraction of l's busiest CPU.
+func busiest(l demo.Load) float64 {
+	b := 0.0
+	for _, c := range l.CPUs {
+		b = max(b, c.Busy)
+	}
+	return b
 }
 
 // headroom sums up the loads' machine: "busiest CPU 88%, senders
@@ -172,7 +183,8 @@ type Plot struct {
 	Draw    func(path string) error
 }
 
-// Write writes report.md and every plot into dir, creating it.
+// Write writes report.md, claims.json (WriteSummary reads it) and every
+// plot into dir, creating it.
 func (r *Report) Write(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("experiment: %w", err)
@@ -181,6 +193,9 @@ func (r *Report) Write(dir string) error {
 		if err := p.Draw(filepath.Join(dir, p.File)); err != nil {
 			return fmt.Errorf("experiment: %s: plot %s: %w", r.Name, p.File, err)
 		}
+	}
+	if err := r.writeClaims(dir); err != nil {
+		return err
 	}
 	f, err := os.Create(filepath.Join(dir, "report.md"))
 	if err != nil {

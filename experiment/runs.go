@@ -163,20 +163,12 @@ func demoLoadRows(tag string, rs []*demo.Result) []loadRow {
 // control, where it came from and the RTO_min, and why, from the paper
 // (cite).
 func hostsText(r *demo.Result, cite string) string {
-	s := fmt.Sprintf("Every host runs %s (its namespace's default and every socket's; a DCTCP sender negotiates ECN only with a DCTCP listener, "+
-		"so no host is left on another), with ECN, and net.ipv4.tcp_rto_min_us = %s. %s", r.TransportLine(), rtoText(r), cite)
+	s := fmt.Sprintf("Every host runs %s, as its namespace's default and on every socket (a DCTCP sender negotiates ECN only with a "+
+		"DCTCP listener, so no host is left on another). %s", r.TransportLine(), cite)
 	if r.CCNote != "" {
 		s += " This run's hosts fell back: " + r.CCNote + "."
 	}
 	return s
-}
-
-// rtoText formats a result's RTO_min.
-func rtoText(r *demo.Result) string {
-	if r.RTOMin == 0 {
-		return "the kernel's 200 ms"
-	}
-	return r.RTOMin.String()
 }
 
 // nonECTDrop is every experiment's Not-ECT policy, as its report states it.

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -57,7 +58,7 @@ func TestSplitRounds(t *testing.T) {
 // that does not hold on runs it did not limit says it was not the machine.
 func TestClaimMachine(t *testing.T) {
 	c := Claim{Rule: Rule{holds: false}, Loads: []demo.Load{testLoad(0.97), testLoad(0.9)}}
-	if c.Comparable() || !strings.HasPrefix(c.Machine(), "machine-limited: CPU 1 100%") || c.Verdict() != "does not hold (not comparable)" {
+	if c.Comparable() || c.Machine() != "machine-limited in 1 of 2 runs: CPU 1 100% busy" || c.Verdict() != "does not hold (not comparable)" {
 		t.Errorf("limited: comparable %v, machine %q, verdict %q", c.Comparable(), c.Machine(), c.Verdict())
 	}
 	quiet := testLoad(0.9)
@@ -75,5 +76,33 @@ func TestClaimMachine(t *testing.T) {
 	if len(tab.Rows) != 1 || tab.Rows[0][0] != "1 : 4, MQ-ECN, run 1" || !strings.Contains(tab.Rows[0][1], "not comparable") ||
 		!strings.Contains(tab.Rows[0][2], "[worker]") || tab.Rows[0][6] != "none" {
 		t.Errorf("load table %+v", tab.Rows)
+	}
+}
+
+// Each report writes its claims as claims.json; the summary gathers them
+// into one table and counts what holds and what the machine limited.
+func TestSummary(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	held := &Report{Name: "a", Title: "a", Claims: []Claim{{Source: "001 Fig. 1", What: "x", Paper: "1", Ours: "1.1", Loads: []demo.Load{testLoad(0.97)}, Rule: Rule{true, "r"}}}}
+	failed := &Report{Name: "b", Title: "b", Claims: []Claim{
+		{Source: "000 Fig. 16", What: "y", Loads: []demo.Load{testLoad(0.9)}, Rule: Rule{false, "r"}},
+		{Source: "000 Fig. 17", What: "z", Loads: []demo.Load{testLoad(0.97)}, Rule: Rule{false, "r"}},
+	}}
+	for d, r := range map[string]*Report{a: held, b: failed} {
+		if err := r.Write(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out strings.Builder
+	if err := WriteSummary(&out, []string{a, filepath.Join(dir, "none"), b}); err != nil {
+		t.Fatal(err)
+	}
+	s := out.String()
+	for _, want := range []string{"| a | 001 Fig. 1 | x | 1 | 1.1 | 97.0% | **holds** | – |", "| b | 000 Fig. 16 | y |",
+		"machine-limited in 1 of 1 runs: CPU 1 100% busy", "not the machine: busiest CPU 80%", "1 of 3 claims hold; of the 2 that do not, 1 rest on runs the machine limited"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("summary lacks %q:\n%s", want, s)
+		}
 	}
 }
