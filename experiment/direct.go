@@ -45,7 +45,12 @@ func directPair(a, b testbed.Host, tag string) (remove func() error, err error) 
 		return nil, fmt.Errorf("direct pair %s–%s: %w", a.Name, b.Name, err)
 	}
 	remove = func() error {
-		h, err := netlink.NewHandleAt(nsA)
+		ns, err := netns.GetFromPath(filepath.Join("/run/netns", a.Netns)) // nsA is closed by now
+		if err != nil {
+			return fmt.Errorf("direct pair: %s: %w", a.Name, err)
+		}
+		defer ns.Close()
+		h, err := netlink.NewHandleAt(ns)
 		if err != nil {
 			return fmt.Errorf("direct pair: %s: %w", a.Name, err)
 		}

@@ -265,6 +265,14 @@ func TestStepsThroughSwitch(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkNoise(t, n, false)
+	// The pair and its routes are gone: the same pair can be made again.
+	again, err := directPair(hs[0], hs[demo.Bottleneck], "dt"+id)
+	if err != nil {
+		t.Fatalf("the direct pair made again after its removal: %v", err)
+	}
+	if err := again(); err != nil {
+		t.Error(err)
+	}
 }
 
 // checkNoise checks one unloaded phase's samples.
