@@ -16,6 +16,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/ecnswitch/ecnswitch/dataplane"
 	"github.com/ecnswitch/ecnswitch/demo"
 	"github.com/ecnswitch/ecnswitch/packet"
 	"github.com/ecnswitch/ecnswitch/testbed"
@@ -109,6 +110,9 @@ type rttNoise struct {
 	rtt, host []int64
 	stamped   int     // of the samples, those whose t1 was a transmit stamp
 	sojourn   []int64 // the switch's sojourn of each of the flow's packets, ns; none direct
+	// load is the machine over the window: the port is meant to idle
+	// (Open), so only a saturated CPU makes the run not comparable.
+	load demo.Load
 }
 
 // The unloaded phase's two paths.
@@ -307,14 +311,17 @@ func runNoise(ctx context.Context, b *bed, warmup, d time.Duration) (*rttNoise, 
 		if err := warm(ctx, g.rcv, 1, warmup); err != nil {
 			return errors.Join(err, stop())
 		}
+		meter := demo.StartMeter(g.sw.Stats(), nil)
 		st0, st1, elapsed, werr := g.window(ctx, &on, d)
+		r.busy = demo.PortBusy(st0, st1, rate, elapsed)
+		r.load = meter.Stop(g.sw.Stats(), r.busy)
+		r.load.Open = true
 		if err := errors.Join(werr, stop()); err != nil {
 			return err
 		}
 		if err := g.stop(); err != nil {
 			return err
 		}
-		r.busy = demo.PortBusy(st0, st1, rate, elapsed)
 		for _, rec := range g.tap.records() {
 			r.sojourn = append(r.sojourn, rec.sojourn)
 		}
@@ -355,9 +362,12 @@ func runNoiseDirect(ctx context.Context, b *bed, warmup, d time.Duration) (*rttN
 	if err := warm(ctx, rcv, 1, warmup); err != nil {
 		return nil, errors.Join(err, stop())
 	}
+	meter := demo.StartMeter(dataplane.Stats{}, nil)
 	on.Store(true)
 	err = sleep(ctx, d)
 	on.Store(false)
+	r.load = meter.Stop(dataplane.Stats{}, 0)
+	r.load.Open = true
 	return r, errors.Join(err, stop())
 }
 
@@ -600,6 +610,9 @@ func dxStepsReport(env Env, o demo.Options, warmup, duration time.Duration, runs
 			median(offs)/1e3),
 	}}
 	var lrows []loadRow
+	for _, n := range noise {
+		lrows = append(lrows, loadRow{label: fmt.Sprintf("unloaded, %s, run %d", n.path, n.round+1), load: n.load})
+	}
 	for _, x := range runs {
 		lrows = append(lrows, loadRow{label: fmt.Sprintf("steps, run %d", x.round+1), load: x.load, drops: x.dropped})
 	}
@@ -669,7 +682,12 @@ func noiseClaim(ns []*rttNoise) Claim {
 	rr, rh := sp(rtt), sp(host)
 	us := func(x float64) string { return fmt.Sprintf("%.2f", x/1e3) }
 	samples := over(ns, func(n *rttNoise) float64 { return float64(len(n.rtt)) })
+	var loads []demo.Load
+	for _, n := range ns {
+		loads = append(loads, n.load)
+	}
 	return Claim{
+		Loads:  loads,
 		Source: "004 §VI-A, Fig. 10–11",
 		What:   "noise of RTT samples on an unloaded path, " + ns[0].path + ": from the stamps, against the RTT with host delay",
 		Paper:  "σ 1.98 µs with DPDK software stamps, 0.53 µs with NIC stamps, against 80.7 µs in the kernel's TCP stack",
