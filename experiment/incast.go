@@ -292,13 +292,20 @@ func (r *incastRun) run(ctx context.Context, b *bed, sw demo.Switch, warmup time
 		stopBG()
 		senders.Wait()
 	}()
+	// Every background flow connects before any sends; each is closed
+	// when bctx ends, which ends its sender.
 	var background []net.Conn
 	for h := range demo.Bottleneck {
 		c, err := dial(h, -1, 0)
 		if err != nil {
+			for _, c := range background {
+				c.Close()
+			}
 			return fmt.Errorf("background flow from %s: %w", hosts[h].Name, err)
 		}
 		background = append(background, c)
+	}
+	for _, c := range background {
 		stop := context.AfterFunc(bctx, func() { c.Close() })
 		senders.Go(func() { defer stop(); io.Copy(c, zeros{}) })
 	}

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/netip"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -14,6 +17,7 @@ import (
 	"github.com/ecnswitch/ecnswitch/dataplane"
 	"github.com/ecnswitch/ecnswitch/demo"
 	"github.com/ecnswitch/ecnswitch/node"
+	"github.com/ecnswitch/ecnswitch/packet"
 	"github.com/ecnswitch/ecnswitch/testbed"
 )
 
@@ -173,7 +177,8 @@ func (b *bed) withConfig(cfg dataplane.Config, f func(sw demo.Switch) error) err
 	return b.run(sw, f)
 }
 
-// run runs f with sw, a drop tap on every port, and stops sw.
+// run runs f with sw, a drop tap on every port, and stops sw. Before f,
+// every host resolves every other's address (primeNeighbours).
 func (b *bed) run(sw demo.Switch, f func(sw demo.Switch) error) error {
 	t := new(demo.DropTap)
 	if tp, ok := sw.(demo.Tapper); ok {
@@ -181,7 +186,84 @@ func (b *bed) run(sw demo.Switch, f func(sw demo.Switch) error) error {
 			return errors.Join(err, sw.Stop())
 		}
 	}
-	return runSwitch(&tapped{Switch: sw, drops: t}, f)
+	return runSwitch(&tapped{Switch: sw, drops: t}, func(sw demo.Switch) error {
+		if err := primeNeighbours(b.hosts()); err != nil {
+			return err
+		}
+		return f(sw)
+	})
+}
+
+// primeNeighbours has every host send a datagram to every other, until
+// each has heard from all, at most primeTimeout: their ARP entries are
+// resolved, and the switch has learned their ports, while its queues are
+// empty. ARP is Not-ECT, and a marker above its threshold drops it
+// (marking.NonECTDrop): a host that first asks for a neighbour once a
+// flow has filled the port may lose every request, and its connection
+// fails with "no route to host" three seconds later.
+func primeNeighbours(hosts []testbed.Host) error {
+	ctx, cancel := context.WithTimeout(context.Background(), primeTimeout)
+	defer cancel()
+	ls := make([]*net.UDPConn, len(hosts))
+	heard := make([]atomic.Uint64, len(hosts)) // bit j: host j was heard
+	var wg sync.WaitGroup
+	defer func() { // closing the listeners ends their readers
+		for _, l := range ls {
+			if l != nil {
+				l.Close()
+			}
+		}
+		wg.Wait()
+	}()
+	for i, h := range hosts {
+		l, err := h.ListenUDP(0)
+		if err != nil {
+			return err
+		}
+		ls[i] = l
+		wg.Go(func() { // ends when l closes
+			b := make([]byte, 8)
+			for {
+				n, err := l.Read(b)
+				if err != nil {
+					return
+				}
+				if n == 1 && int(b[0]) < len(hosts) {
+					heard[i].Or(1 << b[0])
+				}
+			}
+		})
+	}
+	all := uint64(1)<<len(hosts) - 1
+	for {
+		done := true
+		for i, h := range hosts {
+			for j, to := range hosts {
+				if j == i || heard[j].Load()&(1<<i) != 0 {
+					continue
+				}
+				done = false
+				c, err := h.DialUDP(ctx, netip.AddrPortFrom(to.IPv4, udpPort(ls[j])), 0, packet.NotECT)
+				if err != nil {
+					return fmt.Errorf("prime neighbours: %w", err)
+				}
+				c.Write([]byte{byte(i)})
+				c.Close()
+			}
+		}
+		if done {
+			return nil
+		}
+		if err := sleep(ctx, 20*time.Millisecond); err != nil {
+			var missing []string
+			for j, h := range hosts {
+				if heard[j].Load()|1<<j != all {
+					missing = append(missing, h.Name)
+				}
+			}
+			return fmt.Errorf("prime neighbours: %s did not hear from every host in %v", strings.Join(missing, ", "), primeTimeout)
+		}
+	}
 }
 
 // tapped is a switch with the kit's drop tap on every port.
