@@ -9,6 +9,18 @@ PREFIX   ?= /usr/local
 BINDIR   ?= $(PREFIX)/bin
 CONFDIR  ?= /etc/ecnswitch
 UNITDIR  ?= /etc/systemd/system
+MANDIR   ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/site-functions
+# The VCS revision `ecnswitch version` and every report print. The go
+# command stamps it itself in a clone (unless GOFLAGS has -buildvcs=false);
+# in a git worktree, whose .git is a file, it finds no repository. So make
+# passes it with -X too, and internal/buildinfo prefers the go command's.
+BUILDINFO := github.com/ecnswitch/ecnswitch/internal/buildinfo
+VCS_REV   := $(shell git rev-parse HEAD 2>/dev/null)
+VCS_TIME  := $(shell git log -1 --format=%cI 2>/dev/null)
+VCS_DIRTY := $(shell git status --porcelain 2>/dev/null | head -c1)
+LDFLAGS   := $(if $(VCS_REV),-X $(BUILDINFO).linkRevision=$(VCS_REV) -X $(BUILDINFO).linkTime=$(VCS_TIME)$(if $(VCS_DIRTY), -X $(BUILDINFO).linkModified=true))
 # Each fuzz target in make test runs a count of executions, about 8 s on a
 # 2-vCPU VM: a duration races Go 1.26's fuzzing coordinator, which can end
 # a clean run with "context deadline exceeded" and no crasher
@@ -38,7 +50,7 @@ help:
 	@echo "make bench    hot-path micro-benchmarks (pipeline, scheduler, parser, markers)"
 	@echo "make build    build $(BIN)"
 	@echo "make pgo      regenerate the profile the binary is optimised with ($(PGO)); PGO_EXTRA=run.pprof adds a real run's"
-	@echo "make install  the binary to $(BINDIR), the example config to $(CONFDIR) (kept if present), the systemd unit to $(UNITDIR) (root)"
+	@echo "make install  the binary to $(BINDIR), a two-port config to $(CONFDIR) (kept if present), the systemd unit to $(UNITDIR), the man page and shell completions (root)"
 	@echo "make bench-switch  forwarding rate and RFC 2544 throughput vs testpmd, OVS afxdp and a Linux bridge, report in out/bench-switch (root)"
 	@echo "make bench-tcp  real kernel TCP through ecnswitch, testpmd and a Linux bridge, report in out/bench-tcp.md (root)"
 	@echo "make closed-loop  rerun the papers' static-flow experiment in virtual time; rewrites the table in docs/marking.md"
@@ -47,19 +59,25 @@ deps:
 	@./scripts/deps.sh
 
 build: deps
-	$(GO) build -o $(BIN) ./cmd/ecnswitch
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/ecnswitch
 
-# gofmt, go vet, and go.mod/go.sum exactly as `go mod tidy` leaves them.
-# The binary, the example config (never over an existing one) and the
-# systemd unit with the paths filled in. systemd reloads when it runs here.
+# The binary; a two-port config and nothing else, packaging/ecnswitch.yaml
+# (never over an existing one; examples/ecnswitch.yaml stays the reference
+# of every key); the systemd unit with the paths filled in; the man page
+# and the bash and zsh completions, both made from the command tree.
+# systemd reloads when it runs here.
 install: build
 	install -D -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/ecnswitch
 	install -d -m 0755 $(DESTDIR)$(CONFDIR)
 	@if [ -e $(DESTDIR)$(CONFDIR)/ecnswitch.yaml ]; then \
 		echo "keeping $(DESTDIR)$(CONFDIR)/ecnswitch.yaml"; \
 	else \
-		install -m 0644 examples/ecnswitch.yaml $(DESTDIR)$(CONFDIR)/ecnswitch.yaml; \
+		install -m 0644 packaging/ecnswitch.yaml $(DESTDIR)$(CONFDIR)/ecnswitch.yaml; \
 	fi
+	install -D -m 0644 docs/ecnswitch.1 $(DESTDIR)$(MANDIR)/man1/ecnswitch.1
+	install -d -m 0755 $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
+	./$(BIN) completion bash > $(DESTDIR)$(BASHCOMPDIR)/ecnswitch
+	./$(BIN) completion zsh > $(DESTDIR)$(ZSHCOMPDIR)/_ecnswitch
 	install -d -m 0755 $(DESTDIR)$(UNITDIR)
 	sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@CONFDIR@|$(CONFDIR)|g' packaging/ecnswitch.service > $(DESTDIR)$(UNITDIR)/ecnswitch.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/ecnswitch.service
@@ -67,9 +85,11 @@ install: build
 
 # Removes what install put in place but the config, which is yours.
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/ecnswitch $(DESTDIR)$(UNITDIR)/ecnswitch.service
+	rm -f $(DESTDIR)$(BINDIR)/ecnswitch $(DESTDIR)$(UNITDIR)/ecnswitch.service $(DESTDIR)$(MANDIR)/man1/ecnswitch.1 \
+		$(DESTDIR)$(BASHCOMPDIR)/ecnswitch $(DESTDIR)$(ZSHCOMPDIR)/_ecnswitch
 	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then systemctl daemon-reload; fi
 
+# gofmt, go vet, and go.mod/go.sum exactly as `go mod tidy` leaves them.
 check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
@@ -85,9 +105,13 @@ race:
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' $(call fuzzflags,150000x) ./packet
 	$(GO) test -run '^$$' -fuzz '^FuzzSetCE$$' $(call fuzzflags,150000x) ./packet
+	$(GO) test -run '^$$' -fuzz '^FuzzTrim$$' $(call fuzzflags,120000x) ./packet
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' $(call fuzzflags,150000x) ./packet/intmd
+	$(GO) test -run '^$$' -fuzz '^FuzzPush$$' $(call fuzzflags,100000x) ./packet/intmd
 	$(GO) test -run '^$$' -fuzz '^FuzzAdmitRelease$$' $(call fuzzflags,130000x) ./buffer
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' $(call fuzzflags,30000x) ./config
 	$(GO) test -run '^$$' -fuzz '^FuzzUnits$$' $(call fuzzflags,100000x) ./config
+	$(GO) test -run '^$$' -fuzz '^FuzzSet$$' $(call fuzzflags,20000x) ./config
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeStart$$' $(call fuzzflags,45000x) ./capture
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeQueues$$' $(call fuzzflags,50000x) ./telemetry
 	$(GO) test -run '^$$' -fuzz '^FuzzFindOption$$' $(call fuzzflags,400000x) ./timestamp
@@ -96,6 +120,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseControl$$' $(call fuzzflags,50000x) ./transport/udp
 	$(GO) test -run '^$$' -fuzz '^FuzzProgram$$' $(call fuzzflags,20000x) ./loadgen/xdpsink
 	$(GO) test -run '^$$' -fuzz '^FuzzParseMix$$' $(call fuzzflags,60000x) ./loadgen
+	$(GO) test -run '^$$' -fuzz '^FuzzCPUList$$' $(call fuzzflags,60000x) ./doctor
 
 test: deps check unit race fuzz
 

@@ -40,4 +40,19 @@
 // and noisy; the devices are measured side by side on the same path so
 // that their ratios mean something. SwitchReport.Write renders report.md,
 // results.json and PNG plots (gonum.org/v1/plot).
+//
+// # A device that is not ours
+//
+// With SwitchOptions.External, RunSwitch measures instead a device wired
+// between two interfaces of this machine (a hardware switch, a bridge or
+// OVS on another server): no testbed, no ecnswitch, the same trials, one
+// report row. CheckInterfaces refuses interfaces that are missing, the
+// same, down, or look like the host's management interface (a default
+// route, the gateway's subnet, an SSH session) unless forced; nothing on
+// them changes but the programs and sockets the run attaches and
+// removes. A learning frame from the sink's interface before every trial
+// (SendLearn) teaches an L2 switch where the sink is. TX and RX stamps
+// are on CLOCK_MONOTONIC, or on the two interfaces' PHCs; latency across
+// two PHCs is reported only while loadgen.CheckClocks finds them within
+// External.ClockLimit of each other.
 package bench

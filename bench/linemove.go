@@ -18,7 +18,7 @@ import (
 // can change while the VM runs: on this project's 2-vCPU test machines it
 // moved between about 40 ns and about 190 ns from one minute to the next,
 // and with it every AF_XDP device's rate in the peer kit's layout B (see
-// the README). Taken before and after a benchmark it tells whether two
+// docs/results/peers.md). Taken before and after a benchmark it tells whether two
 // runs are comparable.
 //
 // The threads spin, so the result includes any time a or b spends on other

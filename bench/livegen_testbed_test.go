@@ -15,8 +15,10 @@ import (
 // frame arrives once and in order in its flow (each thread sends its own
 // flows), every flow keeps its class, the sizes and classes keep their
 // shares, and every latency is positive (the program stamps
-// CLOCK_MONOTONIC, which the sink reads). Unpaced, the program sends
-// exactly Count, and the switch may drop some. Counted, not timed.
+// CLOCK_MONOTONIC, which the sink reads) — or, where a loaded machine
+// starved the switch or the sink, is counted as dropped on the way, and
+// each flow misses at most the drops. Unpaced, the program sends exactly
+// Count, and the switch may drop some. Counted, not timed.
 func TestLiveGeneratorThroughTestbed(t *testing.T) {
 	r := newPatchRig(t, true)
 	if ok, err := loadgen.LiveUsable(r.genNetns, r.genIf); !ok {
@@ -51,17 +53,15 @@ func TestLiveGeneratorThroughTestbed(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			sinkDone := make(chan error, 1)
 			go func() { sinkDone <- s.Run(ctx) }()
+			dropped0 := r.dropped()
 			if err := g.Run(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			deadline := time.Now().Add(5 * time.Second)
 			if c.rate == (loadgen.Rate{}) {
-				deadline = time.Now().Add(300 * time.Millisecond) // some are lost
+				time.Sleep(300 * time.Millisecond) // some are lost uncounted: veth drops what overflows its ring
+			} else {
+				r.waitDelivered(s, c.count+dropped0)
 			}
-			for s.Totals().Packets < c.count && time.Now().Before(deadline) {
-				time.Sleep(10 * time.Millisecond)
-			}
-			time.Sleep(50 * time.Millisecond) // duplicates, if any
 			cancel()
 			if err := <-sinkDone; err != nil {
 				t.Fatal(err)
@@ -79,11 +79,13 @@ func TestLiveGeneratorThroughTestbed(t *testing.T) {
 			if st.Sent != c.count || st.Bytes == 0 {
 				t.Errorf("the program sent %d frames (%d bytes), want the %d of Count", st.Sent, st.Bytes, c.count)
 			}
-			if rep.Received != c.count || rep.Lost != 0 || rep.Reordered != 0 || rep.Duplicated != 0 {
-				t.Errorf("received %d, lost %d, reordered %d, duplicated %d; want all %d once, in order",
-					rep.Received, rep.Lost, rep.Reordered, rep.Duplicated, c.count)
+			dropped := r.dropped() - dropped0
+			t.Logf("received %d, %d counted as dropped", rep.Received, dropped)
+			if rep.Received+dropped != c.count || rep.Lost > dropped || rep.Reordered != 0 || rep.Duplicated != 0 {
+				t.Errorf("received %d, lost %d, reordered %d, duplicated %d, %d counted as dropped; want all %d once, in order, or counted",
+					rep.Received, rep.Lost, rep.Reordered, rep.Duplicated, dropped, c.count)
 			}
-			if rep.Bytes != st.Bytes {
+			if dropped == 0 && rep.Bytes != st.Bytes {
 				t.Errorf("received %d bytes, sent %d", rep.Bytes, st.Bytes)
 			}
 			if l := rep.Latency; l.Negative != 0 || l.Count != int64(rep.Received) || l.Min <= 0 {
@@ -101,8 +103,8 @@ func TestLiveGeneratorThroughTestbed(t *testing.T) {
 					t.Errorf("flow %d: DSCP %d, want its class's %d", f.Flow, f.DSCP, cl.DSCP)
 				}
 				want := uint64(float64(c.count) * cl.Share / float64(len(cl.Flows)))
-				if f.Received != want {
-					t.Errorf("flow %d: %d frames, want %d (share %.3f over %d flows)", f.Flow, f.Received, want, cl.Share, len(cl.Flows))
+				if f.Received > want || f.Received+dropped < want {
+					t.Errorf("flow %d: %d frames, want %d (share %.3f over %d flows), less at most the %d dropped", f.Flow, f.Received, want, cl.Share, len(cl.Flows), dropped)
 				}
 			}
 		})

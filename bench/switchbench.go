@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ecnswitch/ecnswitch/dataplane"
+	"github.com/ecnswitch/ecnswitch/internal/buildinfo"
 	"github.com/ecnswitch/ecnswitch/loadgen"
 	"github.com/ecnswitch/ecnswitch/loadgen/xdpgen"
 	"github.com/ecnswitch/ecnswitch/packet"
@@ -81,6 +82,11 @@ type SwitchOptions struct {
 	Sink string
 	// Testbed are the options of the two-host testbed; Hosts is set to 2.
 	Testbed testbed.Options
+	// External, when set, measures a device that is not ours, wired
+	// between two interfaces of this machine, instead of bringing up a
+	// testbed: Devices is DeviceExternal alone, and Testbed and Start are
+	// not used.
+	External *External
 	// Start starts ecnswitch for DeviceSwitch and DevicePatch. Required
 	// for them: node.BenchSwitch passes the switch on AF_XDP ports.
 	Start StartSwitch
@@ -94,7 +100,7 @@ func (o *SwitchOptions) setDefaults() error {
 	if len(o.Sizes) == 0 {
 		o.Sizes = []int{64, 512, 1500}
 	}
-	if len(o.Devices) == 0 {
+	if len(o.Devices) == 0 && o.External == nil {
 		o.Devices = Devices()
 	}
 	if o.Trial == 0 {
@@ -148,8 +154,13 @@ func (o *SwitchOptions) setDefaults() error {
 				i, s, loadgen.MinSize, afxdp.UsableFrame(afxdp.DefaultFrameSize)+loadgen.FCS, afxdp.UsableFrame(afxdp.DefaultFrameSize))
 		}
 	}
+	if o.External != nil {
+		if err := o.External.validate(o); err != nil {
+			return err
+		}
+	}
 	for i, d := range o.Devices {
-		if !slices.Contains(Devices(), d) {
+		if !slices.Contains(Devices(), d) && (d != DeviceExternal || o.External == nil) {
 			return fmt.Errorf("devices[%d]: %q: want one of %s", i, d, devicesString())
 		}
 	}
@@ -192,20 +203,63 @@ type Switch interface {
 type StartSwitch func(cfg dataplane.Config, ifaces []string, opts afxdp.Options, clock timestamp.Clock) (Switch, error)
 
 // rig is RunSwitch's topology: generator in host 1, sink in host 2, the
-// device between their switch ends in the caller's namespace.
+// device between their switch ends in the caller's namespace; or, for an
+// external device, the generator and the sink on the two interfaces it is
+// wired between.
 type rig struct {
 	o     SwitchOptions
-	tb    *testbed.Testbed
+	tb    *testbed.Testbed // nil for an external device
 	hosts []testbed.Host
+	gen0  end               // where the generator sends
+	sink0 end               // where the sink counts
+	addrs loadgen.Addresses // the frames'
+	learn bool              // send a learning frame before each trial (External.NoLearn)
 	clock *loadgen.SystemClock
-	gen   *loadgen.NetnsPort // the AF_XDP generator's port; nil when live
-	live  bool               // the generator sends XDP live frames
-	sink  *loadgen.NetnsPort // the AF_XDP sink's port; nil with xsink
-	xsink *loadgen.XDPSink   // the XDP sink, if used
-	run   uint16
-	rep   *SwitchReport
-	drops func() map[string]uint64 // the device's drop counters by reason, while it is up
+	// txClock and rxClock are the generator's and the sink's stamp
+	// clocks: clock, or a PHC (External); phcs are the PHCs opened.
+	txClock, rxClock stampClock
+	phcs             []*timestamp.PHC
+	gen              *loadgen.NetnsPort // the AF_XDP generator's port; nil when live
+	live             bool               // the generator sends XDP live frames
+	sink             *loadgen.NetnsPort // the AF_XDP sink's port; nil with xsink
+	xsink            *loadgen.XDPSink   // the XDP sink, if used
+	run              uint16
+	rep              *SwitchReport
+	drops            func() map[string]uint64 // the device's drop counters by reason, while it is up
 }
+
+// stampClock is a clock a generator or a sink stamps on, as CheckClocks
+// compares them.
+type stampClock interface {
+	timestamp.Clock
+	loadgen.StampClock
+}
+
+// onPHC reports whether the TX (tx) or RX stamps are on a PHC.
+func (r *rig) onPHC(tx bool) bool {
+	e := r.o.External
+	if e == nil {
+		return false
+	}
+	if tx {
+		return e.TxClock == StampPHC
+	}
+	return e.RxClock == StampPHC
+}
+
+// checkClocks checks the clocks of the TX and RX stamps (see
+// loadgen.CheckClocks).
+func (r *rig) checkClocks() loadgen.ClockCheck {
+	var limit time.Duration
+	if r.o.External != nil {
+		limit = r.o.External.ClockLimit
+	}
+	return loadgen.CheckClocks(r.txClock, r.rxClock, limit)
+}
+
+// end is one end of the measured path: the interface the generator sends
+// on, or the one the sink counts on, and its namespace.
+type end struct{ netns, iface string }
 
 // RunSwitch brings up a two-host testbed (generator in h1 → device → sink
 // in h2), and for every device and frame size measures (a) the maximum
@@ -213,8 +267,10 @@ type rig struct {
 // throughput, the highest offered rate with no loss: a sweep of offered
 // loads, then a binary search between the highest passing and the lowest
 // failing rate. Devices run one after another over the same veths, so
-// their results are side by side. It needs root and removes everything it
-// created, also on error or when ctx is cancelled.
+// their results are side by side. With o.External it brings up nothing
+// and measures the device wired between the two interfaces instead. It
+// needs root and removes everything it created or attached, also on
+// error or when ctx is cancelled.
 func RunSwitch(ctx context.Context, o SwitchOptions) (rep *SwitchReport, err error) {
 	if err := o.setDefaults(); err != nil {
 		return nil, fmt.Errorf("bench: switch: %w", err)
@@ -225,7 +281,7 @@ func RunSwitch(ctx context.Context, o SwitchOptions) (rep *SwitchReport, err err
 	if o.Start == nil && slices.ContainsFunc(o.Devices, func(d Device) bool { return d == DeviceSwitch || d == DevicePatch }) {
 		return nil, errors.New("bench: switch: SwitchOptions.Start is nil: run the benchmark through node.BenchSwitch, which starts ecnswitch")
 	}
-	r := &rig{o: o, rep: &SwitchReport{Start: time.Now(), CPUs: runtime.NumCPU()}}
+	r := &rig{o: o, rep: &SwitchReport{Start: time.Now(), CPUs: runtime.NumCPU(), Build: buildinfo.Read()}}
 	var uts unix.Utsname
 	if unix.Uname(&uts) == nil {
 		r.rep.Kernel = unix.ByteSliceToString(uts.Release[:])
@@ -238,15 +294,34 @@ func RunSwitch(ctx context.Context, o SwitchOptions) (rep *SwitchReport, err err
 	if r.clock, err = loadgen.NewSystemClock(); err != nil {
 		return nil, err
 	}
-	if o.Testbed.Logger == nil {
-		o.Testbed.Logger = o.Logger.Named("testbed")
+	r.txClock, r.rxClock = r.clock, r.clock
+	if o.External != nil {
+		err = r.external()
+		defer func() { err = errors.Join(err, r.closeClocks()) }()
+		if err != nil {
+			return nil, err
+		}
+	} else {
+		if o.Testbed.Logger == nil {
+			o.Testbed.Logger = o.Logger.Named("testbed")
+		}
+		if r.tb, err = testbed.Up(o.Testbed); err != nil {
+			return nil, fmt.Errorf("bench: switch: %w", err)
+		}
+		defer func() { err = errors.Join(err, r.tb.Down()) }()
+		r.hosts = r.tb.Hosts()
+		h0, h1 := r.hosts[0], r.hosts[1]
+		r.gen0 = end{netns: h0.Netns, iface: h0.HostIf}
+		r.sink0 = end{netns: h1.Netns, iface: h1.HostIf}
+		r.addrs = loadgen.Addresses{SrcMAC: h0.MAC, DstMAC: h1.MAC, SrcIP: h0.IPv4, DstIP: h1.IPv4}
 	}
-	if r.tb, err = testbed.Up(o.Testbed); err != nil {
-		return nil, fmt.Errorf("bench: switch: %w", err)
-	}
-	defer func() { err = errors.Join(err, r.tb.Down()) }()
-	r.hosts = r.tb.Hosts()
+	r.rep.Stamps = r.checkClocks()
+	fmt.Fprintf(o.Progress, "stamps: %s\n", r.rep.Stamps)
 	r.live = o.Generator != GeneratorAFXDP
+	if r.live && r.onPHC(true) {
+		r.live = false
+		r.rep.GeneratorNote = "TX stamps on the PHC: live frames are stamped in XDP, on CLOCK_MONOTONIC"
+	}
 	if r.live {
 		if perr := r.probeLive(); perr != nil {
 			if o.Generator == GeneratorXDP {
@@ -260,15 +335,17 @@ func RunSwitch(ctx context.Context, o SwitchOptions) (rep *SwitchReport, err err
 	if r.live {
 		r.rep.Generator = GeneratorXDP
 	} else {
-		if r.gen, err = loadgen.OpenPort(r.hosts[0].Netns, r.hosts[0].HostIf, r.portOptions()); err != nil {
+		if r.gen, err = loadgen.OpenPort(r.gen0.netns, r.gen0.iface, r.portOptions()); err != nil {
 			return nil, fmt.Errorf("bench: switch: generator port: %w", err)
 		}
 		defer func() { err = errors.Join(err, r.gen.Close()) }()
 	}
 	fmt.Fprintf(o.Progress, "generator: %s %s\n", r.rep.Generator, r.rep.GeneratorNote)
 	r.rep.Sink = loadgen.SinkAFXDP
-	if o.Sink != loadgen.SinkAFXDP {
-		xs, serr := loadgen.NewXDPSink(loadgen.SinkConfig{Flows: o.Flows}, r.hosts[1].Netns, r.hosts[1].HostIf, false, r.clock)
+	if o.Sink != loadgen.SinkAFXDP && r.onPHC(false) {
+		r.rep.SinkNote = "RX stamps on the PHC: the XDP sink stamps on CLOCK_MONOTONIC"
+	} else if o.Sink != loadgen.SinkAFXDP {
+		xs, serr := loadgen.NewXDPSink(loadgen.SinkConfig{Flows: o.Flows}, r.sink0.netns, r.sink0.iface, false, r.clock)
 		switch {
 		case serr == nil:
 			r.xsink, r.rep.Sink = xs, loadgen.SinkXDP
@@ -280,7 +357,7 @@ func RunSwitch(ctx context.Context, o SwitchOptions) (rep *SwitchReport, err err
 		}
 	}
 	if r.xsink == nil {
-		if r.sink, err = loadgen.OpenPort(r.hosts[1].Netns, r.hosts[1].HostIf, r.sinkPortOptions()); err != nil {
+		if r.sink, err = loadgen.OpenPort(r.sink0.netns, r.sink0.iface, r.sinkPortOptions()); err != nil {
 			return nil, fmt.Errorf("bench: switch: sink port: %w", err)
 		}
 		defer func() { err = errors.Join(err, r.sink.Close()) }()
@@ -340,7 +417,7 @@ func (r *rig) device(ctx context.Context, dev Device) (err error) {
 			err = errors.Join(err, fmt.Errorf("bench: switch: %s down: %w", dev, derr))
 		}
 	}()
-	if r.live {
+	if r.live && r.tb != nil {
 		// Live frames run the receiving veth end's NAPI, and with it the
 		// device's receive work (a bridge's forwarding, ecnswitch's XDP
 		// redirect), inside the generator's own call, unless that NAPI has
@@ -364,6 +441,10 @@ func (r *rig) device(ctx context.Context, dev Device) (err error) {
 // up starts dev and returns the function that stops it and the one that
 // reads its drop counter.
 func (r *rig) up(dev Device) (down func() error, drops func() map[string]uint64, err error) {
+	if dev == DeviceExternal {
+		// Not ours: nothing to start, and its counters are its own.
+		return func() error { return nil }, func() map[string]uint64 { return nil }, nil
+	}
 	names := []string{r.hosts[0].SwitchIf, r.hosts[1].SwitchIf}
 	switch dev {
 	case DeviceBridge:
@@ -422,8 +503,26 @@ func SinkPortOptions(log *zap.Logger) afxdp.Options {
 	return o
 }
 
-func (r *rig) portOptions() afxdp.Options     { return PortOptions(r.o.Logger.Named("port")) }
-func (r *rig) sinkPortOptions() afxdp.Options { return SinkPortOptions(r.o.Logger.Named("port")) }
+// portOptions are PortOptions; on an external device's NIC the generator
+// takes one queue's socket (it transmits on the first socket; a socket
+// on every queue of a many-queue NIC would only hold memory).
+func (r *rig) portOptions() afxdp.Options {
+	o := PortOptions(r.o.Logger.Named("port"))
+	if r.tb == nil {
+		o.Queues = []int{0}
+	}
+	return o
+}
+
+// sinkPortOptions are SinkPortOptions, with hardware stamps left on the
+// PHC when RX stamps are to be on it.
+func (r *rig) sinkPortOptions() afxdp.Options {
+	o := SinkPortOptions(r.o.Logger.Named("port"))
+	if r.onPHC(false) {
+		o.RxStamp, o.RxStampRaw = afxdp.RxStampOn, true
+	}
+	return o
+}
 
 // upSwitch runs ecnswitch with cfg over AF_XDP ports on the switch ends.
 func (r *rig) upSwitch(cfg dataplane.Config) (func() error, func() map[string]uint64, error) {

@@ -57,7 +57,7 @@ func PipelineConfig(names []string, macs []net.HardwareAddr) dataplane.Config {
 		return marking.NewRED(marking.REDConfig{Measure: marking.MeasureQueue, KMin: marking.Bytes(32_000)}, marking.Enqueue, q)
 	}
 	for i := range cfg.Ports {
-		cfg.Ports[i].Enqueue = []dataplane.MarkerSpec{{Name: "red", New: red}}
+		cfg.Ports[i].Enqueue = []dataplane.MarkerSpec{{Name: marking.SchemeRED, New: red}}
 	}
 	return cfg
 }

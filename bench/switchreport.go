@@ -58,8 +58,12 @@ func (r *SwitchReport) Markdown(command string) string {
 	if command != "" {
 		fmt.Fprintf(&b, "    %s\n\n", command)
 	}
+	fmt.Fprintf(&b, "%s.\n\n", r.Build)
 	o := r.Options
 	gen := "over AF_XDP (veth, copy mode)"
+	if r.External != nil {
+		gen = "over AF_XDP"
+	}
 	if r.Generator == GeneratorXDP {
 		gen = "as XDP live frames (BPF_PROG_RUN of ecnswitch's generator program, one thread)"
 	} else if r.GeneratorNote != "" {
@@ -72,8 +76,22 @@ func (r *SwitchReport) Markdown(command string) string {
 	} else if r.SinkNote != "" {
 		sink += " (XDP sink unusable: " + r.SinkNote + ")"
 	}
-	fmt.Fprintf(&b, "Measured %s on Linux %s with %d CPUs in %.0f s. A generator in one testbed namespace sends UDP frames "+
-		"%s through the device to a sink %s in another namespace; the devices take turns over the same veth ends. "+
+	where := fmt.Sprintf("A generator in one testbed namespace sends UDP frames %s through the device to a sink %s in another namespace; "+
+		"the devices take turns over the same veth ends. ", gen, sink)
+	cpus := fmt.Sprintf("Generator, devices and sink compete for the CPUs (%d here): ecnswitch's loss shows up as its socket overflowing "+
+		"(xsk_rx in results.json) whenever its worker is descheduled. ", r.CPUs)
+	if x := r.External; x != nil {
+		where = fmt.Sprintf("A generator on %s sends UDP frames %s (%s → %s, %s → %s) through a device that is not ours, "+
+			"wired between %s and %s, to a sink %s on %s. ", x.GenIface.Name, gen, x.SrcMAC, x.DstMAC, x.SrcIP, x.DstIP,
+			x.GenIface.Name, x.SinkIface.Name, sink, x.SinkIface.Name)
+		if x.Learn {
+			where += fmt.Sprintf("Before every trial one frame left %s from its MAC, for a learning switch to learn where the sink is. ", x.SinkIface.Name)
+		}
+		where += "The device's own counters are not read: its loss is what was sent and never arrived, " +
+			"and the trials' sink drops say what of it the sink's side dropped. "
+		cpus = fmt.Sprintf("The generator and the sink share this machine's CPUs (%d here), not the device's. ", r.CPUs)
+	}
+	fmt.Fprintf(&b, "Measured %s on Linux %s with %d CPUs in %.0f s. %s"+
 		"%d flows, %s. Each trial sends for %s. "+
 		"**Max** is the unpaced trial: what the generator offered and what reached the sink. "+
 		"**Throughput** is the RFC 2544 throughput: the highest offered rate whose trial lost at most %.4g%% of its frames, "+
@@ -81,17 +99,24 @@ func (r *SwitchReport) Markdown(command string) string {
 		"**Bound by** says which side limited the max: the device when the generator offered more than reached the sink, "+
 		"the generator when everything it offered arrived. "+
 		"Throughput marked ≥ is bound by the generator (it lost nothing at the most the generator offered), and ratios over it are bounds too. "+
-		"Rates count frames with their FCS; Gbit/s = frames/s × size × 8. Latency is one-way, generator to sink, on the shared CLOCK_MONOTONIC, "+
+		"Rates count frames with their FCS; Gbit/s = frames/s × size × 8. Latency is one-way, generator to sink (%s), "+
 		"%s.\n\n"+
-		"%s"+
-		"Generator, devices and sink compete for the CPUs (%d here): ecnswitch's loss shows up as its socket overflowing (xsk_rx in results.json) "+
-		"whenever its worker is descheduled. On a shared machine, stalls of tens of ms (other processes, softirq) cost frames "+
+		"%s%s"+
+		"On a shared machine, stalls of tens of ms (other processes, softirq) cost frames "+
 		"and vary from run to run; running the benchmark under nice -n -10 makes them rarer.\n\n",
-		r.Start.UTC().Format(time.RFC3339), r.Kernel, r.CPUs, r.Seconds, gen, sink, o.Flows, o.Mix, o.Trial,
-		100*o.LossTolerance, o.Sweep, max(o.Iterations, 0), 100*o.Resolution, wait, howToRead(r.Generator), r.CPUs)
+		r.Start.UTC().Format(time.RFC3339), r.Kernel, r.CPUs, r.Seconds, where, o.Flows, o.Mix, o.Trial,
+		100*o.LossTolerance, o.Sweep, max(o.Iterations, 0), 100*o.Resolution, r.Stamps, wait, r.howToRead(), cpus)
 
-	b.WriteString("| frame | device | max forwarded | | offered at max | loss at max | bound by | throughput | | throughput ÷ bridge | max ÷ bridge | latency p50 / p99 at throughput |\n")
-	b.WriteString("|---:|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|\n")
+	// Ratios to the bridge where there may be one: not for an external
+	// device, measured alone.
+	ratios := r.External == nil
+	if ratios {
+		b.WriteString("| frame | device | max forwarded | | offered at max | loss at max | bound by | throughput | | throughput ÷ bridge | max ÷ bridge | latency p50 / p99 at throughput |\n")
+		b.WriteString("|---:|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|\n")
+	} else {
+		b.WriteString("| frame | device | max forwarded | | offered at max | loss at max | bound by | throughput | | latency p50 / p99 at throughput |\n")
+		b.WriteString("|---:|---|---:|---:|---:|---:|---|---:|---:|---:|\n")
+	}
 	for _, size := range o.Sizes {
 		bridge, hasBridge := r.Result(DeviceBridge, size)
 		for _, dev := range o.Devices {
@@ -125,14 +150,18 @@ func (r *SwitchReport) Markdown(command string) string {
 			if res.ThroughputPPS > 0 {
 				lat = fmt.Sprintf("%v / %v", roundDur(res.ThroughputLatency.P50), roundDur(res.ThroughputLatency.P99))
 			}
-			fmt.Fprintf(&b, "| %d B | %s | %.4f Mpps | %.3f Gbit/s | %.4f Mpps | %.3f%% | %s | %s | %.3f Gbit/s | %s | %s | %s |\n",
-				size, dev, res.MaxForwardedPPS/1e6, gbps(res.MaxForwardedPPS, size), res.MaxOfferedPPS/1e6, 100*res.MaxLossRatio,
-				res.BoundBy(), tp, gbps(res.ThroughputPPS, size), ratioTP, ratioMax, lat)
+			fmt.Fprintf(&b, "| %d B | %s | %.4f Mpps | %.3f Gbit/s | %.4f Mpps | %.3f%% | %s | %s | %.3f Gbit/s | ",
+				size, r.label(dev), res.MaxForwardedPPS/1e6, gbps(res.MaxForwardedPPS, size), res.MaxOfferedPPS/1e6, 100*res.MaxLossRatio,
+				res.BoundBy(), tp, gbps(res.ThroughputPPS, size))
+			if ratios {
+				fmt.Fprintf(&b, "%s | %s | ", ratioTP, ratioMax)
+			}
+			fmt.Fprintf(&b, "%s |\n", lat)
 		}
 	}
 	for _, dev := range o.Devices {
 		if why, ok := r.Skipped[dev]; ok {
-			fmt.Fprintf(&b, "\n%s: not measured: %s.\n", dev, why)
+			fmt.Fprintf(&b, "\n%s: not measured: %s.\n", r.label(dev), why)
 		}
 	}
 	b.WriteString("\n## Plots\n\n")
@@ -153,7 +182,7 @@ func (r *SwitchReport) Markdown(command string) string {
 			short = "*"
 		}
 		fmt.Fprintf(&b, "| %s | %d B | %s | %s | %.4f Mpps%s | %.4f Mpps | %.3f%% | %d | %d | %d | %d | %v | %v | %v |\n",
-			t.Device, t.Size, t.Kind, target, t.OfferedPPS/1e6, short, t.ForwardedPPS/1e6, 100*t.LossRatio,
+			r.label(t.Device), t.Size, t.Kind, target, t.OfferedPPS/1e6, short, t.ForwardedPPS/1e6, 100*t.LossRatio,
 			t.DeviceDropped, t.SinkDropped, t.CE, t.Reordered,
 			roundDur(t.Latency.P50), roundDur(t.Latency.P99), roundDur(t.Latency.Max))
 	}
@@ -214,7 +243,7 @@ func (r *SwitchReport) plotRates(size int, path string) error {
 		}
 		l.Color, s.Color, s.Shape = plotutil.Color(i), plotutil.Color(i), plotutil.Shape(i)
 		p.Add(l, s)
-		p.Legend.Add(string(dev), l, s)
+		p.Legend.Add(r.label(dev), l, s)
 	}
 	ideal, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}, {X: top, Y: top}})
 	if err != nil {
@@ -255,10 +284,10 @@ func (r *SwitchReport) plotLatency(size int, path string) error {
 				return err
 			}
 			l.Color, s.Color, s.Shape = plotutil.Color(i), plotutil.Color(i), plotutil.Shape(i)
-			name := string(dev) + " p50"
+			name := r.label(dev) + " p50"
 			if k == 1 {
 				l.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
-				name = string(dev) + " p99"
+				name = r.label(dev) + " p99"
 			}
 			p.Add(l, s)
 			p.Legend.Add(name, l, s)
@@ -268,9 +297,22 @@ func (r *SwitchReport) plotLatency(size int, path string) error {
 	return p.Save(6*vg.Inch, 4*vg.Inch, path)
 }
 
-// howToRead explains what limits each device with the generator of mode.
-func howToRead(mode string) string {
-	if mode == GeneratorXDP {
+// label is dev's name in the report: an external device's says which
+// interfaces it is wired between.
+func (r *SwitchReport) label(dev Device) string {
+	if dev == DeviceExternal && r.External != nil {
+		return r.External.Label()
+	}
+	return string(dev)
+}
+
+// howToRead explains what limits each device with the report's generator.
+func (r *SwitchReport) howToRead() string {
+	if r.External != nil {
+		return "How to read it: a max bound by the generator says the device forwards at least that much; " +
+			"one bound by the device is its forwarding rate under overload, if the sink's side dropped nothing (sink drops in the trials). "
+	}
+	if r.Generator == GeneratorXDP {
 		return "How to read it: the generator runs on the first CPU, and the receiving veth end's NAPI (the bridge's forwarding, " +
 			"the devices' XDP hook) in a kernel thread of its own, so the device works on its own CPU time and one that falls behind " +
 			"loses frames at the veth instead of slowing the generator. Unpaced, the generator offers several Mpps, far more than " +

@@ -3,6 +3,7 @@ package bench
 import (
 	"time"
 
+	"github.com/ecnswitch/ecnswitch/internal/buildinfo"
 	"github.com/ecnswitch/ecnswitch/loadgen"
 )
 
@@ -31,11 +32,12 @@ type Trial struct {
 	// DeviceDropped counts the frames the device reported dropping during
 	// the trial, DeviceDrops the same by reason (ecnswitch: its drop
 	// reasons, and xsk_rx for its sockets' kernel drops; the bridge: the
-	// dropped counters of the bridge and its ports). SinkDropped counts
-	// those the sink's socket dropped (RX ring full, no fill frame), or
-	// with the XDP sink those its veth end dropped (its ring full: the
-	// device sent faster than the sink host's receive took them): loss
-	// the measurement caused, not the device.
+	// dropped counters of the bridge and its ports; an external device:
+	// none, its counters are its own). SinkDropped counts those the
+	// sink's socket dropped (RX ring full, no fill frame), or with the
+	// XDP sink those its interface dropped (a veth's ring full, a NIC's
+	// missed and FIFO errors: the device sent faster than the sink's
+	// receive took them): loss the measurement caused, not the device.
 	DeviceDropped uint64            `json:"device_dropped"`
 	DeviceDrops   map[string]uint64 `json:"device_drops,omitempty"`
 	SinkDropped   uint64            `json:"sink_dropped"`
@@ -78,6 +80,8 @@ type SwitchReport struct {
 	Seconds float64   `json:"seconds"`
 	Kernel  string    `json:"kernel"`
 	CPUs    int       `json:"cpus"`
+	// Build is the build of ecnswitch and the machine that measured.
+	Build buildinfo.Info `json:"build"`
 	// Generator is the generator's mode, GeneratorXDP or GeneratorAFXDP;
 	// GeneratorNote says why live frames were not used, if they were not.
 	Generator     string `json:"generator"`
@@ -86,6 +90,13 @@ type SwitchReport struct {
 	// SinkNote says why the XDP sink was not used, if it was not.
 	Sink     string `json:"sink"`
 	SinkNote string `json:"sink_note,omitempty"`
+	// External describes the external device and its interfaces, when
+	// the run measured one (SwitchOptions.External).
+	External *ExternalReport `json:"external,omitempty"`
+	// Stamps says which clocks the TX and RX stamps were on, and whether
+	// their latencies could be reported (checked again after every
+	// trial; a trial whose check failed has its Latency withheld).
+	Stamps loadgen.ClockCheck `json:"stamps"`
 	// Skipped are the devices not measured, with the reason.
 	Skipped map[Device]string `json:"skipped,omitempty"`
 	Options struct {

@@ -251,7 +251,7 @@ func tcpSwitchConfig(ifaces []string, cpus []int, red bool) dataplane.Config {
 			Worker:    -1,
 		}
 		if red {
-			pc.Enqueue = []dataplane.MarkerSpec{{Name: "red", New: func(nq int) (marking.Marker, error) {
+			pc.Enqueue = []dataplane.MarkerSpec{{Name: marking.SchemeRED, New: func(nq int) (marking.Marker, error) {
 				return marking.NewRED(marking.REDConfig{Measure: marking.MeasureQueue, KMin: marking.Bytes(30_000),
 					KMax: marking.Bytes(90_000), PMax: 0.1}, marking.Enqueue, nq)
 			}}}

@@ -21,17 +21,19 @@ func (r *rig) trial(ctx context.Context, dev Device, size int, kind string, pps 
 		return Trial{}, err
 	}
 	gen, err := r.generator(loadgen.GeneratorConfig{
-		Addresses: loadgen.Addresses{
-			SrcMAC: r.hosts[0].MAC, DstMAC: r.hosts[1].MAC,
-			SrcIP: r.hosts[0].IPv4, DstIP: r.hosts[1].IPv4,
-		},
-		Sizes: []loadgen.Share[int]{{Value: size, Weight: 1}}, DSCP: r.o.DSCP, ECN: r.o.ECN, Flows: r.o.Flows,
+		Addresses: r.addrs,
+		Sizes:     []loadgen.Share[int]{{Value: size, Weight: 1}}, DSCP: r.o.DSCP, ECN: r.o.ECN, Flows: r.o.Flows,
 		Rate: loadgen.Rate{Packets: pps}, Duration: r.o.Trial, Run: r.run,
 	})
 	if err != nil {
 		return Trial{}, err
 	}
 	defer gen.Close()
+	if r.learn {
+		if err := r.sendLearn(); err != nil {
+			return Trial{}, err
+		}
+	}
 	dev0, sink0 := r.drops(), r.sinkDrops()
 	sctx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -66,7 +68,7 @@ func (r *rig) trial(ctx context.Context, dev Device, size int, kind string, pps 
 		Device: dev, Size: size, Kind: kind, TargetPPS: pps,
 		Sent: st.Sent, Received: rep.Unique(),
 		Reordered: rep.Reordered, Duplicated: rep.Duplicated, CE: rep.CE,
-		Latency: rep.Latency, GeneratorLag: st.Late,
+		Latency: rep.Latency.Checked(r.checkClocks()), GeneratorLag: st.Late,
 		SinkDropped: r.sinkDrops() - sink0,
 	}
 	for k, v := range r.drops() {
@@ -109,7 +111,7 @@ func (r *rig) newSink() (trialSink, error) {
 	if r.xsink != nil {
 		return r.xsink, r.xsink.Reset(r.run)
 	}
-	s, err := loadgen.NewSink(loadgen.SinkConfig{Run: r.run}, r.sink, r.clock)
+	s, err := loadgen.NewSink(loadgen.SinkConfig{Run: r.run}, r.sink, r.rxClock)
 	if err != nil {
 		return nil, err
 	}
@@ -118,19 +120,22 @@ func (r *rig) newSink() (trialSink, error) {
 }
 
 // sinkDrops is what the sink's side dropped so far: the AF_XDP sink's
-// socket drops, or the XDP sink's veth end's receive drops.
+// socket drops, or the receive drops of the XDP sink's interface (a
+// testbed's veth end, an external device's NIC).
 func (r *rig) sinkDrops() uint64 {
 	if r.xsink == nil {
 		return r.sink.Stats().RxDropped
 	}
 	var n uint64
-	_ = r.hosts[1].Do(func() error {
-		l, err := netlink.LinkByName(r.hosts[1].HostIf)
+	_ = inNetns(r.sink0.netns, func() error {
+		l, err := netlink.LinkByName(r.sink0.iface)
 		if err != nil {
 			return err
 		}
 		if st := l.Attrs().Statistics; st != nil {
-			n = st.RxDropped
+			// A NIC counts frames it had no room for as missed or FIFO
+			// errors; a veth counts none there.
+			n = st.RxDropped + st.RxMissedErrors + st.RxFifoErrors
 		}
 		return nil
 	})
@@ -153,7 +158,7 @@ func (afxdpGenerator) Close() error { return nil }
 // generator makes a trial's generator, of the rig's mode.
 func (r *rig) generator(cfg loadgen.GeneratorConfig) (trialGenerator, error) {
 	if !r.live {
-		g, err := loadgen.NewGenerator(cfg, r.gen, r.clock)
+		g, err := loadgen.NewGenerator(cfg, r.gen, r.txClock)
 		return afxdpGenerator{g}, err
 	}
 	// One thread, on the first CPU: the device's receive thread (see
@@ -162,13 +167,23 @@ func (r *rig) generator(cfg loadgen.GeneratorConfig) (trialGenerator, error) {
 	if runtime.NumCPU() > 1 {
 		cpus = []int{0}
 	}
-	return loadgen.NewLiveGenerator(cfg, loadgen.LiveConfig{Netns: r.hosts[0].Netns, Iface: r.hosts[0].HostIf, CPUs: cpus}, r.clock)
+	return loadgen.NewLiveGenerator(cfg, loadgen.LiveConfig{Netns: r.gen0.netns, Iface: r.gen0.iface, CPUs: cpus}, r.clock)
 }
 
 // probeLive checks that the kernel runs the live-frames generator: it
 // loads its program for a one-frame configuration (nothing is sent).
+// For an external device it also checks that the generator's interface
+// takes redirected frames: on a testbed the device's own XDP program,
+// attached later, makes the veth take them.
 func (r *rig) probeLive() error {
-	cfg := loadgen.GeneratorConfig{Addresses: loadgen.Addresses{SrcMAC: r.hosts[0].MAC, DstMAC: r.hosts[1].MAC,
-		SrcIP: r.hosts[0].IPv4, DstIP: r.hosts[1].IPv4}, Count: 1}
-	return loadgen.ProbeLive(cfg, r.clock)
+	cfg := loadgen.GeneratorConfig{Addresses: r.addrs, Count: 1}
+	if err := loadgen.ProbeLive(cfg, r.clock); err != nil {
+		return err
+	}
+	if r.tb == nil {
+		if ok, err := loadgen.LiveUsable(r.gen0.netns, r.gen0.iface); !ok {
+			return err
+		}
+	}
+	return nil
 }

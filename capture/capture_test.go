@@ -17,6 +17,7 @@ import (
 	"github.com/ecnswitch/ecnswitch/buffer"
 	"github.com/ecnswitch/ecnswitch/dataplane"
 	"github.com/ecnswitch/ecnswitch/dataplane/dataplanetest"
+	"github.com/ecnswitch/ecnswitch/internal/buildinfo"
 	"github.com/ecnswitch/ecnswitch/internal/testenv"
 	"github.com/ecnswitch/ecnswitch/marking"
 	"github.com/ecnswitch/ecnswitch/packet"
@@ -567,5 +568,17 @@ func TestStartErrors(t *testing.T) {
 	m.Close()
 	if _, err := m.Stop(1); err == nil {
 		t.Fatal("Stop of a stopped capture succeeded")
+	}
+}
+
+// A pcapng section header names the machine and the build: the CPU model
+// in shb_hardware, the kernel in shb_os, ecnswitch's version and revision
+// in shb_userappl.
+func TestSectionInfo(t *testing.T) {
+	i := buildinfo.Info{Version: "v1.2.0", Revision: "2f1147e0123456789", Modified: true, GoVersion: "go1.26.0",
+		Kernel: "6.18.4", CPU: "AMD EPYC", Arch: "amd64"}
+	want := pcapgo.NgSectionInfo{Hardware: "AMD EPYC (amd64)", OS: "Linux 6.18.4", Application: "ecnswitch v1.2.0 (2f1147e01234, modified) built with go1.26.0"}
+	if got := sectionInfo(i); got != want {
+		t.Errorf("sectionInfo = %+v\nwant %+v", got, want)
 	}
 }

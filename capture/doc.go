@@ -8,7 +8,7 @@
 // # Model
 //
 // A Manager owns the captures of one *dataplane.Switch. Each capture has a
-// Spec (port, direction ingress|egress|drops, filter all|marked|dropped,
+// Spec (port, direction ingress|egress|drops, filter all|marked|dropped|trimmed,
 // optional queue and DSCP, format, path, snap length, rotation, ring size).
 // The Manager sets one dataplane.Tap per port that has captures; the tap
 // runs on the port's worker and shows each event to every capture of the
@@ -61,7 +61,21 @@
 //	egress port c queue 0: sent unmarked; sojourn 3.125us
 //	drop port c queue 0: dropped (enqueue_marker) by dctcp (value 16500, threshold 15000)
 //	drop port c queue 0: dropped (dynamic_threshold)
+//	trim port c queue 0: trimmed (static_cap) from 1514 to 106 bytes
+//	egress port c queue 7: sent trimmed; sojourn 1.250us
+//	drop port c queue 7: dropped (static_cap) after trimming
 //	ingress port a: received
+//	egress port c queue 0: sent unmarked; sojourn 3.125us; INT (switch clock monotonic): added, 0 hops left; records, newest first: {queue 0: 4500 B, t 1250000 ns, tx 987654 B, 995 Mbit/s}
+//
+// A packet leaving a port with INT (dataplane.INT) has its INT records
+// decoded into the comment (package intmd), newest first, with what the
+// port did: added its record, or had no room for it.
+//
+// A port that trims (dataplane.Trim) drops the packet its queue refuses
+// and sends its header on, as SAI has it: the drops capture shows the
+// trim, the frame as cut, with the refusal's reason; the header's later
+// egress or drop says it was trimmed. Filter trimmed keeps only trimmed
+// packets, on egress or in drops.
 //
 // Both are encoded by github.com/gopacket/gopacket's pcapgo: Writer for
 // pcap, NgWriter.WritePacketWithOptions for pcapng, whose NgPacketOptions

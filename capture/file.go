@@ -16,6 +16,7 @@ import (
 	"github.com/gopacket/gopacket/pcapgo"
 
 	"github.com/ecnswitch/ecnswitch/dataplane"
+	"github.com/ecnswitch/ecnswitch/internal/buildinfo"
 )
 
 // countWriter counts the bytes written through it: the file's size as the
@@ -46,9 +47,11 @@ type fileWriter struct {
 	name     string   // the first file's name beneath root
 	path     string   // the first file's path, as Status shows it
 	portName string
-	clocks   string // which clocks the timestamps come from, for pcapng's if_description; "" to leave it out
-	wall0    int64  // Unix ns at capture start …
-	mono0    int64  // … and the switch clock at the same moment
+	clocks   string               // which clocks the timestamps come from, for pcapng's if_description; "" to leave it out
+	clock    string               // the switch's clock (timestamp.Name), for INT records' times
+	section  pcapgo.NgSectionInfo // pcapng's shb_hardware, shb_os and shb_userappl: the machine and the build
+	wall0    int64                // Unix ns at capture start …
+	mono0    int64                // … and the switch clock at the same moment
 
 	seq     int      // number of the open file
 	kept    []string // names beneath root of the files on disk, oldest first
@@ -73,6 +76,7 @@ type fileWriter struct {
 func newFileWriter(s Spec, root *os.Root, name, path, portName string, wall0 time.Time, mono0 int64) *fileWriter {
 	return &fileWriter{
 		spec: s, root: root, name: name, path: path, portName: portName, wall0: wall0.UnixNano(), mono0: mono0,
+		section:  sectionInfo(buildinfo.Read()),
 		text:     make([]byte, 0, 256),
 		inbound:  pcapgo.NgEpbFlags{Direction: pcapgo.NgEpbFlagDirectionInbound},
 		outbound: pcapgo.NgEpbFlags{Direction: pcapgo.NgEpbFlagDirectionOutbound},
@@ -134,15 +138,31 @@ func (w *fileWriter) header() error {
 		TimestampResolution: 9,
 		SnapLength:          uint32(w.spec.SnapLen),
 	}
-	section := pcapgo.NgWriterOptions{SectionInfo: pcapgo.NgSectionInfo{
-		Hardware: runtime.GOARCH, OS: runtime.GOOS, Application: "ecnswitch",
-	}}
-	ng, err := pcapgo.NewNgWriterInterface(&w.rec, intf, section)
+	ng, err := pcapgo.NewNgWriterInterface(&w.rec, intf, pcapgo.NgWriterOptions{SectionInfo: w.section})
 	if err != nil {
 		return err
 	}
 	w.ng = ng
 	return ng.Flush()
+}
+
+// sectionInfo is what a pcapng file's Section Header Block records of
+// the build and the machine that wrote it: shb_hardware the CPU model,
+// shb_os the kernel, shb_userappl ecnswitch's version and VCS revision.
+func sectionInfo(i buildinfo.Info) pcapgo.NgSectionInfo {
+	hw := i.CPU
+	if hw == "" {
+		hw = "unknown CPU"
+	}
+	osName := runtime.GOOS
+	if i.Kernel != "" {
+		osName = "Linux " + i.Kernel
+	}
+	return pcapgo.NgSectionInfo{
+		Hardware:    hw + " (" + i.Arch + ")",
+		OS:          osName,
+		Application: "ecnswitch " + i.Short() + " built with " + i.GoVersion,
+	}
 }
 
 func (w *fileWriter) describeFilter() string {
@@ -222,7 +242,7 @@ func (w *fileWriter) encode(r *record, data []byte) error {
 	if w.spec.Format == PCAP {
 		return w.pcap.WritePacket(ci, data)
 	}
-	w.text = w.comment(w.text[:0], r)
+	w.text = w.comment(w.text[:0], r, data)
 	w.comments[0] = string(w.text)
 	opts := pcapgo.NgPacketOptions{Comments: w.comments[:]}
 	switch r.kind {
@@ -244,11 +264,16 @@ const maxComment = 1024
 //
 //	egress port c queue 1: marked CE by mqecn (value 41000, threshold 32000); sojourn 212.000us
 //	drop port c queue 0: dropped (dynamic_threshold)
+//	trim port c queue 0: trimmed (static_cap) from 1514 to 106 bytes
+//	egress port c queue 7: sent trimmed; sojourn 1.250us
 //	ingress port a: received
+//	egress port c queue 0: sent unmarked; sojourn 3.125us; INT (switch clock monotonic): added, 0 hops left; records, newest first: {queue 0: 4500 B, t 1250000 ns, tx 987654 B, 995 Mbit/s}
 //
 // Value and threshold are what the marker compared, in its own unit
-// (bytes or ns). It allocates nothing.
-func (w *fileWriter) comment(b []byte, r *record) []byte {
+// (bytes or ns); INT records are decoded from data, the frame as
+// captured (appendINT). It allocates nothing but what decoding the INT
+// records does.
+func (w *fileWriter) comment(b []byte, r *record, data []byte) []byte {
 	b = append(b, r.kind.String()...)
 	b = append(b, " port "...)
 	b = append(b, w.portName...)
@@ -260,15 +285,31 @@ func (w *fileWriter) comment(b []byte, r *record) []byte {
 	case dataplane.EventIngress:
 		b = append(b, ": received"...)
 	case dataplane.EventEgress:
-		if r.marker != "" {
+		switch {
+		case r.marker != "" && r.trimmed:
+			b = append(b, ": trimmed, marked CE by "...)
+		case r.marker != "":
 			b = append(b, ": marked CE by "...)
-		} else {
+		case r.trimmed:
+			b = append(b, ": sent trimmed"...)
+		default:
 			b = append(b, ": sent unmarked"...)
 		}
+	case dataplane.EventTrim:
+		b = append(b, ": trimmed ("...)
+		b = append(b, r.drop.String()...)
+		b = append(b, ") from "...)
+		b = strconv.AppendInt(b, int64(r.cutFrom), 10)
+		b = append(b, " to "...)
+		b = strconv.AppendInt(b, int64(r.length), 10)
+		b = append(b, " bytes"...)
 	default:
 		b = append(b, ": dropped ("...)
 		b = append(b, r.drop.String()...)
 		b = append(b, ')')
+		if r.trimmed {
+			b = append(b, " after trimming"...)
+		}
 		if r.marker != "" {
 			b = append(b, " by "...)
 		}
@@ -285,6 +326,7 @@ func (w *fileWriter) comment(b []byte, r *record) []byte {
 		b = append(b, "; sojourn "...)
 		b = appendMicros(b, r.sojourn)
 	}
+	b = appendINT(b, r, data, w.clock)
 	if len(b) > maxComment {
 		b = b[:maxComment]
 	}

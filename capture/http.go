@@ -12,6 +12,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/ecnswitch/ecnswitch/internal/httpguard"
 )
 
 // maxSpecBody bounds the body of a start request.
@@ -31,7 +33,7 @@ func (m *Manager) Handler() http.Handler {
 	mux.HandleFunc("POST /capture/start", m.serveStart)
 	mux.HandleFunc("POST /capture/stop", m.serveStop)
 	mux.HandleFunc("GET /capture/status", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, m.Status())
+		httpguard.WriteJSON(w, http.StatusOK, m.Status())
 	})
 	return mux
 }
@@ -49,7 +51,7 @@ func (m *Manager) serveStart(w http.ResponseWriter, r *http.Request) {
 	}
 	for _, st := range m.Status() {
 		if st.ID == id {
-			writeJSON(w, http.StatusOK, st)
+			httpguard.WriteJSON(w, http.StatusOK, st)
 			return
 		}
 	}
@@ -67,7 +69,7 @@ func (m *Manager) serveStop(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, st)
+	httpguard.WriteJSON(w, http.StatusOK, st)
 }
 
 // decodeStart reads a start request: a body of one JSON object of Spec's
@@ -133,15 +135,7 @@ func writeError(w http.ResponseWriter, err error) {
 	case errors.Is(err, ErrNotFound):
 		code = http.StatusNotFound
 	}
-	writeJSON(w, code, apiError{Error: err.Error()})
-}
-
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.Encode(v) // the status line is out; a failed write has no one to tell
+	httpguard.WriteError(w, code, err.Error())
 }
 
 // Client calls a running switch's capture API, for `ecnswitch capture

@@ -165,6 +165,7 @@ func (m *Manager) Start(s Spec) (int, error) {
 		hold:     m.hold,
 	}
 	c.out.clocks = "timestamps on the switch clock (" + timestamp.Name(m.clock) + "), ingress stamps by " + m.sw.RxStampSource(port)
+	c.out.clock = timestamp.Name(m.clock)
 	if err := c.openFirst(); err != nil {
 		pl.close()
 		return 0, fmt.Errorf("capture: %w", err)

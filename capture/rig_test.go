@@ -13,6 +13,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
 
+	"github.com/ecnswitch/ecnswitch/internal/buildinfo"
 	"github.com/ecnswitch/ecnswitch/packet"
 )
 
@@ -85,6 +86,10 @@ func crossCheckPcapng(tb testing.TB, path string, want []pkt) {
 	r, err := pcapgo.NewNgReader(f, pcapgo.DefaultNgReaderOptions)
 	if err != nil {
 		tb.Fatalf("%s: gopacket's NgReader: %v", path, err)
+	}
+	// The section header records the build, the kernel and the CPU.
+	if got, want := r.SectionInfo(), sectionInfo(buildinfo.Read()); got != want {
+		tb.Fatalf("%s: section header %+v, want %+v", path, got, want)
 	}
 	for i := 0; ; i++ {
 		data, ci, err := r.ReadPacketData()

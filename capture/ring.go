@@ -17,7 +17,11 @@ type record struct {
 	queue     int16 // -1 before classification
 	kind      dataplane.EventKind
 	drop      dataplane.DropReason
+	trimmed   bool   // a trimmed packet (dataplane.Event.Trimmed)
+	cutFrom   int32  // for a trim, the frame's length before the cut
 	marker    string // the marker's name; points into the switch's own list
+	intOut    dataplane.INTOutcome
+	intAt     int16 // frame offset of the INT headers, when intOut says the packet carries some
 }
 
 // ring is a bounded single-producer/single-consumer queue of fixed-size
@@ -67,7 +71,10 @@ func (r *ring) push(ev *dataplane.Event) bool {
 	r.recs[i] = record{
 		time: ev.Time, sojourn: ev.Sojourn, value: ev.Value, threshold: ev.Threshold,
 		length: int32(len(ev.Frame)), caplen: int32(n), queue: int16(ev.Queue),
-		kind: ev.Kind, drop: ev.Drop, marker: ev.Marker,
+		kind: ev.Kind, drop: ev.Drop, marker: ev.Marker, trimmed: ev.Trimmed, cutFrom: int32(ev.CutFrom), intOut: ev.INT,
+	}
+	if ev.INT != dataplane.INTNone && ev.Desc != nil {
+		r.recs[i].intAt = int16(ev.Desc.L4Off + 8) // the UDP payload
 	}
 	r.tail.Store(t + 1)
 	return true

@@ -14,7 +14,7 @@ type Direction string
 const (
 	Ingress Direction = "ingress" // frames as the port received them, before parsing
 	Egress  Direction = "egress"  // frames as the port sent them, after any CE mark
-	Drops   Direction = "drops"   // frames the switch dropped on the port, either side
+	Drops   Direction = "drops"   // frames the switch dropped on the port, either side, and those it trimmed instead
 )
 
 // Filter selects packets within a direction.
@@ -25,6 +25,10 @@ const (
 	All     Filter = "all"     // every packet of the direction
 	Marked  Filter = "marked"  // egress packets the switch set CE on
 	Dropped Filter = "dropped" // dropped packets; the same as direction drops with filter all
+	// Trimmed selects trimmed packets (dataplane.Trim): on egress the
+	// headers the port sent, in drops the trims themselves (as cut) and
+	// the headers the trim queue refused.
+	Trimmed Filter = "trimmed"
 )
 
 // Format is the file format.
@@ -171,12 +175,14 @@ func (s Spec) Validate() error {
 		return fmt.Errorf("port: empty; want a port name or index")
 	case s.Direction != Ingress && s.Direction != Egress && s.Direction != Drops:
 		return fmt.Errorf("direction: %q; want ingress, egress or drops", s.Direction)
-	case s.Filter != All && s.Filter != Marked && s.Filter != Dropped:
-		return fmt.Errorf("filter: %q; want all, marked or dropped", s.Filter)
+	case s.Filter != All && s.Filter != Marked && s.Filter != Dropped && s.Filter != Trimmed:
+		return fmt.Errorf("filter: %q; want all, marked, dropped or trimmed", s.Filter)
 	case s.Filter == Marked && s.Direction != Egress:
 		return fmt.Errorf("filter: marked with direction %s; marks are seen only on egress", s.Direction)
 	case s.Filter == Dropped && s.Direction != Drops:
 		return fmt.Errorf("filter: dropped with direction %s; want direction drops", s.Direction)
+	case s.Filter == Trimmed && s.Direction == Ingress:
+		return fmt.Errorf("filter: trimmed with direction ingress; packets are trimmed at egress admission, after they are received")
 	case s.Queue != nil && (*s.Queue < 0 || *s.Queue > 255):
 		return fmt.Errorf("queue: %d outside [0, 255]", *s.Queue)
 	case s.Queue != nil && s.Direction == Ingress:

@@ -25,7 +25,7 @@ func TestSpecValidate(t *testing.T) {
 	}{
 		{func(s *Spec) { s.Port = "" }, "port: empty"},
 		{func(s *Spec) { s.Direction = "both" }, `direction: "both"; want ingress, egress or drops`},
-		{func(s *Spec) { s.Filter = "ce" }, `filter: "ce"; want all, marked or dropped`},
+		{func(s *Spec) { s.Filter = "ce" }, `filter: "ce"; want all, marked, dropped or trimmed`},
 		{func(s *Spec) { s.Filter, s.Direction = Marked, Ingress }, "filter: marked with direction ingress"},
 		{func(s *Spec) { s.Filter, s.Direction = Dropped, Egress }, "filter: dropped with direction egress"},
 		{func(s *Spec) { s.Queue = intp(256) }, "queue: 256 outside [0, 255]"},
@@ -106,12 +106,12 @@ func TestComment(t *testing.T) {
 			"drop port eth1: dropped (malformed)"},
 		{record{kind: dataplane.EventIngress, queue: -1, sojourn: -1}, "ingress port eth1: received"},
 	} {
-		if got := string(w.comment(nil, &c.r)); got != c.want {
+		if got := string(w.comment(nil, &c.r, nil)); got != c.want {
 			t.Errorf("comment:\n got %q\nwant %q", got, c.want)
 		}
 	}
 	long := record{kind: dataplane.EventEgress, marker: strings.Repeat("m", 2000), sojourn: -1}
-	if n := len(w.comment(nil, &long)); n != maxComment {
+	if n := len(w.comment(nil, &long, nil)); n != maxComment {
 		t.Errorf("a %d-byte comment was not cut to %d", n, maxComment)
 	}
 }

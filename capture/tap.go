@@ -19,13 +19,13 @@ type portTap struct{ caps []*capture }
 func (t *portTap) Record(ev *dataplane.Event) {
 	for _, c := range t.caps {
 		f := &c.filter
-		if ev.Kind != f.kind {
+		if f.kinds&(1<<ev.Kind) == 0 {
 			continue
 		}
 		// Marked: the dataplane names a marker on an egress event only
 		// when it set CE. Queue: -1 for ingress events. DSCP: as the
 		// frame carries it at the event.
-		if (!f.marked || ev.Marker != "") && (f.queue < 0 || ev.Queue == f.queue) && (f.dscp < 0 || f.matchDSCP(ev.Frame)) {
+		if (!f.marked || ev.Marker != "") && (!f.trimmed || ev.Trimmed) && (f.queue < 0 || ev.Queue == f.queue) && (f.dscp < 0 || f.matchDSCP(ev.Frame)) {
 			c.record(ev)
 			continue
 		}
@@ -53,21 +53,24 @@ type gate struct {
 
 // filter is a capture's selection, fixed at start.
 type filter struct {
-	kind   dataplane.EventKind
-	marked bool // egress packets with a marker's CE only
-	queue  int  // -1: any
-	dscp   int  // -1: any
+	kinds   uint8 // bit k: events of dataplane.EventKind k
+	marked  bool  // egress packets with a marker's CE only
+	trimmed bool  // trimmed packets only
+	queue   int   // -1: any
+	dscp    int   // -1: any
 }
 
 func newFilter(s Spec) filter {
-	f := filter{queue: -1, dscp: -1, marked: s.Filter == Marked}
+	f := filter{queue: -1, dscp: -1, marked: s.Filter == Marked, trimmed: s.Filter == Trimmed}
 	switch s.Direction {
 	case Ingress:
-		f.kind = dataplane.EventIngress
+		f.kinds = 1 << dataplane.EventIngress
 	case Egress:
-		f.kind = dataplane.EventEgress
+		f.kinds = 1 << dataplane.EventEgress
 	default:
-		f.kind = dataplane.EventDrop
+		// A trim drops the packet and sends its header on (SAI): the
+		// drops see it, as cut.
+		f.kinds = 1<<dataplane.EventDrop | 1<<dataplane.EventTrim
 	}
 	if s.Queue != nil {
 		f.queue = *s.Queue

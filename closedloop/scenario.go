@@ -8,6 +8,7 @@ import (
 
 	"github.com/ecnswitch/ecnswitch/dataplane"
 	"github.com/ecnswitch/ecnswitch/marking"
+	"github.com/ecnswitch/ecnswitch/transport"
 )
 
 // CC is a sender's congestion control.
@@ -24,11 +25,11 @@ const (
 func (c CC) String() string {
 	switch c {
 	case ECNStar:
-		return "ecn*"
+		return transport.KindECNStar.String()
 	case DCTCP:
-		return "dctcp"
+		return transport.KindDCTCP.String()
 	case DX:
-		return "dx"
+		return transport.KindDX.String()
 	}
 	return fmt.Sprintf("cc(%d)", uint8(c))
 }
@@ -77,7 +78,14 @@ const (
 
 var schemeNames = [...]string{
 	PerPort: "per-port", PerQueue: "per-queue standard", PerQueueMin: "per-queue minimum",
-	MQECN: "MQ-ECN", PMSB: "PMSB", TCN: "TCN", ECNSharp: "ECN♯", CoDel: "CoDel", Unmarked: "unmarked",
+	MQECN: schemeTitle(marking.SchemeMQECN), PMSB: schemeTitle(marking.SchemePMSB), TCN: schemeTitle(marking.SchemeTCN),
+	ECNSharp: schemeTitle(marking.SchemeECNSharp), CoDel: schemeTitle(marking.SchemeCoDel), Unmarked: "unmarked",
+}
+
+// schemeTitle returns the title of marking's registered scheme name.
+func schemeTitle(name string) string {
+	s, _ := marking.Lookup(name)
+	return s.Title
 }
 
 // String returns the scheme's name as the results table prints it.
@@ -212,8 +220,8 @@ func (s Scenario) withDefaults() (Scenario, error) {
 		return s, fmt.Errorf("closedloop: rtt: %v outside [%v, %v]", s.RTT, minRTT, maxRTT)
 	case s.RTTMax != 0 && (s.RTTMax < s.RTT || s.RTTMax > maxRTT):
 		return s, fmt.Errorf("closedloop: rtt_max: %v outside [rtt = %v, %v] (or 0: no variation)", s.RTTMax, s.RTT, maxRTT)
-	case !(s.Lambda > 0 && s.Lambda <= 16):
-		return s, fmt.Errorf("closedloop: lambda: %g outside (0, 16]", s.Lambda)
+	case !(s.Lambda > 0 && s.Lambda <= marking.MaxLambda):
+		return s, fmt.Errorf("closedloop: lambda: %g outside (0, %g]", s.Lambda, marking.MaxLambda)
 	case s.PstTarget < 0 || s.PstTarget > pstTargetMax:
 		return s, fmt.Errorf("closedloop: pst_target: %v outside [0, %v]", s.PstTarget, pstTargetMax)
 	case s.Warmup < 0 || s.Warmup >= maxDuration:
@@ -323,26 +331,26 @@ func (s Scenario) markers() (enq, deq []dataplane.MarkerSpec, desc string) {
 			return marking.NewRED(marking.Minimum(k), marking.Enqueue, n)
 		}), nil, fmt.Sprintf("queue ≥ K/%d = %d B, enqueue", s.Queues, kb/int64(s.Queues))
 	case MQECN:
-		return spec("mqecn", func(n int) (marking.Marker, error) {
+		return spec(marking.SchemeMQECN, func(n int) (marking.Marker, error) {
 			return marking.NewMQECN(marking.MQECNConfig{RTT: rtt, Lambda: s.Lambda}, marking.Enqueue, n)
 		}), nil, fmt.Sprintf("queue ≥ min(quantum/T_round, C)/C·K, K = %d B, enqueue", kb)
 	case PMSB:
-		return spec("pmsb", func(n int) (marking.Marker, error) {
+		return spec(marking.SchemePMSB, func(n int) (marking.Marker, error) {
 			return marking.NewPMSB(marking.PMSBConfig{RTT: rtt, Lambda: s.Lambda}, marking.Enqueue, n)
 		}), nil, fmt.Sprintf("port ≥ K = %d B and queue ≥ K/%d, enqueue", kb, s.Queues)
 	case TCN:
-		return nil, spec("tcn", func(n int) (marking.Marker, error) {
+		return nil, spec(marking.SchemeTCN, func(n int) (marking.Marker, error) {
 			return marking.NewTCN(marking.TCNConfig{RTT: rtt, Lambda: s.Lambda}, marking.Dequeue, n)
 		}), fmt.Sprintf("sojourn > λ·RTT = %v, dequeue", time.Duration(lrtt))
 	case ECNSharp:
 		pst := s.pstTarget()
-		return nil, spec("ecnsharp", func(n int) (marking.Marker, error) {
+		return nil, spec(marking.SchemeECNSharp, func(n int) (marking.Marker, error) {
 			return marking.NewECNSharp(marking.ECNSharpConfig{
 				InsTarget: lrtt, PstTarget: pst, PstInterval: rtt,
 			}, marking.Dequeue, n)
 		}), fmt.Sprintf("ins_target %v, pst_target %v, pst_interval %v, dequeue", time.Duration(lrtt), time.Duration(pst), time.Duration(rtt))
 	case CoDel:
-		return nil, spec("codel", func(n int) (marking.Marker, error) {
+		return nil, spec(marking.SchemeCoDel, func(n int) (marking.Marker, error) {
 			return marking.NewCoDel(marking.CoDelConfig{}, marking.Dequeue, n)
 		}), fmt.Sprintf("target %v, interval %v (000 §5.2), dequeue", time.Duration(marking.CoDelDefaultTarget), time.Duration(marking.CoDelDefaultInterval))
 	case Unmarked:

@@ -94,7 +94,7 @@ func TestCaptureErrors(t *testing.T) {
 		{"unknown section key", "capture: {directory: x}\n" + ports, "capture.directory", "unknown key; allowed here: dir, quota, ring_memory, captures"},
 		{"empty dir", "capture: {dir: ''}\n" + ports, "capture.dir", `"": want a directory`},
 		{"direction", "capture: {captures: [{port: s0, direction: both}]}\n" + ports, "capture.captures[0].direction", `"both"; want ingress, egress or drops`},
-		{"filter", "capture: {captures: [{port: s0, filter: ce}]}\n" + ports, "capture.captures[0].filter", `"ce"; want all, marked or dropped`},
+		{"filter", "capture: {captures: [{port: s0, filter: ce}]}\n" + ports, "capture.captures[0].filter", `"ce"; want all, marked, dropped or trimmed`},
 		{"marked on ingress", "capture: {captures: [{port: s0, direction: ingress, filter: marked}]}\n" + ports, "capture.captures[0].filter", "marks are seen only on egress"},
 		{"queue beyond the port's", "capture: {captures: [{port: s1, queue: 4}]}\n" + ports, "capture.captures[0].queue", "4 outside [0, 3] (port s1 has 4 queues)"},
 		{"negative queue", "capture: {captures: [{port: s0, queue: -1}]}\n" + ports, "capture.captures[0].queue", "-1 outside [0, 7]"},

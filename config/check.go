@@ -24,12 +24,22 @@ var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]*$`)
 // collecting every error. Its methods are split by section over the files
 // named after them.
 type checker struct {
-	ix   *index
-	errs Errors
+	ix    *index
+	errs  Errors
+	warns []string
 }
 
 func (c *checker) errf(key, format string, args ...any) {
 	c.add(Errors{{Key: key, Line: c.ix.line(key), Msg: fmt.Sprintf(format, args...)}})
+}
+
+// warnf notes a setting that works, but likely not as meant, at its key;
+// a repeat (a key of port_defaults, once per port) is noted once.
+func (c *checker) warnf(key, format string, args ...any) {
+	w := (&Error{Key: key, Line: c.ix.line(key), Msg: fmt.Sprintf(format, args...)}).Error()
+	if !slices.Contains(c.warns, w) {
+		c.warns = append(c.warns, w)
+	}
 }
 
 // add appends errors, skipping repeats: a bad key in port_defaults is
@@ -142,6 +152,7 @@ func (c *checker) config(f *fileYAML) *Config {
 	c.telemetryMemory(cfg)
 	cfg.Capture = c.capture(cfg, f.Capture)
 	cfg.Control = c.control(f.Control)
+	cfg.Warnings = append(cfg.Warnings, c.warns...)
 	if len(c.errs) == 0 {
 		// Every rule of the dataplane's own is checked above, at its key;
 		// this is the backstop that a Config Parse accepts always builds.

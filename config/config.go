@@ -38,8 +38,13 @@ type Config struct {
 	Control   Control
 
 	// Warnings name keys the file uses that are deprecated, with their
-	// replacement; the daemon logs them.
+	// replacement, and settings that work but likely not as meant (a trim
+	// queue that is not strict priority, say), at their keys; the daemon
+	// logs them.
 	Warnings []string
+
+	src  []byte // the YAML document it was parsed from, for Set
+	path string // the file Load read it from, for a reload
 }
 
 // Telemetry configures the telemetry HTTP server.
@@ -54,7 +59,8 @@ type Telemetry struct {
 }
 
 // Control configures the control socket, the UNIX socket on which the
-// switch takes commands (captures); its file mode decides who may.
+// switch takes commands (captures, runtime changes); its file mode decides
+// who may.
 type Control struct {
 	// Socket is the socket's path; "" serves no control socket.
 	Socket string
@@ -75,6 +81,7 @@ type Port struct {
 // Marker is one configured marker, as written.
 type Marker struct {
 	Key    string // its path in the file, e.g. ports[0].markers.enqueue[1]
+	Name   string // its name key, else its scheme's name
 	Scheme string
 	Stage  marking.Stage
 	Params string // the parameters as written, for summaries
@@ -82,6 +89,10 @@ type Marker struct {
 	// Switch.Ports: one, or two for BCC (per-port standard ECN and
 	// shared-pool RED, 002 §IV-B).
 	Specs []dataplane.MarkerSpec
+
+	values [][2]string       // the parameters as written: key, value
+	at     marking.Placement // where it was built, which a change of the port's rate, queues or pool changes
+	group  *group            // what builds its members
 }
 
 // Load reads and parses the config file at path. Errors name the file.
@@ -94,8 +105,17 @@ func Load(path string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config %s:\n%w", path, err)
 	}
+	c.path = path
 	return c, nil
 }
+
+// Path returns the file Load read c from, which a reload reads again; ""
+// for a Config that Parse made from bytes.
+func (c *Config) Path() string { return c.path }
+
+// YAML returns the document c was parsed from: the file's, or for a
+// Config that Set made, the running document with the changes written in.
+func (c *Config) YAML() []byte { return slices.Clone(c.src) }
 
 // Parse decodes a YAML config strictly and validates it. The error, if
 // any, is an Errors listing every problem found, each naming its key, the
@@ -110,6 +130,7 @@ func Parse(data []byte) (*Config, error) {
 	if len(c.errs) > 0 {
 		return nil, c.sorted()
 	}
+	cfg.src = slices.Clone(data)
 	return cfg, nil
 }
 

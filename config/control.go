@@ -6,8 +6,8 @@ import (
 	"strings"
 )
 
-// DefaultControlSocket is where the switch takes commands (captures),
-// mode 0600: /run/ecnswitch, the unit's RuntimeDirectory.
+// DefaultControlSocket is where the switch takes commands (captures,
+// runtime changes), mode 0600: /run/ecnswitch, the unit's RuntimeDirectory.
 const DefaultControlSocket = "/run/ecnswitch/ecnswitch.sock"
 
 // maxSocketPath is the longest path a UNIX socket address holds

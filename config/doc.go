@@ -27,9 +27,11 @@
 //	              patches, macs, prefixes (ports by name)
 //	classifier:   dscp, use_pcp, pcp
 //	port_defaults: any port key but name and interface, merged into every port
-//	ports:        [{name, interface, afxdp, queues, mtu, scheduler, rate, bucket,
+//	ports:        [{name, interface, afxdp, queues, mtu, scheduler (kind dualq:
+//	               tc-dualpi2's keys), rate, bucket,
 //	               overhead, pool, buffer, markers: {enqueue, dequeue}, non_ect,
-//	               delay, worker}]
+//	               delay, coalesce, worker, trim: {bytes, queue, dscp, queues},
+//	               int: {port, dscp, node_id}}]
 //	capture:      dir, quota, ring_memory, captures: [{port (by name), direction,
 //	               filter, queue, dscp, format, path (inside dir), snaplen,
 //	               max_bytes, max_files, ring}]
@@ -47,14 +49,33 @@
 // # Markers
 //
 // A marker names its scheme and the scheme's parameters as the papers and
-// the marking package name them (docs/marking-dequeue.md; Schemes lists
-// them): red, dctcp (RED as a cut-off at K on the queue, port or pool, or
-// the "minimum" per-queue K_i with split), mqecn, pmsb, bcc, tcn, codel,
-// ecnsharp. Each becomes one dataplane.MarkerSpec (BCC two: its per-port
-// and shared-pool members). Parse builds each marker once, so that the
-// scheme's own checks — a dequeue-only scheme placed at enqueue, K_min
-// above K_max — are reported at the marker's key (marking.ParamError names
-// the key), and the switch built from the Config gets those very markers.
-// BCC's buffer-model inputs (B, α, S_min, N) default to the port's pool
-// and buffer settings (002 §IV-C).
+// the marking package name them: red, dctcp (RED as a cut-off at K on the
+// queue, port or pool, or the "minimum" per-queue K_i with split), mqecn,
+// pmsb, bcc, tcn, codel, ecnsharp, pie, pi2. The schemes, their keys, units,
+// defaults and ranges are marking's registry (marking.Schemes), which this
+// package reads: a key is decoded by its unit (thresholds, sizes,
+// durations, rates, numbers, booleans, choices) and checked against its
+// range, each error naming the key, the value as written and the range.
+// docs/marking.md's tables are generated from the same registry (go
+// generate ./config). Each marker becomes one dataplane.MarkerSpec (BCC
+// two: its per-port and shared-pool members). Parse builds each marker
+// once, so that the scheme's own checks — a dequeue-only scheme placed at
+// enqueue, K_min above K_max — are reported at the marker's key
+// (marking.ParamError names the key), and the switch built from the
+// Config gets those very markers. BCC's buffer-model inputs (B, α, S_min,
+// N) default to the port's pool and buffer settings (002 §IV-C).
+//
+// # Changes while the switch runs
+//
+// A Config keeps the document it was parsed from. Set writes `ecnswitch
+// set`'s KEY=VALUE assignments into a copy of it and parses the result,
+// so that a value set at run time is checked exactly as the file's is;
+// Changes then compares a running Config with the next one (Set's, or the
+// file's again on a reload) and returns what a running switch can apply
+// (a port's marker chains, a queue's weight and quantum, a port's rate and
+// bucket, a queue's α), each a Change applied through the dataplane's Set
+// methods, or refuses, naming each key, what the switch fixes at start.
+// Settings is what `ecnswitch get` prints of a running Config.
 package config
+
+//go:generate go run ./internal/schemedoc -root ../

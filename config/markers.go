@@ -5,125 +5,16 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/ecnswitch/ecnswitch/dataplane"
 	"github.com/ecnswitch/ecnswitch/marking"
 )
-
-// Schemes lists the marker schemes a config may name, in the order the
-// docs present them.
-func Schemes() []string {
-	return []string{"red", "dctcp", "mqecn", "pmsb", "bcc", "tcn", "codel", "ecnsharp"}
-}
-
-// The parameter structs of each scheme: the keys a marker may have besides
-// scheme and name, named as in the papers and in the marking package.
-
-type redParams struct {
-	Measure string    `yaml:"measure"`
-	K       Threshold `yaml:"k"`
-	KMin    Threshold `yaml:"kmin"`
-	KMax    Threshold `yaml:"kmax"`
-	PMax    *float64  `yaml:"pmax"`
-	Weight  float64   `yaml:"weight"`
-	Split   bool      `yaml:"split"`
-	Count   *bool     `yaml:"count"`
-	MTU     *Size     `yaml:"mtu"`
-	Seed    *uint64   `yaml:"seed"`
-}
-
-type dctcpParams struct {
-	Measure string    `yaml:"measure"`
-	K       Threshold `yaml:"k"`
-	RTT     *Duration `yaml:"rtt"`
-	Lambda  *float64  `yaml:"lambda"`
-	Split   bool      `yaml:"split"`
-	MTU     *Size     `yaml:"mtu"`
-}
-
-type mqecnParams struct {
-	RTT    *Duration `yaml:"rtt"`
-	Lambda *float64  `yaml:"lambda"`
-	KMin   Threshold `yaml:"kmin"`
-	KMax   Threshold `yaml:"kmax"`
-	PMax   *float64  `yaml:"pmax"`
-	MTU    *Size     `yaml:"mtu"`
-	Seed   *uint64   `yaml:"seed"`
-}
-
-type pmsbParams struct {
-	PortThreshold Threshold `yaml:"port_threshold"`
-	RTT           *Duration `yaml:"rtt"`
-	Lambda        *float64  `yaml:"lambda"`
-	MTU           *Size     `yaml:"mtu"`
-}
-
-type bccParams struct {
-	PortThreshold Threshold `yaml:"port_threshold"`
-	PerQueue      bool      `yaml:"per_queue"`
-	KMin          Threshold `yaml:"kmin"`
-	KMax          Threshold `yaml:"kmax"`
-	PMax          *float64  `yaml:"pmax"`
-	Count         *bool     `yaml:"count"`
-	PoolSize      *Size     `yaml:"pool_size"`
-	Alpha         *float64  `yaml:"alpha"`
-	RTT           *Duration `yaml:"rtt"`
-	Lambda        *float64  `yaml:"lambda"`
-	Reserve       *Size     `yaml:"reserve"`
-	Ports         *int      `yaml:"ports"`
-	H             *Duration `yaml:"h"`
-	MTU           *Size     `yaml:"mtu"`
-	Seed          *uint64   `yaml:"seed"`
-}
-
-type tcnParams struct {
-	Threshold *Duration `yaml:"threshold"`
-	Lambda    *float64  `yaml:"lambda"`
-	RTT       *Duration `yaml:"rtt"`
-}
-
-type codelParams struct {
-	Target    *Duration `yaml:"target"`
-	Interval  *Duration `yaml:"interval"`
-	MaxPacket *Size     `yaml:"max_packet"`
-}
-
-type ecnsharpParams struct {
-	InsTarget      *Duration `yaml:"ins_target"`
-	PstTarget      *Duration `yaml:"pst_target"`
-	PstInterval    *Duration `yaml:"pst_interval"`
-	QueueLength    bool      `yaml:"queue_length"`
-	InsTargetBytes *Size     `yaml:"ins_target_bytes"`
-	PstTargetBytes *Size     `yaml:"pst_target_bytes"`
-}
-
-// newParams returns a pointer to a fresh parameter struct for scheme, or
-// nil for an unknown scheme.
-func newParams(scheme string) any {
-	switch scheme {
-	case "red":
-		return &redParams{}
-	case "dctcp":
-		return &dctcpParams{}
-	case "mqecn":
-		return &mqecnParams{}
-	case "pmsb":
-		return &pmsbParams{}
-	case "bcc":
-		return &bccParams{}
-	case "tcn":
-		return &tcnParams{}
-	case "codel":
-		return &codelParams{}
-	case "ecnsharp":
-		return &ecnsharpParams{}
-	}
-	return nil
-}
 
 // builder makes the chain members of one configured marker for a port of
 // the given number of queues: one member, or BCC's two, from one
@@ -171,282 +62,6 @@ func (g *group) specs(names []string) []dataplane.MarkerSpec {
 	return out
 }
 
-// markerCtx is what building one marker needs to know.
-type markerCtx struct {
-	c      *checker
-	cfg    *Config
-	port   int    // index in cfg.Switch.Ports
-	key    string // the marker's path
-	scheme string
-	stage  marking.Stage
-	rate   int64
-	seed   uint64
-	failed bool
-}
-
-func (m *markerCtx) errf(sub, format string, args ...any) {
-	key := m.key
-	if sub != "" {
-		key += "." + sub
-	}
-	m.c.errf(key, format, args...)
-	m.failed = true
-}
-
-// rateFor checks that a threshold which resolves with the port's rate has one.
-func (m *markerCtx) rateFor(sub string, t Threshold) {
-	if t.Set() && t.T.RateDependent() && m.rate == 0 {
-		m.errf(sub, "%q resolves with the port's rate C, but the port is unshaped; set %s", t, m.c.portKey(m.port, "rate"))
-	}
-}
-
-// needRate reports an error if the port has no rate.
-func (m *markerCtx) needRate(why string) {
-	if m.rate == 0 {
-		m.errf("", "%s needs the port's rate C to %s, but the port is unshaped; set %s", m.scheme, why, m.c.portKey(m.port, "rate"))
-	}
-}
-
-func (m *markerCtx) lambda(p *float64) float64 {
-	if p == nil {
-		return 0
-	}
-	if !(*p > 0 && *p <= marking.MaxLambda) {
-		m.errf("lambda", "%g outside (0, %g]", *p, marking.MaxLambda)
-		return 0
-	}
-	return *p
-}
-
-func (m *markerCtx) pmax(p *float64) float64 {
-	if p == nil {
-		return 0
-	}
-	if !(*p > 0 && *p <= 1) {
-		m.errf("pmax", "%g outside (0, 1]", *p)
-		return 0
-	}
-	return *p
-}
-
-func (m *markerCtx) mtu(p *Size) int64 {
-	if p == nil {
-		return 0
-	}
-	if p.N < 1 || p.N > marking.MaxMTU {
-		m.errf("mtu", "%q outside [1, %s]", p, FormatSize(marking.MaxMTU))
-		return 0
-	}
-	return p.N
-}
-
-func (m *markerCtx) seedOr(p *uint64) uint64 {
-	if p != nil {
-		return *p
-	}
-	return m.seed
-}
-
-// count maps an optional count: key to RED's count correction.
-func count(p *bool) marking.Count {
-	switch {
-	case p == nil:
-		return marking.CountDefault
-	case *p:
-		return marking.CountOn
-	}
-	return marking.CountOff
-}
-
-func ns(d *Duration) int64 {
-	if d == nil {
-		return 0
-	}
-	return int64(d.D)
-}
-
-func (m *markerCtx) measure(s string) marking.Measure {
-	switch m.c.oneOf(m.key+".measure", s, "queue", "queue", "port", "pool") {
-	case "port":
-		return marking.MeasurePort
-	case "pool":
-		return marking.MeasurePool
-	}
-	return marking.MeasureQueue
-}
-
-// one wraps a single-marker constructor.
-func one[C any](name string, cfg C, ctor func(C, marking.Stage, int) (marking.Marker, error)) ([]string, builder) {
-	return []string{name}, func(stage marking.Stage, q int) ([]marking.Member, error) {
-		mk, err := ctor(cfg, stage, q)
-		if err != nil {
-			return nil, err
-		}
-		return []marking.Member{{Name: name, Marker: mk}}, nil
-	}
-}
-
-// build returns the member names and the builder of a decoded marker.
-func (m *markerCtx) build(params any, name string) ([]string, builder) {
-	switch p := params.(type) {
-	case *redParams:
-		if p.K.Set() && (p.KMin.Set() || p.KMax.Set()) {
-			m.errf("k", "set with kmin/kmax; k sets both (a cut-off), so give k or kmin and kmax")
-		}
-		cfg := marking.REDConfig{
-			Measure: m.measure(p.Measure), KMin: p.KMin.T, KMax: p.KMax.T, PMax: m.pmax(p.PMax),
-			Weight: p.Weight, Split: p.Split, Count: count(p.Count), LineRate: m.rate, MTU: m.mtu(p.MTU), Seed: m.seedOr(p.Seed),
-		}
-		if p.K.Set() {
-			cfg.KMin, cfg.KMax = p.K.T, p.K.T
-		}
-		if cfg.KMin.IsZero() {
-			m.errf("", "red needs kmin (and kmax, pmax) or k")
-		}
-		m.rateFor("k", p.K)
-		m.rateFor("kmin", p.KMin)
-		m.rateFor("kmax", p.KMax)
-		return one(name, cfg, marking.NewRED)
-
-	case *dctcpParams:
-		k := p.K.T
-		switch {
-		case p.K.Set() && (p.RTT != nil || p.Lambda != nil):
-			m.errf("k", "set with rtt/lambda; give k, or rtt and lambda for the standard threshold λ·C·RTT")
-		case !p.K.Set() && p.RTT == nil:
-			m.errf("", "dctcp needs k (a threshold), or rtt (and lambda, default 1) for the standard threshold K = λ·C·RTT (001 §2.2 Eq. 1)")
-		case !p.K.Set():
-			lambda := m.lambda(p.Lambda)
-			if lambda == 0 {
-				lambda = marking.DefaultLambda
-			}
-			k = marking.Standard(ns(p.RTT), lambda)
-			m.needRate("resolve the standard threshold λ·C·RTT")
-		}
-		m.rateFor("k", p.K)
-		cfg := marking.CutOff(m.measure(p.Measure), k)
-		cfg.Split, cfg.LineRate, cfg.MTU = p.Split, m.rate, m.mtu(p.MTU)
-		return one(name, cfg, marking.NewRED)
-
-	case *mqecnParams:
-		m.needRate("scale its threshold by the round time (001 §3.2.2 Eq. 5)")
-		cfg := marking.MQECNConfig{
-			RTT: ns(p.RTT), Lambda: m.lambda(p.Lambda), KMin: p.KMin.T, KMax: p.KMax.T,
-			PMax: m.pmax(p.PMax), LineRate: m.rate, MTU: m.mtu(p.MTU), Seed: m.seedOr(p.Seed),
-		}
-		return one(name, cfg, marking.NewMQECN)
-
-	case *pmsbParams:
-		if !p.PortThreshold.Set() && p.RTT != nil {
-			m.needRate("resolve the default port_threshold λ·C·RTT (003 Eq. 5)")
-		}
-		m.rateFor("port_threshold", p.PortThreshold)
-		cfg := marking.PMSBConfig{
-			PortThreshold: p.PortThreshold.T, RTT: ns(p.RTT), Lambda: m.lambda(p.Lambda),
-			LineRate: m.rate, MTU: m.mtu(p.MTU),
-		}
-		return one(name, cfg, marking.NewPMSB)
-
-	case *bccParams:
-		return m.bcc(p, name)
-
-	case *tcnParams:
-		cfg := marking.TCNConfig{Threshold: ns(p.Threshold), Lambda: m.lambda(p.Lambda), RTT: ns(p.RTT)}
-		return one(name, cfg, marking.NewTCN)
-
-	case *codelParams:
-		cfg := marking.CoDelConfig{Target: ns(p.Target), Interval: ns(p.Interval)}
-		if p.MaxPacket != nil {
-			if p.MaxPacket.N < 1 {
-				m.errf("max_packet", "%q: want at least 1 byte (0 is not a size here)", p.MaxPacket)
-			}
-			cfg.MaxPacket = p.MaxPacket.N
-		}
-		return one(name, cfg, marking.NewCoDel)
-
-	case *ecnsharpParams:
-		cfg := marking.ECNSharpConfig{
-			InsTarget: ns(p.InsTarget), PstTarget: ns(p.PstTarget), PstInterval: ns(p.PstInterval),
-			QueueLength: p.QueueLength,
-		}
-		for _, b := range []struct {
-			key string
-			v   *Size
-			dst *int64
-		}{{"ins_target_bytes", p.InsTargetBytes, &cfg.InsTargetBytes}, {"pst_target_bytes", p.PstTargetBytes, &cfg.PstTargetBytes}} {
-			if b.v == nil {
-				continue
-			}
-			if b.v.N < 1 {
-				m.errf(b.key, "%q: want at least 1 byte (0 is not a size here)", b.v)
-			}
-			*b.dst = b.v.N
-		}
-		if p.QueueLength && (p.InsTargetBytes == nil || p.PstTargetBytes == nil) {
-			m.needRate("convert its time targets to bytes (000 §3.2 Eq. 2) for queue_length")
-		}
-		return one(name, cfg, marking.NewECNSharp)
-	}
-	return nil, nil
-}
-
-// bcc fills BCC's buffer-model parameters from the config where the marker
-// leaves them out: B is the port's pool size, α the smallest Dynamic
-// Threshold α of the pool's queues, S_min the port's reserved buffer, and
-// N the number of ports drawing from the pool (002 §IV-C, §V-A).
-func (m *markerCtx) bcc(p *bccParams, name string) ([]string, builder) {
-	port := &m.cfg.Switch.Ports[m.port]
-	cfg := marking.BCCConfig{
-		PortThreshold: p.PortThreshold.T, PerQueue: p.PerQueue, KMin: p.KMin.T, KMax: p.KMax.T,
-		PMax: m.pmax(p.PMax), Count: count(p.Count), RTT: ns(p.RTT), Lambda: m.lambda(p.Lambda), H: ns(p.H),
-		LineRate: m.rate, MTU: m.mtu(p.MTU), Seed: m.seedOr(p.Seed),
-	}
-	cfg.PoolSize = m.cfg.Switch.Pools[port.Pool].Size
-	if p.PoolSize != nil {
-		cfg.PoolSize = p.PoolSize.N
-	}
-	for _, q := range port.Queues {
-		cfg.Reserve += q.Reserve
-	}
-	if p.Reserve != nil {
-		cfg.Reserve = p.Reserve.N
-	}
-	for _, o := range m.cfg.Switch.Ports {
-		if o.Pool != port.Pool {
-			continue
-		}
-		cfg.Ports++
-		for _, q := range o.Queues {
-			if q.Alpha > 0 && (cfg.Alpha == 0 || q.Alpha < cfg.Alpha) {
-				cfg.Alpha = q.Alpha
-			}
-		}
-	}
-	if p.Ports != nil {
-		cfg.Ports = *p.Ports
-	}
-	if p.Alpha != nil {
-		cfg.Alpha = *p.Alpha
-	}
-	deriving := !p.KMin.Set() && !p.KMax.Set()
-	if deriving && cfg.Alpha == 0 {
-		m.errf("", "bcc derives its pool thresholds from the Dynamic Threshold α, but every queue of pool %q has a static cap; set alpha, or kmin and kmax", m.cfg.Pools[port.Pool])
-	}
-	if deriving || (!p.PortThreshold.Set() && p.RTT != nil) {
-		m.needRate("derive its thresholds from C·RTT (002 §IV-C)")
-	}
-	m.rateFor("port_threshold", p.PortThreshold)
-	m.rateFor("kmin", p.KMin)
-	m.rateFor("kmax", p.KMax)
-	portName, poolName := marking.BCCPortMember, marking.BCCPoolMember
-	if name != "bcc" {
-		portName, poolName = name+"-port", name+"-pool"
-	}
-	return []string{portName, poolName}, func(stage marking.Stage, q int) ([]marking.Member, error) {
-		return marking.NewBCC(cfg, stage, q)
-	}
-}
-
 // markers checks port i's marker chains and builds each marker once.
 func (c *checker) markers(cfg *Config, f *fileYAML, i int) {
 	y := &f.Ports[i].Markers
@@ -486,7 +101,9 @@ func (c *checker) markers(cfg *Config, f *fileYAML, i int) {
 
 // marker decodes and checks one marker and builds it, so that the
 // scheme's own validation runs now, with the key in every error; the
-// members built are the ones the switch gets (group).
+// members built are the ones the switch gets (group). The marker's keys
+// are the parameters of its scheme in marking's registry, decoded by
+// their units.
 func (c *checker) marker(cfg *Config, i int, key string, stage marking.Stage, n *yaml.Node, seed uint64) (Marker, bool) {
 	var scheme, name string
 	var keys []*yaml.Node
@@ -508,74 +125,243 @@ func (c *checker) marker(cfg *Config, i int, key string, stage marking.Stage, n 
 		}
 	}
 	if scheme == "" {
-		c.errf(key+".scheme", "missing; want one of %s", strings.Join(Schemes(), ", "))
+		c.errf(key+".scheme", "missing; want one of %s", strings.Join(marking.Names(), ", "))
 		return Marker{}, false
 	}
-	params := newParams(scheme)
-	if params == nil {
-		c.errf(key+".scheme", "%q is not a scheme; want one of %s", scheme, strings.Join(Schemes(), ", "))
+	s, ok := marking.Lookup(scheme)
+	if !ok {
+		c.errf(key+".scheme", "%q is not a scheme; want one of %s", scheme, strings.Join(marking.Names(), ", "))
 		return Marker{}, false
 	}
 	if name == "" {
-		name = scheme
+		name = s.Name
 	} else if !validName(name) {
 		c.errf(key+".name", "%q: want 1 to %d letters, digits, '_', '.', ':' or '-'", name, maxNameLen)
 		return Marker{}, false
 	}
-	allowed := yamlKeys(reflect.TypeOf(params).Elem())
+	allowed := s.Keys()
 	bad := false
 	var written []string
+	var values [][2]string
 	for _, k := range keys {
 		if !slices.Contains(allowed, k.Value) {
-			c.errf(key+"."+k.Value, "not a key of scheme %s; allowed: scheme, name, %s", scheme, strings.Join(allowed, ", "))
+			c.errf(key+"."+k.Value, "not a key of scheme %s; allowed: scheme, name, %s", s.Name, strings.Join(allowed, ", "))
 			bad = true
 			continue
 		}
 		v := mapValue(n, k.Value)
 		written = append(written, k.Value+"="+nodeText(v))
+		values = append(values, [2]string{k.Value, nodeText(v)})
 	}
 	if bad {
 		return Marker{}, false
 	}
-	d := &decoder{ix: c.ix}
-	d.fields(n, reflect.ValueOf(params).Elem(), key, []string{"scheme", "name"})
-	if len(d.errs) > 0 {
-		c.add(d.sorted())
-		return Marker{}, false
-	}
 	port := &cfg.Switch.Ports[i]
-	m := &markerCtx{c: c, cfg: cfg, port: i, key: key, scheme: scheme, stage: stage, rate: port.Shaper.Rate, seed: seed}
-	names, build := m.build(params, name)
-	if m.failed {
+	params, errs := decodeParams(c.ix, n, key, s.Params, port.Shaper.Rate, c.portKey(i, "rate"))
+	if len(errs) > 0 {
+		c.add(errs)
 		return Marker{}, false
 	}
-	nq := port.Scheduler.NumQueues
-	members, err := build(stage, nq)
+	at := marking.Placement{Stage: stage, Queues: port.Scheduler.NumQueues, LineRate: port.Shaper.Rate, Seed: seed, Pool: markerPool(cfg, i)}
+	build := func(stage marking.Stage, queues int) ([]marking.Member, error) {
+		at := at
+		at.Stage, at.Queues = stage, queues
+		return s.New(name, params, at)
+	}
+	members, err := build(stage, at.Queues)
 	if err != nil {
-		c.markerErr(key, scheme, allowed, err)
+		c.markerErr(key, s.Name, i, err)
 		return Marker{}, false
 	}
-	g := &group{build: build, stage: stage, queues: nq, built: make([]marking.Marker, len(members))}
+	g := &group{build: build, stage: stage, queues: at.Queues, built: make([]marking.Marker, len(members))}
+	names := make([]string, len(members))
 	for j, mb := range members {
-		g.built[j] = mb.Marker
+		g.built[j], names[j] = mb.Marker, mb.Name
 	}
-	return Marker{Key: key, Scheme: scheme, Stage: stage, Params: strings.Join(written, " "), Specs: g.specs(names)}, true
+	return Marker{Key: key, Name: name, Scheme: s.Name, Stage: stage, Params: strings.Join(written, " "), Specs: g.specs(names),
+		values: values, at: at, group: g}, true
 }
 
-// markerErr reports a marking constructor's error at the key it names.
-func (c *checker) markerErr(key, scheme string, allowed []string, err error) {
+// decodeParams decodes the keys of marker mapping n, at key path key,
+// by the units of the scheme's parameters ps: thresholds, sizes,
+// durations and rates in their YAML forms, numbers, booleans, choices.
+// It checks each value against its parameter's range or choices, and
+// that a threshold which resolves with the port's rate C has one (rate,
+// set at rateKey). An empty or null value is an absent key. Every
+// problem is an error at its key.
+func decodeParams(ix *index, n *yaml.Node, key string, ps []marking.Param, rate int64, rateKey string) (marking.Params, Errors) {
+	d := &decoder{ix: ix}
+	params := marking.Params{}
+	seen := map[string]int{}
+	for j := 0; j+1 < len(n.Content); j += 2 {
+		k, v := n.Content[j], n.Content[j+1]
+		path := joinKey(key, k.Value)
+		if d.duplicate(seen, k, path) {
+			continue
+		}
+		i := slices.IndexFunc(ps, func(p marking.Param) bool { return p.Key == k.Value })
+		if i < 0 {
+			continue // scheme and name, or a key the caller reported
+		}
+		p := ps[i]
+		if v.Kind == yaml.AliasNode {
+			v = v.Alias
+		}
+		if v.Kind == yaml.ScalarNode && v.Tag == "!!null" {
+			continue
+		}
+		val, text, ok := d.param(v, p, path)
+		if !ok {
+			continue
+		}
+		if s, isChoice := val.(string); isChoice && s == "" {
+			continue
+		}
+		x, numeric := p.Unit.Number(val)
+		t, threshold := val.(marking.Threshold)
+		switch {
+		case numeric && !p.Range.Contains(x):
+			d.errs = append(d.errs, at(v, path, text+" outside "+FormatRange(p)))
+		case p.Unit == marking.UnitChoice && !slices.Contains(p.Choices, text):
+			d.errs = append(d.errs, at(v, path, fmt.Sprintf("%q is not one of %s", text, strings.Join(p.Choices, ", "))))
+		case threshold && t.RateDependent() && rate == 0:
+			d.errs = append(d.errs, at(v, path, text+" resolves with the port's rate C, but the port is unshaped; set "+rateKey))
+		default:
+			params[p.Key] = val
+		}
+	}
+	return params, d.errs
+}
+
+// param decodes n as a value of p, returning it as marking.Params holds
+// it and as the file wrote it, quoted if it has a unit.
+func (d *decoder) param(n *yaml.Node, p marking.Param, path string) (val any, text string, ok bool) {
+	before := len(d.errs)
+	switch p.Unit {
+	case marking.UnitThreshold:
+		var t Threshold
+		d.decode(n, reflect.ValueOf(&t).Elem(), path)
+		val, text = t.T, strconv.Quote(t.String())
+	case marking.UnitBytes:
+		var s Size
+		d.decode(n, reflect.ValueOf(&s).Elem(), path)
+		val, text = s.N, strconv.Quote(s.String())
+	case marking.UnitDuration:
+		var t Duration
+		d.decode(n, reflect.ValueOf(&t).Elem(), path)
+		val, text = int64(t.D), strconv.Quote(t.String())
+	case marking.UnitRate:
+		var r Rate
+		d.decode(n, reflect.ValueOf(&r).Elem(), path)
+		val, text = r.BPS, strconv.Quote(r.String())
+	case marking.UnitPackets, marking.UnitCount:
+		var x int64
+		d.decode(n, reflect.ValueOf(&x).Elem(), path)
+		val, text = x, strconv.FormatInt(x, 10)
+	case marking.UnitProbability, marking.UnitNumber, marking.UnitHertz:
+		var x float64
+		d.decode(n, reflect.ValueOf(&x).Elem(), path)
+		val, text = x, strconv.FormatFloat(x, 'g', -1, 64)
+	case marking.UnitBool:
+		var b bool
+		d.decode(n, reflect.ValueOf(&b).Elem(), path)
+		val, text = b, strconv.FormatBool(b)
+	case marking.UnitChoice:
+		var s string
+		d.decode(n, reflect.ValueOf(&s).Elem(), path)
+		val, text = s, s
+	case marking.UnitSeed:
+		var x uint64
+		d.decode(n, reflect.ValueOf(&x).Elem(), path)
+		val, text = x, strconv.FormatUint(x, 10)
+	default:
+		d.errs = append(d.errs, at(n, path, fmt.Sprintf("parameter of unknown unit %v", p.Unit)))
+	}
+	return val, text, len(d.errs) == before
+}
+
+// FormatParam writes v, a value of marker parameter p, as a config file
+// would: a threshold in marking's notation, a size, duration or rate with
+// its unit, anything else as Go prints it.
+func FormatParam(p marking.Param, v any) string {
+	switch x := v.(type) {
+	case marking.Threshold:
+		return x.String()
+	case int64:
+		switch p.Unit {
+		case marking.UnitBytes:
+			return FormatSize(x)
+		case marking.UnitDuration:
+			return time.Duration(x).String()
+		case marking.UnitRate:
+			return FormatRate(x)
+		}
+	}
+	return fmt.Sprint(v)
+}
+
+// FormatRange writes the range of marker parameter p as errors and the
+// docs quote it, bounds in the file's units: "(0, 10s]", "[1B, 1MiB]",
+// "(0, 16]"; "" if p has none.
+func FormatRange(p marking.Param) string {
+	if !p.Unit.Numeric() {
+		return ""
+	}
+	return p.Range.Format(func(x float64) string {
+		switch {
+		case x == 0:
+			return "0"
+		case p.Unit == marking.UnitBytes, p.Unit == marking.UnitDuration, p.Unit == marking.UnitRate:
+			return FormatParam(p, int64(x))
+		}
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	})
+}
+
+// markerPool describes port i's shared pool to the schemes derived from
+// the buffer model: B is the pool's size, S_min the port's reserved
+// buffer, α the smallest Dynamic Threshold α of the pool's queues, and N
+// the number of ports drawing from the pool (002 §IV-C, §V-A).
+func markerPool(cfg *Config, i int) marking.Pool {
+	port := &cfg.Switch.Ports[i]
+	pool := marking.Pool{Name: cfg.Pools[port.Pool], Size: cfg.Switch.Pools[port.Pool].Size}
+	for _, q := range port.Queues {
+		pool.Reserve += q.Reserve
+	}
+	for _, o := range cfg.Switch.Ports {
+		if o.Pool != port.Pool {
+			continue
+		}
+		pool.Ports++
+		for _, q := range o.Queues {
+			if q.Alpha > 0 && (pool.Alpha == 0 || q.Alpha < pool.Alpha) {
+				pool.Alpha = q.Alpha
+			}
+		}
+	}
+	return pool
+}
+
+// markerErr reports a scheme's error at the key it names: port i's marker
+// at key.
+func (c *checker) markerErr(key, scheme string, i int, err error) {
 	var pe *marking.ParamError
+	isPE := errors.As(err, &pe)
+	at := key
+	if isPE && pe.Key != "" && c.ix.has(key+"."+pe.Key) {
+		at = key + "." + pe.Key
+	}
 	switch {
 	case errors.Is(err, marking.ErrDequeueOnly):
 		c.errf(key+".scheme", "%q decides on the sojourn time, known only at dequeue; move it to markers.dequeue", scheme)
 	case errors.Is(err, marking.ErrEnqueueOnly):
 		c.errf(key+".scheme", "%q is enqueue marking (001 §2.3); move it to markers.enqueue", scheme)
-	case !errors.As(err, &pe):
+	case !isPE:
 		c.errf(key, "%v", err)
-	case pe.Key != "" && slices.Contains(allowed, pe.Key) && c.ix.has(key+"."+pe.Key):
-		c.errf(key+"."+pe.Key, "%s", pe.Msg)
+	case errors.Is(err, marking.ErrNoRate):
+		c.errf(at, "%s, but the port is unshaped; set %s", pe.Msg, c.portKey(i, "rate"))
 	default:
-		c.errf(key, "%s", pe.Msg)
+		c.errf(at, "%s", pe.Msg)
 	}
 }
 

@@ -62,6 +62,12 @@ func (c *checker) port(cfg *Config, f *fileYAML, i int) {
 	p := dataplane.PortConfig{Name: y.Name, Worker: -1}
 
 	nq := c.intIn(k("queues"), y.Queues, scheduler.DefaultQueues, 1, scheduler.MaxQueues)
+	if y.Scheduler.Kind == scheduler.DualQ.String() {
+		if y.Queues != nil && *y.Queues != 2 {
+			c.errf(k("queues"), "%d for scheduler kind dualq, which has 2 queues (Classic and L4S)", *y.Queues)
+		}
+		nq = 2
+	}
 	mtu := c.intIn(k("mtu"), y.MTU, scheduler.DefaultMTU, scheduler.MinMTU, scheduler.MaxMTU)
 	if mtu > cfg.Switch.FrameSize {
 		c.errf(k("mtu"), "%d above frame_size %d; the switch's frames must hold the largest frame", mtu, cfg.Switch.FrameSize)
@@ -88,7 +94,7 @@ func (c *checker) port(cfg *Config, f *fileYAML, i int) {
 		}
 	}
 	p.Shaper = scheduler.ShaperConfig{Rate: rate, Bucket: bucket, Overhead: overhead}
-	p.Scheduler = c.scheduler(i, &y.Scheduler, nq, mtu, rate, overhead)
+	p.Scheduler, p.DualQ = c.scheduler(i, &y.Scheduler, nq, mtu, rate, overhead)
 
 	if y.Pool != "" {
 		p.Pool = slices.Index(cfg.Pools, y.Pool)
@@ -98,6 +104,7 @@ func (c *checker) port(cfg *Config, f *fileYAML, i int) {
 		}
 	}
 	p.Queues = c.buffer(i, &y.Buffer, nq, cfg.Switch.Pools[p.Pool].Size)
+	p.Trim = c.trim(i, y.Trim, nq, mtu, p.Queues, p.Scheduler, cfg.Switch.Classifier)
 
 	switch c.oneOf(k("non_ect"), y.NonECT, "drop", "drop", "pass") {
 	case "pass":
@@ -118,6 +125,11 @@ func (c *checker) port(cfg *Config, f *fileYAML, i int) {
 		default:
 			p.Coalesce = d
 		}
+	}
+	p.INT = c.inband(i, y.INT, rate)
+	if p.INT != nil && p.INT.DSCP != nil && p.Trim != nil && int(*p.INT.DSCP) == int(p.Trim.DSCP) {
+		// Every trimmed header would then be looked into as an INT packet.
+		c.errf(k("int.dscp"), "%d is trim.dscp, which marks trimmed packets; give INT packets another DSCP", *p.INT.DSCP)
 	}
 	cfg.Switch.Ports = append(cfg.Switch.Ports, p)
 	cfg.Ports = append(cfg.Ports, dev)

@@ -4,15 +4,25 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/ecnswitch/ecnswitch/dataplane"
 	"github.com/ecnswitch/ecnswitch/scheduler"
 )
 
-// scheduler checks port i's scheduler section.
-func (c *checker) scheduler(i int, y *schedulerYAML, nq, mtu int, rate int64, overhead scheduler.Overhead) scheduler.Config {
+// maxTIdle bounds scheduler.t_idle, the idle time after which MQ-ECN's
+// round time decays.
+const maxTIdle = time.Minute
+
+// scheduler checks port i's scheduler section, and for kind dualq the
+// port's coupled AQM and classifier.
+func (c *checker) scheduler(i int, y *schedulerYAML, nq, mtu int, rate int64, overhead scheduler.Overhead) (scheduler.Config, dataplane.DualQ) {
 	k := func(sub string) string { return c.portKey(i, "scheduler."+sub) }
 	sc := scheduler.Config{NumQueues: nq, MTU: mtu, Overhead: overhead, LineRate: rate}
-	kind, _ := scheduler.ParseKind(c.oneOf(k("kind"), y.Kind, "dwrr", "sp", "wrr", "dwrr", "wfq"))
+	kind, _ := scheduler.ParseKind(c.oneOf(k("kind"), y.Kind, "dwrr", "sp", "wrr", "dwrr", "wfq", "dualq"))
 	sc.Kind = kind
+	if kind == scheduler.DualQ {
+		return c.dualq(i, y, sc)
+	}
+	c.notDualQ(i, kind)
 	if y.Beta != nil {
 		if b := *y.Beta; !(b > 0 && b < 1) {
 			c.errf(k("beta"), "%g outside (0, 1)", b)
@@ -21,14 +31,14 @@ func (c *checker) scheduler(i int, y *schedulerYAML, nq, mtu int, rate int64, ov
 		}
 	}
 	if y.TIdle != nil {
-		if d := y.TIdle.D; d < 0 || d > time.Minute {
-			c.errf(k("t_idle"), "%q outside [0, 1m]", y.TIdle)
+		if d := y.TIdle.D; d < 0 || d > maxTIdle {
+			c.errf(k("t_idle"), "%q outside [0, %v]", y.TIdle, maxTIdle)
 		} else {
 			sc.TIdle = d
 		}
 	}
 	if len(y.Queues) == 0 {
-		return sc
+		return sc, dataplane.DualQ{}
 	}
 	sc.Queues = make([]scheduler.QueueConfig, nq)
 	charged := int64(overhead.Wire(mtu))
@@ -68,5 +78,5 @@ func (c *checker) scheduler(i int, y *schedulerYAML, nq, mtu int, rate int64, ov
 			sc.Queues[q].Strict = true
 		}
 	}
-	return sc
+	return sc, dataplane.DualQ{}
 }

@@ -137,13 +137,30 @@ type portYAML struct {
 	Delay     delayYAML     `yaml:"delay"`
 	Coalesce  *Duration     `yaml:"coalesce"`
 	Worker    *int          `yaml:"worker"`
+	Trim      *trimYAML     `yaml:"trim"`
+	INT       *intYAML      `yaml:"int"`
 }
 
 type schedulerYAML struct {
 	Kind   string                     `yaml:"kind"`
 	Queues map[int]schedulerQueueYAML `yaml:"queues"`
-	Beta   *float64                   `yaml:"beta"`
+	Beta   *float64                   `yaml:"beta"` // T_round's β, or PI2's β with kind dualq
 	TIdle  *Duration                  `yaml:"t_idle"`
+
+	// Kind dualq: tc-dualpi2's keys.
+	Target            *Duration      `yaml:"target"`
+	TUpdate           *Duration      `yaml:"tupdate"`
+	Alpha             *float64       `yaml:"alpha"`
+	CouplingFactor    *float64       `yaml:"coupling_factor"`
+	StepThresh        *stepThresh    `yaml:"step_thresh"`
+	MinQlenStep       *int64         `yaml:"min_qlen_step"`
+	RampRange         *Duration      `yaml:"ramp_range"`
+	DropOnOverload    *bool          `yaml:"drop_on_overload"`
+	ECNMask           string         `yaml:"ecn_mask"`
+	ClassicProtection *int           `yaml:"classic_protection"`
+	TShift            *Duration      `yaml:"tshift"`
+	DSCP              map[int]string `yaml:"dscp"`
+	Seed              *uint64        `yaml:"seed"`
 }
 
 type schedulerQueueYAML struct {

@@ -77,7 +77,8 @@ func newChangeRing() *spsc.Ring[*change] {
 }
 
 // SetMarkers replaces port's marker chain at stage with one of specs (none
-// removes it), built and checked as New builds a port's. The counters of
+// removes it), built and checked as New builds a port's. A DualQ port's
+// coupled AQM stays at the head of its dequeue chain, with its state. The counters of
 // the members whose names the new chain keeps carry over, so that Stats
 // counts across the change; other state (averages, random draws) starts
 // afresh. Packets already queued keep the marks they got.
@@ -86,11 +87,11 @@ func (s *Switch) SetMarkers(ctx context.Context, port int, stage marking.Stage, 
 	if err != nil {
 		return err
 	}
-	key := "enqueue"
+	key, lead := "enqueue", []marking.Member(nil)
 	if stage == marking.Dequeue {
-		key = "dequeue"
+		key, lead = "dequeue", p.lead // a DualQ port keeps its AQM
 	}
-	st, err := newStage(key, stage, specs, p.nonECT, p.nq)
+	st, err := newStage(key, stage, lead, specs, p.nonECT, p.nq)
 	if err != nil {
 		return fmt.Errorf("dataplane: port %s: %w", p.name, err)
 	}
@@ -133,7 +134,8 @@ func (s *Switch) SetQueue(ctx context.Context, port, queue int, c scheduler.Queu
 
 // SetShaper changes port's rate and bucket as scheduler.Shaper.Set does,
 // at the time of the port's last event on its virtual line: departures
-// after it follow the new rate.
+// after it follow the new rate, and the scheduler times its rounds with it
+// (Scheduler.SetLineRate).
 func (s *Switch) SetShaper(ctx context.Context, port int, rate, bucket int64) error {
 	p, err := s.port(port)
 	if err != nil {
@@ -141,6 +143,9 @@ func (s *Switch) SetShaper(ctx context.Context, port int, rate, bucket int64) er
 	}
 	return s.submit(ctx, port, func(w *worker) error {
 		if err := p.shaper.Set(p.now, rate, bucket); err != nil {
+			return fmt.Errorf("dataplane: port %s: %w", p.name, err)
+		}
+		if err := p.sched.SetLineRate(rate); err != nil { // the shaper took it: it is in range
 			return fmt.Errorf("dataplane: port %s: %w", p.name, err)
 		}
 		w.reschedule(p)

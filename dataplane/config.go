@@ -131,7 +131,7 @@ const MaxPriority = 99
 // Egress defaults and limits.
 const (
 	// DefaultCoalesce is PortConfig.Coalesce's default: chosen by
-	// measurement (README, "Egress batching").
+	// measurement (docs/results/egress.md).
 	DefaultCoalesce = 50 * time.Microsecond
 	// MaxCoalesce bounds PortConfig.Coalesce.
 	MaxCoalesce = 10 * time.Millisecond
@@ -144,6 +144,9 @@ type PortConfig struct {
 
 	// Scheduler configures the egress queues; its queue count is the port's.
 	Scheduler scheduler.Config
+	// DualQ configures the coupled AQM and the classifier of a port whose
+	// scheduler is a scheduler.DualQ; it must be zero on other ports.
+	DualQ DualQ
 	// Shaper drains the port at the emulated line rate; a zero Rate leaves the
 	// port unshaped (it drains as fast as the device takes frames).
 	Shaper scheduler.ShaperConfig
@@ -155,9 +158,13 @@ type PortConfig struct {
 
 	// Enqueue and Dequeue are the marker chains at the two stages.
 	Enqueue, Dequeue []MarkerSpec
+	// Trim, when set, trims what the port's admission refuses instead of
+	// dropping it (see Trim).
+	Trim *Trim
 	// Reshape, when set, is offered every packet the buffer or an enqueue
 	// marker refuses, and may make one the port can still carry out of
-	// it, instead of a drop (see Reshaper).
+	// it, instead of a drop (see Reshaper). Trim is the Reshaper ecnswitch
+	// has; a port has Trim or Reshape, not both.
 	Reshape Reshaper
 	// NonECT says what a chain does with a packet it would mark that is not
 	// ECN-capable: drop it (the default, as RED does) or pass it.
@@ -166,6 +173,10 @@ type PortConfig struct {
 	// Delay holds packets for a time before they reach the egress queue, to
 	// emulate propagation delay; a held packet is not in the buffer.
 	Delay Delay
+
+	// INT, when set, adds this hop's in-band telemetry record to the UDP
+	// packets that carry INT headers as they leave (see INT).
+	INT *INT
 
 	// Coalesce bounds how long a packet that has left the queue on the
 	// port's virtual line (the ideal line at the shaper's rate, which every
@@ -294,7 +305,33 @@ func (pc *PortConfig) validate(sc scheduler.Config) (int, error) {
 	if _, err := scheduler.NewShaper(pc.Shaper, 0); err != nil { // a few words, no state
 		return 0, err
 	}
+	if err := pc.validateTrim(nq); err != nil {
+		return 0, err
+	}
+	if err := pc.DualQ.validate(sc.Kind); err != nil {
+		return 0, err
+	}
+	if err := pc.INT.validate(pc.Shaper.Rate); err != nil {
+		return 0, err
+	}
 	return nq, pc.Delay.validate(nq)
+}
+
+// validateTrim checks the port's Trim, if any, for nq queues.
+func (pc *PortConfig) validateTrim(nq int) error {
+	if pc.Trim == nil {
+		return nil
+	}
+	if pc.Reshape != nil {
+		return fmt.Errorf("trim: set with a Reshaper; a port has one or the other")
+	}
+	if pc.Scheduler.Kind == scheduler.DualQ {
+		return fmt.Errorf("trim: set on a DualQ port, whose two queues carry the Classic and the L4S traffic; trimmed headers need a queue of their own")
+	}
+	if err := pc.Trim.validate(nq); err != nil {
+		return err
+	}
+	return pc.Trim.checkRoom(pc.Queues)
 }
 
 func (c *Config) setDefaults() error {

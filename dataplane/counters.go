@@ -57,5 +57,9 @@ type queueCounters struct {
 	enqueued, dequeued   counter.Uint64
 	enqBytes, deqBytes   counter.Uint64
 	markedEnq, markedDeq counter.Uint64
-	reshaped             counter.Uint64 // refused packets a Reshaper made into ones this queue took
+	// trimmed counts the packets this queue refused that the port's
+	// Reshaper (Trim) cut for another queue, and trimDropped those of
+	// them that queue refused too (SAI's _TRIM_PACKETS and
+	// _DROPPED_TRIM_PACKETS).
+	trimmed, trimDropped counter.Uint64
 }

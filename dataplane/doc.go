@@ -13,10 +13,28 @@
 //	             → buffer admission (reserve, Dynamic Threshold or cap)
 //	             → enqueue marker chain → egress queue
 //
+// A port with a Trim trims what admission or an enqueue marker refuses
+// (packet.Trim) and admits the header to its trim queue instead of
+// dropping it (SAI's trim on failed admission; NDP).
+//
 // then serves each egress port it owns: the shaper (a token bucket at the
 // emulated line rate) decides when the scheduler may dequeue, the dequeue
 // marker chain sees the sojourn time, the buffer releases the bytes, and
 // the port transmits the batch. docs/architecture.md draws it.
+//
+// A port whose scheduler is a scheduler.DualQ is a DualQ Coupled AQM
+// (RFC 9332, PortConfig.DualQ): it classifies by ECN into its L4S and
+// Classic queues, and its coupled AQM, marking.DualPI2, heads its dequeue
+// chain; PortStats.DualQ reports it.
+//
+// A port with INT (PortConfig.INT) adds its in-band telemetry record
+// (INT-MD over UDP, package intmd) to the UDP packets that carry INT
+// headers as they leave its virtual line, after the dequeue chain: the
+// occupancy of the queue they leave and of the port, the bytes the line
+// has sent, the departure time, the shaper's rate, as their instructions
+// ask (HPCC's per-hop feedback). The frame grows; the buffer gives back
+// what it charged (Desc.Charged) and the shaper charges the grown frame.
+// PortStats.INT counts records added and packets without room for one.
 //
 // # Ownership
 //
@@ -33,8 +51,9 @@
 //
 // Every packet that enters is counted exactly once as transmitted, queued,
 // held (delay line, TX backlog, rings) or dropped with a DropReason;
-// Switch.Account checks the balance. A Tap sees ingress, egress (after any
-// CE mark) and drop events, for capture.
+// Switch.Account checks the balance; a trimmed packet counts once, as
+// what became of its header. A Tap sees ingress, egress (after any CE
+// mark), drop and trim events, for capture.
 //
 // # Configuration
 //

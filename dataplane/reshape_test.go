@@ -29,8 +29,9 @@ func (c *cutter) Reshape(d *packet.Desc, why dataplane.DropReason) (int, bool) {
 // refuses, as the Reshaper made it: queue 0, capped at 3000 bytes, takes
 // three 1000-byte frames of a burst, and every other frame of the burst
 // leaves cut to 100 bytes through queue 1, which the buffer charges and
-// releases at the cut length. A packet an enqueue marker drops is offered
-// too, with its reason. Every packet is accounted for once.
+// releases at the cut length, and queue 0 counts them trimmed. A packet an
+// enqueue marker drops is offered too, with its reason. Every packet is
+// accounted for once.
 func TestReshapeRefused(t *testing.T) {
 	const rate, n, size, short = 100_000_000, 20, 1000, 100
 	for _, c := range []struct {
@@ -87,8 +88,13 @@ func TestReshapeRefused(t *testing.T) {
 				t.Errorf("Reshape offered %v, want %d for %v", cut.why, n-c.whole, c.why)
 			}
 			st := r.Switch.Stats().Ports[1]
-			if st.Queues[1].Reshaped != uint64(n-c.whole) || st.Queues[0].Reshaped != 0 {
-				t.Errorf("reshaped per queue %d, %d; want 0, %d", st.Queues[0].Reshaped, st.Queues[1].Reshaped, n-c.whole)
+			// Counted on the queue that refused them, as SAI counts trims.
+			if st.Queues[0].Trimmed != uint64(n-c.whole) || st.Queues[1].Trimmed != 0 || st.Trimmed != uint64(n-c.whole) || st.TrimDropped != 0 {
+				t.Errorf("trimmed per queue %d, %d, port %d (%d dropped); want %d, 0, %d (0)",
+					st.Queues[0].Trimmed, st.Queues[1].Trimmed, st.Trimmed, st.TrimDropped, n-c.whole, n-c.whole)
+			}
+			if st.Queues[1].Enqueued != uint64(n-c.whole) {
+				t.Errorf("queue 1 took %d, want the %d reshaped", st.Queues[1].Enqueued, n-c.whole)
 			}
 			for reason, want := range c.reasons {
 				if st.Queues[0].Drops[reason] != want {

@@ -50,6 +50,10 @@ type PortStats struct {
 	Packets   int64             `json:"packets"` // buffered now
 	Peak      int64             `json:"peak_bytes"`
 	Held      int64             `json:"held"` // in the delay line and the TX backlog
+	// Trimmed and TrimDropped are the sums of the queues' (QueueStats):
+	// SAI_PORT_STAT_TRIM_PACKETS and _DROPPED_TRIM_PACKETS.
+	Trimmed     uint64 `json:"trimmed"`
+	TrimDropped uint64 `json:"trim_dropped"`
 	// MACs is how many learning-table entries hold MACs learned on the port.
 	MACs int64 `json:"macs"`
 	// MACLimited counts new source MACs not learned because the port held
@@ -66,6 +70,10 @@ type PortStats struct {
 	// TxStamps are the device's completion stamps of transmitted frames
 	// (ports.TxStamper); nil when it gives none.
 	TxStamps *TxStampStats `json:"tx_stamps,omitempty"`
+	// DualQ is a DualQ port's coupled AQM; nil on other ports.
+	DualQ *DualQStats `json:"dualq,omitempty"`
+	// INT is a port's in-band telemetry; nil on ports without.
+	INT *INTStats `json:"int,omitempty"`
 }
 
 // TxStampStats are a device's completion stamps: how many transmitted
@@ -97,16 +105,22 @@ type QueueStats struct {
 	DequeueBytes uint64 `json:"dequeued_bytes"`
 	MarkedEnq    uint64 `json:"marked_enqueue"` // CE marks set by enqueue markers
 	MarkedDeq    uint64 `json:"marked_dequeue"` // CE marks set by dequeue markers
-	// Drops counts, by reason, what the buffer and the markers refused:
-	// with a Reshaper, a refused packet may still have left, reshaped, and
-	// counts in Reshaped of the queue that took it too.
-	Drops     map[string]uint64 `json:"drops"`
-	Reshaped  uint64            `json:"reshaped"` // refused packets a Reshaper made into ones this queue took
-	Bytes     int64             `json:"bytes"`
-	Packets   int64             `json:"packets"`
-	Peak      int64             `json:"peak_bytes"`
-	Threshold int64             `json:"threshold"` // the buffer's current admission limit
-	Sojourn   Summary           `json:"sojourn"`   // queueing delay of dequeued packets
+	// Drops counts, by reason, what the buffer and the markers refused,
+	// trimmed afterwards or not (SAI's DROPPED_PACKETS): a packet trimmed
+	// counts in Trimmed too, and in the Enqueued of the queue that took it.
+	Drops map[string]uint64 `json:"drops"`
+	// Trimmed counts the packets this queue refused that the port trimmed
+	// for its trim queue (PortConfig.Trim; SAI_QUEUE_STAT_TRIM_PACKETS),
+	// and TrimDropped those of them the trim queue refused too, which
+	// were dropped (SAI_QUEUE_STAT_DROPPED_TRIM_PACKETS). Trimmed −
+	// TrimDropped are in the trim queue or have left it.
+	Trimmed     uint64  `json:"trimmed"`
+	TrimDropped uint64  `json:"trim_dropped"`
+	Bytes       int64   `json:"bytes"`
+	Packets     int64   `json:"packets"`
+	Peak        int64   `json:"peak_bytes"`
+	Threshold   int64   `json:"threshold"` // the buffer's current admission limit
+	Sojourn     Summary `json:"sojourn"`   // queueing delay of dequeued packets
 }
 
 // WorkerStats say where a worker's thread spent its time while Run ran, in
@@ -140,7 +154,7 @@ func (s *Switch) Stats() Stats {
 			Flooded: p.c.flooded.Load(),
 			Drops:   map[string]uint64{},
 			Bytes:   m.PortBytes(p.idx), Packets: m.PortPackets(p.idx), Peak: m.PortPeak(p.idx),
-			Held: p.held.Load(),
+			Held: p.held.Load(), INT: p.inband.stats(),
 		}
 		worker := p.c.rxStampedWorker.Load()
 		ps.RxStamps = RxStampStats{Source: p.stamps.source, Device: ps.RxPackets - min(worker, ps.RxPackets), Worker: worker}
@@ -167,7 +181,7 @@ func (s *Switch) Stats() Stats {
 				Enqueued: c.enqueued.Load(), EnqueueBytes: c.enqBytes.Load(),
 				Dequeued: c.dequeued.Load(), DequeueBytes: c.deqBytes.Load(),
 				MarkedEnq: c.markedEnq.Load(), MarkedDeq: c.markedDeq.Load(),
-				Drops: map[string]uint64{}, Reshaped: c.reshaped.Load(),
+				Drops: map[string]uint64{}, Trimmed: c.trimmed.Load(), TrimDropped: c.trimDropped.Load(),
 				Bytes: m.QueueBytes(p.idx, q), Packets: m.QueuePackets(p.idx, q),
 				Peak: m.QueuePeak(p.idx, q), Threshold: m.Threshold(p.idx, q),
 				Sojourn: p.sojourn[q].summary(),
@@ -177,10 +191,16 @@ func (s *Switch) Stats() Stats {
 					qs.Drops[r.String()] = uint64(n)
 				}
 			}
+			ps.Trimmed += qs.Trimmed
+			ps.TrimDropped += qs.TrimDropped
 			ps.Queues = append(ps.Queues, qs)
 		}
-		for _, c := range p.chains.Load().chains() {
+		chains := p.chains.Load()
+		for _, c := range chains.chains() {
 			ps.Markers = c.Counts(ps.Markers)
+		}
+		if p.aqm != nil && chains.deq != nil {
+			ps.DualQ = dualqStats(p.aqm, chains.deq.Counts(nil))
 		}
 		st.Ports = append(st.Ports, ps)
 	}

@@ -46,16 +46,20 @@ type port struct {
 	idx      int
 	name     string
 	dev      ports.Port
-	pender   ports.Pender // dev, if it can hold taken frames unsent; nil otherwise
-	mtu      int          // the largest frame dev sends (ports.MaxFramer); 0: any
-	reshape  Reshaper     // nil: refused packets are dropped
-	enq, deq chainStage   // the marker chains at the two stages
+	pender   ports.Pender     // dev, if it can hold taken frames unsent; nil otherwise
+	mtu      int              // the largest frame dev sends (ports.MaxFramer); 0: any
+	reshape  Reshaper         // nil: refused packets are dropped; a Trim's trimmer, or PortConfig.Reshape
+	enq, deq chainStage       // the marker chains at the two stages
+	dualq    *dualqClassifier // a DualQ port's classifier; nil on other ports
+	aqm      *marking.DualPI2 // a DualQ port's coupled AQM; nil on other ports
+	lead     []marking.Member // members heading the dequeue chain: aqm's
 	nonECT   marking.NonECT
 	chains   atomic.Pointer[portChains] // enq and deq as published for Stats
 	pool     int
 	nq       int
 	qinfo    []scheduler.QueueInfo
 	stamps   rxStamps // how received packets get their RxTime
+	inband   *inband  // INT; nil when the port adds no records
 
 	line // queues, shaper, delay line, and the times of their events
 
@@ -193,15 +197,36 @@ func newPort(idx int, pc *PortConfig, dev ports.Port, batch int, now int64) (*po
 	for q := 0; q < nq; q++ {
 		p.qinfo = append(p.qinfo, sched.Queue(q))
 	}
+	if err := pc.validateTrim(nq); err != nil {
+		return nil, err
+	}
 	p.reshape = pc.Reshape
+	if pc.Trim != nil {
+		p.reshape = newTrimmer(pc.Trim, nq)
+	}
+	if pc.Scheduler.Kind == scheduler.DualQ {
+		if err := pc.DualQ.validate(pc.Scheduler.Kind); err != nil {
+			return nil, err
+		}
+		if p.aqm, err = newDualQ(idx, pc); err != nil {
+			return nil, err
+		}
+		p.lead, p.dualq = p.aqm.Members(), newDualQClassifier(&pc.DualQ)
+	} else if err := pc.DualQ.validate(pc.Scheduler.Kind); err != nil {
+		return nil, err
+	}
 	p.pender, _ = dev.(ports.Pender)
 	if m, ok := dev.(ports.MaxFramer); ok {
 		p.mtu = m.MaxFrame()
 	}
-	if p.enq, err = newStage("enqueue", marking.Enqueue, pc.Enqueue, pc.NonECT, nq); err != nil {
+	if err := pc.INT.validate(pc.Shaper.Rate); err != nil {
 		return nil, err
 	}
-	if p.deq, err = newStage("dequeue", marking.Dequeue, pc.Dequeue, pc.NonECT, nq); err != nil {
+	p.inband = newInband(pc.INT, pc.Scheduler.MTU, p.mtu)
+	if p.enq, err = newStage("enqueue", marking.Enqueue, nil, pc.Enqueue, pc.NonECT, nq); err != nil {
+		return nil, err
+	}
+	if p.deq, err = newStage("dequeue", marking.Dequeue, p.lead, pc.Dequeue, pc.NonECT, nq); err != nil {
 		return nil, err
 	}
 	if n := p.enq.Len() + p.deq.Len(); n > MaxMarkers {
@@ -230,13 +255,15 @@ func (c *chainStage) Len() int {
 }
 
 // newStage builds the chain of specs for stage, one marker each for a port
-// of nq queues; key names the stage in errors.
-func newStage(key string, stage marking.Stage, specs []MarkerSpec, nonECT marking.NonECT, nq int) (chainStage, error) {
+// of nq queues, behind the members lead (a DualQ port's AQM); key names
+// the stage in errors.
+func newStage(key string, stage marking.Stage, lead []marking.Member, specs []MarkerSpec, nonECT marking.NonECT, nq int) (chainStage, error) {
 	st := chainStage{stage: stage}
-	if len(specs) == 0 {
+	if len(lead)+len(specs) == 0 {
 		return st, nil
 	}
-	members := make([]marking.Member, 0, len(specs))
+	members := make([]marking.Member, 0, len(lead)+len(specs))
+	members = append(members, lead...)
 	for i, sp := range specs {
 		m, err := sp.New(nq)
 		if err != nil {

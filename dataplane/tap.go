@@ -27,6 +27,13 @@ const (
 	EventIngress EventKind = iota // received, as it arrived
 	EventEgress                   // handed to the egress device, after any CE mark
 	EventDrop                     // dropped; Drop says why
+	// EventTrim: refused for the reason Drop, and trimmed (PortConfig.Trim)
+	// for the trim queue instead of dropped, as SAI has it: the original
+	// is dropped and its header sent on. Frame is the packet as cut, Queue
+	// the queue that refused it, CutFrom its length before the cut. The
+	// trimmed packet's later events (egress, or a drop where the trim
+	// queue refuses it) come with Trimmed set.
+	EventTrim
 )
 
 func (k EventKind) String() string {
@@ -35,6 +42,8 @@ func (k EventKind) String() string {
 		return "ingress"
 	case EventEgress:
 		return "egress"
+	case EventTrim:
+		return "trim"
 	}
 	return "drop"
 }
@@ -50,13 +59,22 @@ type Event struct {
 	Desc  *packet.Desc
 	Frame []byte
 
-	Drop    DropReason    // for EventDrop
+	Drop    DropReason    // for EventDrop and EventTrim
 	Marker  string        // the marker that set CE (egress) or dropped the packet; "" if none
 	Stage   marking.Stage // the stage Marker runs at
 	Sojourn int64         // ns in the queue, for egress events and dequeue-side drops; -1 if not queued
 
 	// Value and Threshold are what Marker compared (bytes or ns).
 	Value, Threshold int64
+
+	// Trimmed says the packet is a trimmed header (packet.Desc.Trimmed),
+	// and CutFrom, for EventTrim, is its length before the cut.
+	Trimmed bool
+	CutFrom int
+	// INT is what the port's INT (PortConfig.INT) did with the packet, for
+	// egress events: INTNone unless the packet carries INT headers the
+	// port looked into.
+	INT INTOutcome
 }
 
 // tapSet is the taps of a port. It is never changed once published:
@@ -143,6 +161,11 @@ func (p *port) markerIndex(stage marking.Stage, i int) uint8 {
 
 // tapEvent delivers one event to each of the port's taps.
 func (w *worker) tapEvent(p *port, kind EventKind, d *packet.Desc, now int64, r DropReason, marker uint8, sojourn int64) {
+	w.tapINT(p, kind, d, now, r, marker, sojourn, INTNone)
+}
+
+// tapINT is tapEvent with what the port's INT did with the packet.
+func (w *worker) tapINT(p *port, kind EventKind, d *packet.Desc, now int64, r DropReason, marker uint8, sojourn int64, in INTOutcome) {
 	set := p.tap.Load()
 	if set == nil {
 		return
@@ -150,7 +173,7 @@ func (w *worker) tapEvent(p *port, kind EventKind, d *packet.Desc, now int64, r 
 	ev := &w.event
 	*ev = Event{
 		Kind: kind, Time: now, Port: p.idx, Queue: -1, Desc: d, Frame: d.Frame(),
-		Drop: r, Sojourn: sojourn,
+		Drop: r, Sojourn: sojourn, Trimmed: d.Trimmed, INT: in,
 	}
 	if int(d.OutPort) == p.idx && kind != EventIngress {
 		ev.Queue = int(d.Queue)
@@ -161,6 +184,23 @@ func (w *worker) tapEvent(p *port, kind EventKind, d *packet.Desc, now int64, r 
 			ev.Stage = marking.Dequeue
 		}
 		ev.Value, ev.Threshold = d.MarkValue, d.MarkThreshold
+	}
+	for _, t := range set.taps {
+		t.Record(ev)
+	}
+}
+
+// tapTrim delivers the EventTrim of d, which its queue refused for r at
+// now and the port cut from from bytes.
+func (w *worker) tapTrim(p *port, d *packet.Desc, r DropReason, now int64, from int) {
+	set := p.tap.Load()
+	if set == nil {
+		return
+	}
+	ev := &w.event
+	*ev = Event{
+		Kind: EventTrim, Time: now, Port: p.idx, Queue: int(d.Queue), Desc: d, Frame: d.Frame(),
+		Drop: r, Sojourn: -1, Trimmed: d.Trimmed, CutFrom: from,
 	}
 	for _, t := range set.taps {
 		t.Record(ev)

@@ -33,7 +33,7 @@ func TestFillViewSetsEveryField(t *testing.T) {
 	p := w.ports[0]
 	d := &packet.Desc{Len: 100, EnqTime: 7}
 
-	all := &chainStage{needs: marking.NeedAll | marking.NeedPeer, peers: []int{1, 0}}
+	all := &chainStage{needs: marking.NeedAll | marking.NeedPeer | marking.NeedHead, peers: []int{1, 0}}
 	w.view = marking.View{}
 	want := *w.fillView(p, d, 10, 1, all)
 	if want.PeerQueue != 0 {
@@ -49,6 +49,8 @@ func TestFillViewSetsEveryField(t *testing.T) {
 				f.SetBool(!f.Bool())
 			case reflect.Int, reflect.Int64:
 				f.SetInt(f.Int() + 12345)
+			case reflect.Uint8:
+				f.SetUint(f.Uint() ^ 3)
 			default:
 				t.Fatalf("View.%s is a %v: teach this test to spoil it", junk.Type().Field(i).Name, f.Kind())
 			}
@@ -62,9 +64,17 @@ func TestFillViewSetsEveryField(t *testing.T) {
 	// the last packet's, and the rest as before.
 	spoil()
 	want.RoundTime, want.BusyWeightSum, want.PortBytes, want.PortPackets, want.QueueEmptySince, want.PortEmptySince = 0, 0, 0, 0, 0, 0
-	want.PeerQueue = -1
+	want.PeerQueue, want.HeadSojourn = -1, 0
 	if got := *w.fillView(p, d, 10, 1, &chainStage{}); got != want {
 		t.Fatalf("needing nothing costly, after a spoiled view fillView gives\n%+v\nwant\n%+v", got, want)
+	}
+	// The head of a busy queue: queued at 3, it has waited 7 at 10.
+	if !p.sched.Enqueue(&packet.Desc{Queue: 1, Len: 100, ECN: packet.ECT1}, 3) {
+		t.Fatal("enqueue")
+	}
+	d.ECN = packet.CE
+	if got := w.fillView(p, d, 10, 1, &chainStage{needs: marking.NeedHead}); got.HeadSojourn != 7 || got.ECN != packet.CE {
+		t.Fatalf("HeadSojourn %d, ECN %v; want 7 and the packet's CE", got.HeadSojourn, got.ECN)
 	}
 }
 

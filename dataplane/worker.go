@@ -433,7 +433,11 @@ func (w *worker) flood(in *port, d *packet.Desc, now int64) {
 func (w *worker) forward(in *port, d *packet.Desc, out int, now int64) {
 	p := w.s.ports[out]
 	d.OutPort = uint16(out)
-	d.Queue = w.s.cls.queue(d, p.nq)
+	if p.dualq != nil {
+		d.Queue = p.dualq.queue(d)
+	} else {
+		d.Queue = w.s.cls.queue(d, p.nq)
+	}
 	if o := int(w.s.owner[out]); o != w.id {
 		if !w.out[o].Push(d) {
 			w.drop(in, d, DropCrossWorker, now)
@@ -505,14 +509,15 @@ func (w *worker) enqueue(p *port, d *packet.Desc, at int64) {
 	w.queue(p, d, at)
 }
 
-// queue puts d, which the buffer admitted, on its egress queue at time at.
-func (w *worker) queue(p *port, d *packet.Desc, at int64) {
+// queue puts d, which the buffer admitted, on its egress queue at time at,
+// and reports whether it did; else it dropped d (queue_full).
+func (w *worker) queue(p *port, d *packet.Desc, at int64) bool {
 	q := int(d.Queue)
 	_, queued := p.sched.Len()
 	if !p.sched.Enqueue(d, at) {
 		w.s.mmu.Release(p.idx, q, int(d.Charged))
 		w.drop(p, d, DropQueueFull, at)
-		return
+		return false
 	}
 	p.qc[q].enqueued.Add(1)
 	p.qc[q].enqBytes.Add(uint64(d.Len))
@@ -522,25 +527,34 @@ func (w *worker) queue(p *port, d *packet.Desc, at int64) {
 		// no earlier than at, and the shaper gives the same time from at.
 		w.reschedule(p)
 	}
+	return true
 }
 
 // refused disposes of d, which the buffer or an enqueue marker (then v is
-// its view) refused at time at for reason r. A port with a Reshaper may
-// turn d into a packet it can still carry, which goes to the queue the
-// Reshaper names if the buffer admits it there, past the enqueue markers;
-// else d is dropped, for the reshaped packet's own refusal if it had one.
+// its view) refused at time at for reason r. A port with a Reshaper (a
+// Trim) may turn d into a packet it can still carry, which goes to the
+// queue the Reshaper names if the buffer admits it there, past the
+// enqueue markers; else d is dropped, for the reshaped packet's own
+// refusal if it had one. The refusing queue counts the trim.
 func (w *worker) refused(p *port, d *packet.Desc, r DropReason, at int64, v *marking.View) {
 	if p.reshape != nil {
+		q0, from := int(d.Queue), d.Len
 		if q, ok := p.reshape.Reshape(d, r); ok && q >= 0 && q < p.nq {
+			c := &p.qc[q0]
+			c.trimmed.Add(1)
+			if p.tap.Load() != nil {
+				w.tapTrim(p, d, r, at, from)
+			}
 			d.Queue = uint8(q)
-			a := w.s.mmu.Admit(p.idx, q, d.Len)
-			if a == buffer.Admitted {
-				d.Charged = uint32(d.Len)
-				p.qc[q].reshaped.Add(1)
-				w.queue(p, d, at)
+			if a := w.s.mmu.Admit(p.idx, q, d.Len); a != buffer.Admitted {
+				c.trimDropped.Add(1)
+				w.drop(p, d, bufferDrop[a], at)
 				return
 			}
-			w.drop(p, d, bufferDrop[a], at)
+			d.Charged = uint32(d.Len)
+			if !w.queue(p, d, at) {
+				c.trimDropped.Add(1)
+			}
 			return
 		}
 	}
@@ -562,7 +576,7 @@ func (w *worker) fillView(p *port, d *packet.Desc, now int64, q int, c *chainSta
 	mmu := w.s.mmu
 	qi := &p.qinfo[q]
 	v := &w.view // field by field: a composite literal would clear it first
-	v.Now, v.EnqTime, v.Len, v.Port, v.Queue = now, d.EnqTime, d.Len, p.idx, q
+	v.Now, v.EnqTime, v.Len, v.ECN, v.Port, v.Queue = now, d.EnqTime, d.Len, d.ECN, p.idx, q
 	v.PoolBytes, v.PoolPackets, v.PoolSize = mmu.PoolSharedBytes(p.pool), 0, mmu.PoolSize(p.pool)
 	v.Quantum, v.Weight, v.WeightSum, v.Strict = qi.Quantum, qi.PortWeight, qi.PortWeightSum, qi.Strict
 	v.LineRate = p.shaper.Rate()
@@ -589,6 +603,12 @@ func (w *worker) fillView(p *port, d *packet.Desc, now int64, q int, c *chainSta
 	v.PeerQueue, v.PeerBytes, v.PeerPackets, v.PeerSojourn = -1, 0, 0, 0
 	if c.peers != nil && c.peers[q] >= 0 {
 		fillPeer(v, p, now, c.peers[q])
+	}
+	v.HeadSojourn = 0
+	if need&marking.NeedHead != 0 {
+		if at, ok := p.sched.Head(q); ok {
+			v.HeadSojourn = now - at
+		}
 	}
 	return v
 }
@@ -643,8 +663,8 @@ func (w *worker) step(p *port, t int64) int {
 }
 
 // depart dequeues the packet that leaves p's line at t, runs the dequeue
-// markers and stages it for the device; a batch that fills up goes to the
-// device at once.
+// markers, adds p's INT record and stages it for the device; a batch that
+// fills up goes to the device at once.
 func (w *worker) depart(p *port, t int64) int {
 	mmu := w.s.mmu
 	d := p.sched.Dequeue(t)
@@ -668,10 +688,14 @@ func (w *worker) depart(p *port, t int64) int {
 			}
 		}
 	}
+	out := INTNone
+	if p.inband != nil {
+		out = w.telemetry(p, d, t) // before the shaper: it charges the frame as it leaves
+	}
 	p.shaper.Take(t, d.Len)
 	d.TxTime = t
 	if p.tap.Load() != nil {
-		w.tapEvent(p, EventEgress, d, t, 0, d.MarkedBy, t-d.EnqTime)
+		w.tapINT(p, EventEgress, d, t, 0, d.MarkedBy, t-d.EnqTime, out)
 	}
 	if p.stage(d) {
 		return w.flush(p, t)

@@ -23,20 +23,23 @@ import (
 	"github.com/ecnswitch/ecnswitch/testbed/bulk"
 )
 
-// Names of the marking schemes, as Options.Schemes takes them. Every
-// threshold derives from the standard threshold K = λ·C·RTT with λ = 1
-// (001 §2.2 Eq. 1), RTT = K/C being the time C takes to send K.
+// Names of the marking schemes, as Options.Schemes takes them. A preset
+// that runs one of marking's registered schemes is named as the scheme
+// (its aliases, such as mq-ecn and ecn-sharp, are accepted too); the others
+// are RED and PMSB configurations of the demo's own. Every threshold
+// derives from the standard threshold K = λ·C·RTT with λ = 1 (001 §2.2
+// Eq. 1), RTT = K/C being the time C takes to send K.
 const (
-	PerPort      = "per-port"      // per-port ECN, standard threshold (001 §2.2.3)
-	PerQueue     = "per-queue"     // per-queue ECN, standard threshold (001 §2.2.1)
-	MQECN        = "mq-ecn"        // MQ-ECN (001 §3.3)
-	QueueMinimum = "queue-minimum" // per-queue ECN, minimum threshold w_i/Σw·K (001 §2.2.2 Eq. 2)
-	PMSB         = "pmsb"          // port ≥ K and queue ≥ w_i/Σw·K, at enqueue (003 Algorithm 1)
-	PMSBDequeue  = "pmsb-dequeue"  // PMSB at dequeue (003 §IV-C)
-	CoDel        = "codel"         // CoDel marking at dequeue, Options.CoDel (RFC 8289; 000 §5.2's baseline)
-	TCN          = "tcn"           // sojourn time > K/C, at dequeue (000 §2.1 Eq. 1)
-	ECNSharp     = "ecn-sharp"     // ECN♯ by its rule of thumb with every target K/C, at dequeue (000 §3.4)
-	NoMarking    = "none"          // no marker: a port for delay-based senders (DX, 004), outside AllSchemes
+	PerPort      = "per-port"             // per-port ECN, standard threshold (001 §2.2.3)
+	PerQueue     = "per-queue"            // per-queue ECN, standard threshold (001 §2.2.1)
+	MQECN        = marking.SchemeMQECN    // MQ-ECN (001 §3.3)
+	QueueMinimum = "queue-minimum"        // per-queue ECN, minimum threshold w_i/Σw·K (001 §2.2.2 Eq. 2)
+	PMSB         = marking.SchemePMSB     // port ≥ K and queue ≥ w_i/Σw·K, at enqueue (003 Algorithm 1)
+	PMSBDequeue  = "pmsb-dequeue"         // PMSB at dequeue (003 §IV-C)
+	CoDel        = marking.SchemeCoDel    // CoDel marking at dequeue, Options.CoDel (RFC 8289; 000 §5.2's baseline)
+	TCN          = marking.SchemeTCN      // sojourn time > K/C, at dequeue (000 §2.1 Eq. 1)
+	ECNSharp     = marking.SchemeECNSharp // ECN♯ by its rule of thumb with every target K/C, at dequeue (000 §3.4)
+	NoMarking    = "none"                 // no marker: a port for delay-based senders (DX, 004), outside AllSchemes
 )
 
 // Schemes returns the names of the schemes Run runs by default, in order:
@@ -49,23 +52,41 @@ func AllSchemes() []string {
 	return []string{PerPort, PerQueue, MQECN, QueueMinimum, PMSB, TCN, ECNSharp, PMSBDequeue, CoDel}
 }
 
-// titles are the schemes' names as the table prints them.
-var titles = map[string]string{
+// ownTitles are the table's names of the presets that are not a
+// registered scheme; a registered scheme's is its Title.
+var ownTitles = map[string]string{
 	PerPort:      "per-port ECN",
 	PerQueue:     "per-queue ECN",
-	MQECN:        "MQ-ECN",
 	QueueMinimum: "per-queue minimum",
-	PMSB:         "PMSB",
 	PMSBDequeue:  "PMSB at dequeue",
-	CoDel:        "CoDel",
-	TCN:          "TCN",
-	ECNSharp:     "ECN♯",
 	NoMarking:    "no marking",
+}
+
+// canonical returns the name the demo knows scheme name by — a registered
+// scheme's alias becomes its name — and whether it knows it.
+func canonical(name string) (string, bool) {
+	if _, ok := ownTitles[name]; ok {
+		return name, true
+	}
+	if s, ok := marking.Lookup(name); ok && slices.Contains(AllSchemes(), s.Name) {
+		return s.Name, true
+	}
+	return name, false
 }
 
 // Title returns scheme name as the table prints it, or "" for an unknown
 // name.
-func Title(name string) string { return titles[name] }
+func Title(name string) string {
+	name, ok := canonical(name)
+	if !ok {
+		return ""
+	}
+	if t, ok := ownTitles[name]; ok {
+		return t
+	}
+	s, _ := marking.Lookup(name)
+	return s.Title
+}
 
 // Defaults of Options, the MQ-ECN testbed's settings (001 §4.2, §5.1;
 // notes/prior-art.md §3).
@@ -366,10 +387,13 @@ func (o Options) withDefaults() (Options, error) {
 			return o, fmt.Errorf("demo: classes[%d].weight %d outside [0, %d]", q, c.Weight, scheduler.MaxWeight)
 		}
 	}
+	o.Schemes = slices.Clone(o.Schemes)
 	for i, s := range o.Schemes {
-		if _, ok := titles[s]; !ok {
+		name, ok := canonical(s)
+		if !ok {
 			return o, fmt.Errorf("demo: schemes[%d] %q: want one of %s", i, s, strings.Join(AllSchemes(), ", "))
 		}
+		o.Schemes[i] = name
 	}
 	return o, nil
 }
@@ -519,7 +543,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
-		tag := fmt.Sprintf("[%d/%d] %s", i+1, len(o.Schemes), titles[name])
+		tag := fmt.Sprintf("[%d/%d] %s", i+1, len(o.Schemes), Title(name))
 		sr, err := runScheme(ctx, bed, name, func(format string, args ...any) { say(tag+": "+format, args...) })
 		if err != nil {
 			if ctx.Err() != nil {
@@ -600,7 +624,8 @@ func (b *Bed) Hosts() []testbed.Host { return b.tb.Hosts() }
 
 // Start starts the switch of scheme name on the hosts' switch ports.
 func (b *Bed) Start(name string) (Switch, error) {
-	if _, ok := titles[name]; !ok {
+	name, ok := canonical(name)
+	if !ok {
 		return nil, fmt.Errorf("demo: scheme %q: want one of %s", name, strings.Join(AllSchemes(), ", "))
 	}
 	hosts := b.Hosts()
@@ -721,23 +746,23 @@ func markers(name string, std marking.Threshold, rtt int64, o Options) (enq, deq
 			return marking.NewRED(marking.CutOff(marking.MeasureQueue, std), marking.Enqueue, nq)
 		})
 	case MQECN:
-		enq = one("mq-ecn", func(nq int) (marking.Marker, error) {
+		enq = one(MQECN, func(nq int) (marking.Marker, error) {
 			return marking.NewMQECN(marking.MQECNConfig{RTT: rtt, Lambda: 1}, marking.Enqueue, nq)
 		})
 	case QueueMinimum:
-		enq = one("queue-minimum", func(nq int) (marking.Marker, error) {
+		enq = one(QueueMinimum, func(nq int) (marking.Marker, error) {
 			return marking.NewRED(marking.Minimum(std), marking.Enqueue, nq)
 		})
 	case PMSB:
-		enq = one("pmsb", func(nq int) (marking.Marker, error) {
+		enq = one(PMSB, func(nq int) (marking.Marker, error) {
 			return marking.NewPMSB(marking.PMSBConfig{PortThreshold: std}, marking.Enqueue, nq)
 		})
 	case PMSBDequeue:
-		deq = one("pmsb-dequeue", func(nq int) (marking.Marker, error) {
+		deq = one(PMSBDequeue, func(nq int) (marking.Marker, error) {
 			return marking.NewPMSB(marking.PMSBConfig{PortThreshold: std}, marking.Dequeue, nq)
 		})
 	case TCN:
-		deq = one("tcn", func(nq int) (marking.Marker, error) {
+		deq = one(TCN, func(nq int) (marking.Marker, error) {
 			return marking.NewTCN(marking.TCNConfig{Threshold: rtt}, marking.Dequeue, nq)
 		})
 	case ECNSharp:
@@ -747,11 +772,11 @@ func markers(name string, std marking.Threshold, rtt int64, o Options) (enq, deq
 		if cfg == (marking.ECNSharpConfig{}) {
 			cfg = marking.ECNSharpConfig{InsTarget: rtt, PstTarget: rtt, PstInterval: rtt}
 		}
-		deq = one("ecn-sharp", func(nq int) (marking.Marker, error) {
+		deq = one(ECNSharp, func(nq int) (marking.Marker, error) {
 			return marking.NewECNSharp(cfg, marking.Dequeue, nq)
 		})
 	case CoDel:
-		deq = one("codel", func(nq int) (marking.Marker, error) {
+		deq = one(CoDel, func(nq int) (marking.Marker, error) {
 			return marking.NewCoDel(o.CoDel, marking.Dequeue, nq)
 		})
 	}

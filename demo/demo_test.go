@@ -179,7 +179,7 @@ func TestOptionsRejected(t *testing.T) {
 		want string
 	}{
 		{demo.Options{Duration: time.Millisecond}, "duration 1ms: want at least 100ms"},
-		{demo.Options{Schemes: []string{"per-port", "red"}}, `schemes[1] "red": want one of per-port, per-queue, mq-ecn`},
+		{demo.Options{Schemes: []string{"per-port", "red"}}, `schemes[1] "red": want one of per-port, per-queue, mqecn`},
 		{demo.Options{K: 200 << 10}, "k 204800 bytes outside [1, buffer = 98304]"},
 		{demo.Options{Flows: [2]int{1, 0}}, "flows[1] 0 outside [1, 64]"},
 		{demo.Options{Rate: 10}, "rate 10 bit/s outside"},

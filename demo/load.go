@@ -50,6 +50,10 @@ type Load struct {
 	// fraction then judges nothing, and only a saturated CPU makes the run
 	// not comparable.
 	Open bool
+	// Unmeasured says the machine was not measured in the run: a port busy
+	// less than MinBusy then counts as the machine's limit, the rule
+	// before runs measured it.
+	Unmeasured bool
 }
 
 // Saturated returns the CPUs at SaturatedCPU or more.
@@ -68,6 +72,9 @@ func (l Load) Saturated() []cpustat.Split {
 // the window; "" when neither. It judges the machine, whatever the
 // port's busy fraction.
 func (l Load) Limit() string {
+	if l.Unmeasured {
+		return "the machine, not measured"
+	}
 	var why []string
 	for _, c := range l.Saturated() {
 		why = append(why, fmt.Sprintf("CPU %d %.0f%% busy", c.CPU, 100*c.Busy))

@@ -18,7 +18,7 @@ import (
 // measurement, flows down, switch down.
 func runScheme(ctx context.Context, bed *Bed, name string, say func(string, ...any)) (res SchemeResult, err error) {
 	o, hosts := bed.o, bed.Hosts()
-	res = SchemeResult{Scheme: name, Title: titles[name], Queues: make([]QueueResult, len(o.Classes))}
+	res = SchemeResult{Scheme: name, Title: Title(name), Queues: make([]QueueResult, len(o.Classes))}
 	sw, err := bed.Start(name)
 	if err != nil {
 		return res, err

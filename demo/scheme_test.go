@@ -97,6 +97,54 @@ func TestSchemeMarkers(t *testing.T) {
 
 func ptr[T any](v T) *T { return &v }
 
+// TestSchemeNames: a preset of a registered scheme is named and titled
+// as marking's registry names it, the registry's aliases (the demo's
+// former mq-ecn and ecn-sharp) still select it, and its marker sits at a
+// stage the registry allows.
+func TestSchemeNames(t *testing.T) {
+	in := []string{"mq-ecn", "ecn-sharp", PerPort}
+	o, err := Options{Schemes: in}.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{marking.SchemeMQECN, marking.SchemeECNSharp, PerPort}; !slices.Equal(o.Schemes, want) {
+		t.Errorf("Schemes %v became %v, want %v", in, o.Schemes, want)
+	}
+	if in[0] != "mq-ecn" {
+		t.Errorf("withDefaults changed the caller's Schemes: %v", in)
+	}
+	if got := Title("ecn-sharp"); got != "ECN♯" {
+		t.Errorf("Title(ecn-sharp) = %q, want ECN♯", got)
+	}
+	o, _ = Options{}.withDefaults()
+	hosts := make([]testbed.Host, Hosts)
+	for _, name := range AllSchemes() {
+		if Title(name) == "" {
+			t.Errorf("%s has no title", name)
+		}
+		s, registered := marking.Lookup(name)
+		if !registered {
+			continue
+		}
+		if s.Name != name || Title(name) != s.Title {
+			t.Errorf("preset %q (%q) is the registry's %q (%q)", name, Title(name), s.Name, s.Title)
+		}
+		cfg, err := switchConfig(o, hosts, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := cfg.Ports[bottleneck]
+		for _, st := range []struct {
+			stage marking.Stage
+			specs []dataplane.MarkerSpec
+		}{{marking.Enqueue, p.Enqueue}, {marking.Dequeue, p.Dequeue}} {
+			if len(st.specs) > 0 && !s.Stages.Has(st.stage) {
+				t.Errorf("%s marks at %v; the registry allows %v", name, st.stage, s.Stages)
+			}
+		}
+	}
+}
+
 // TestClasses: classes become queues — DSCP(q) selects queue q, each
 // queue gets its class's weight and strictness under the chosen scheduler
 // on every port, and the config is one the dataplane accepts.

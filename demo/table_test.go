@@ -85,6 +85,8 @@ func TestLoadLimit(t *testing.T) {
 		{"rwnd-limited senders", demo.Load{Busy: 0.9, Senders: senders(20*time.Second, 4*time.Second, 0)}, "cwnd-limited 80%", false},
 		{"open workload, idle senders", demo.Load{Busy: 0.3, Open: true, CPUs: []cpustat.Split{{Busy: 0.5}}}, "", true},
 		{"open workload, saturated CPU", demo.Load{Busy: 0.3, Open: true, CPUs: []cpustat.Split{{Busy: 0.97}}}, "97%", false},
+		{"unmeasured, idle port", demo.Load{Busy: 0.9, Unmeasured: true}, "not measured", false},
+		{"unmeasured, busy port", demo.Load{Busy: 0.96, Unmeasured: true}, "not measured", true},
 	} {
 		lim := c.l.Limit()
 		if c.limit == "" && lim != "" || !strings.Contains(lim, c.limit) || c.l.Comparable() != c.comp {

@@ -30,7 +30,7 @@
 // workload and its claims: kit.go brings the testbed and each run's switch
 // up and down (Env.demo, Env.withBed, bed.withSwitch) and starts the report
 // with its header (the command, the date, and the binary, kernel and CPU
-// it ran on: Machine); rule.go's builders give each Claim its Rule, whose
+// it ran on: Report.Build); rule.go's builders give each Claim its Rule, whose
 // verdict and text come from one expression; stats.go has the statistics
 // and repeated measurements (Runs), format.go how numbers print,
 // results.go what several experiments read from demo.Run's results, and

@@ -22,7 +22,7 @@ type Experiment struct {
 
 // All returns every experiment, in the order `make experiments` runs them.
 func All() []Experiment {
-	return []Experiment{mqecnStatic(), mqecnQueues(), pmsbSched(), ecnsharpRTT(), ecnsharpIncast(), fctExperiment(fctWorkload), bccShared(), dxExperiment(), dxClosedLoopExperiment(), dxStepsExperiment(), fctExperiment(fctDataMining)}
+	return []Experiment{mqecnStatic(), mqecnQueues(), pmsbSched(), ecnsharpRTT(), ecnsharpIncast(), fctExperiment(fctWorkload), bccShared(), dxExperiment(), dxClosedLoopExperiment(), dxStepsExperiment(), fctExperiment(fctDataMining), trimIncast(), hpccExperiment(), l4sCoexist()}
 }
 
 // Names returns the names of every experiment, in order.

@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/plot"
 
 	"github.com/ecnswitch/ecnswitch/demo"
+	"github.com/ecnswitch/ecnswitch/internal/buildinfo"
 )
 
 // TestScaling: a 10 Gbit/s paper's time constant grows tenfold (and a
@@ -82,8 +83,9 @@ func TestReportWrite(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "x")
 	r := &Report{
 		Name: "x", Title: "x: a test", Paper: "001 §5.1.1", Command: "ecnswitch experiment x",
-		Date:    time.Date(2026, 11, 23, 18, 0, 0, 0, time.UTC),
-		Machine: Machine{Version: "(devel)", Revision: "106b487abcde", Kernel: "6.18.44", CPU: "2 × AMD EPYC"},
+		Date: time.Date(2026, 11, 23, 18, 0, 0, 0, time.UTC),
+		Build: buildinfo.Info{Version: "(devel)", Revision: "106b487abcde", GoVersion: "go1.26.0",
+			Kernel: "6.18.44", CPU: "AMD EPYC", CPUs: 2, Arch: "amd64"},
 		Setup:   []string{"Two hosts."},
 		Scaling: Scaling{PaperRate: 10e9, Rate: 995e6}.String(),
 		Claims: []Claim{
@@ -110,7 +112,7 @@ func TestReportWrite(t *testing.T) {
 	for _, want := range []string{
 		"# x: a test\n",
 		"Made by `ecnswitch experiment x` on 2026-11-23 18:00 UTC.",
-		"\n\nRan on ecnswitch (devel), revision 106b487abcde, Linux 6.18.44, 2 × AMD EPYC.\n\n",
+		"\n\nRan on ecnswitch (devel) (106b487abcde) built with go1.26.0 on Linux 6.18.44, 2 × AMD EPYC (amd64).\n\n",
 		"## Scaling\n\nThe paper measured at 10 Gbit/s",
 		"| 001 Fig. 3(a) | ratio | 1.34 | 1.50 | 97.0% | **holds** | in [1.1, 2.7] | – |",
 		`| 001 Fig. 6(b) | a\|b | −32% | −5% | 90.0% (not comparable) | **does not hold (not comparable)** | lower by 10–70% | machine-limited in 1 of 1 runs: CPU 1 100% busy |`,

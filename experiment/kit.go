@@ -16,6 +16,7 @@ import (
 
 	"github.com/ecnswitch/ecnswitch/dataplane"
 	"github.com/ecnswitch/ecnswitch/demo"
+	"github.com/ecnswitch/ecnswitch/internal/buildinfo"
 	"github.com/ecnswitch/ecnswitch/node"
 	"github.com/ecnswitch/ecnswitch/packet"
 	"github.com/ecnswitch/ecnswitch/testbed"
@@ -88,7 +89,7 @@ func (e Env) now() time.Time {
 // report starts x's report: its name and paper, the title, and the header
 // (the command, the date, and the binary, kernel and CPU it ran on).
 func (e Env) report(x Experiment, title string) *Report {
-	return &Report{Name: x.Name, Title: title, Paper: x.Paper, Command: e.Command, Date: e.now(), Machine: thisMachine()}
+	return &Report{Name: x.Name, Title: title, Paper: x.Paper, Command: e.Command, Date: e.now(), Build: buildinfo.Read()}
 }
 
 // with returns o with the env's output, logger and testbed names.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ecnswitch/ecnswitch/demo"
+	"github.com/ecnswitch/ecnswitch/internal/buildinfo"
 )
 
 // MinBusy is the least fraction of the time a bottleneck port must be
@@ -40,7 +41,10 @@ type Report struct {
 	Paper   string    // what of the papers it reproduces
 	Command string    // the command that made it
 	Date    time.Time // when it ran
-	Machine Machine   // the binary, kernel and CPU it ran on
+	// Build is the build of ecnswitch and the machine it ran on (the
+	// kernel, the CPU model and count); Write fills it in when it is left
+	// zero.
+	Build buildinfo.Info
 	// Setup describes the testbed, the switch and the traffic, a
 	// paragraph each.
 	Setup []string
@@ -186,6 +190,9 @@ type Plot struct {
 // Write writes report.md, claims.json (WriteSummary reads it) and every
 // plot into dir, creating it.
 func (r *Report) Write(dir string) error {
+	if r.Build == (buildinfo.Info{}) {
+		r.Build = buildinfo.Read()
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("experiment: %w", err)
 	}
@@ -211,8 +218,8 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n\n", r.Title)
 	fmt.Fprintf(&b, "Reproduces %s. Made by `%s` on %s.\n\n", r.Paper, r.Command, r.Date.UTC().Format("2006-01-02 15:04 MST"))
-	if m := r.Machine.String(); m != "" {
-		fmt.Fprintf(&b, "Ran on %s.\n\n", m)
+	if r.Build != (buildinfo.Info{}) {
+		fmt.Fprintf(&b, "Ran on %s.\n\n", r.Build)
 	}
 	if len(r.Setup) > 0 {
 		b.WriteString("## Setup\n\n")

@@ -91,6 +91,17 @@ func fmtRuns(r Runs, f string) string {
 	return r.Format(func(x float64) string { return fmt.Sprintf(f, x) })
 }
 
+// busyOnly returns loads of runs that recorded only their ports' busy
+// fractions (demo.Load.Unmeasured): each is comparable from MinBusy up,
+// the rule before runs measured the machine.
+func busyOnly(busy ...float64) []demo.Load {
+	ls := make([]demo.Load, len(busy))
+	for i, b := range busy {
+		ls[i] = demo.Load{Busy: b, WorkerCPU: -1, Unmeasured: true}
+	}
+	return ls
+}
+
 // loadRow is one run's line of a load table.
 type loadRow struct {
 	label string

@@ -71,6 +71,11 @@ func TestClaimMachine(t *testing.T) {
 	if c.Machine() != "–" || c.Verdict() != "holds" {
 		t.Errorf("holding: machine %q, verdict %q", c.Machine(), c.Verdict())
 	}
+	// Runs that measured only their ports keep the old rule: below
+	// MinBusy, not comparable.
+	if c := (Claim{Loads: busyOnly(0.97, 0.9)}); c.Comparable() || c.Machine() != "machine-limited in 1 of 2 runs: the machine, not measured" {
+		t.Errorf("busy only: comparable %v, machine %q", c.Comparable(), c.Machine())
+	}
 	rows := demoLoadRows("1 : 4", []*demo.Result{{Schemes: []demo.SchemeResult{{Title: "MQ-ECN", Load: testLoad(0.9)}}}})
 	tab := loadTable(rows)
 	if len(tab.Rows) != 1 || tab.Rows[0][0] != "1 : 4, MQ-ECN, run 1" || !strings.Contains(tab.Rows[0][1], "not comparable") ||

@@ -33,8 +33,12 @@
 // process's own start and cannot be shared between processes; SystemClock
 // reads CLOCK_MONOTONIC (calibrated once against clock_gettime, then as
 // cheap as time.Since), which every process and network namespace of a
-// machine shares. Generator and sink on two machines would need PTP-synced
-// clocks; their latencies are then only as good as the sync.
+// machine shares. A PHCClock reads a NIC's PTP hardware clock instead, for
+// stamps on a timescale phc2sys or PTP can keep in step with another
+// PHC's. Stamps name their clock (StampClock), and CheckClocks tells
+// whether a latency between two clocks means anything: one clock always;
+// two PHCs only while their offset, measured through CLOCK_MONOTONIC, is
+// within a limit (Latency.Checked withholds the figures otherwise).
 //
 // # Pacing
 //

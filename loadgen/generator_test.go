@@ -481,7 +481,7 @@ func BenchmarkGeneratorStep(b *testing.B) {
 // error. The rate offered over the run, and over each tenth of it (at
 // least 20 ms, so a frame up to Gap early or 60 µs late moves < 1% of it),
 // is within 1% of the target. The wall-clock version of this check, through
-// a testbed, is BenchmarkGeneratorRateThroughTestbed (README, load tester).
+// a testbed, is BenchmarkGeneratorRateThroughTestbed (docs/load-testing.md).
 func TestGeneratorAccuracy(t *testing.T) {
 	const maxLate = 60_000
 	for _, c := range []struct {

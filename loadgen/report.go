@@ -81,6 +81,13 @@ type Latency struct {
 	// SamplesLost the samples a full ring lost (their frames were counted).
 	Sample      float64 `json:"sample,omitempty"`
 	SamplesLost uint64  `json:"samples_lost,omitempty"`
+	// TxClock and RxClock name the clocks of the TX and RX stamps
+	// (ClockMonotonic, "phc0") where the caller checked them
+	// (Latency.Checked); Withheld says why the figures were dropped:
+	// stamps on two clocks not known to agree.
+	TxClock  string `json:"tx_clock,omitempty"`
+	RxClock  string `json:"rx_clock,omitempty"`
+	Withheld string `json:"withheld,omitempty"`
 }
 
 // FlowReport is one flow's counters.
@@ -195,11 +202,19 @@ func (r Report) WriteText(w io.Writer) error {
 			sampled += fmt.Sprintf(", %d samples lost", l.SamplesLost)
 		}
 	}
-	fmt.Fprintf(&b, "one-way latency (%d %s): min %v  mean %v  p50 %v  p90 %v  p99 %v  p99.9 %v  max %v",
-		l.Count, sampled, time.Duration(l.Min), time.Duration(l.Mean), time.Duration(l.P50), time.Duration(l.P90),
-		time.Duration(l.P99), time.Duration(l.P999), time.Duration(l.Max))
-	if l.Negative > 0 || l.Clamped > 0 {
-		fmt.Fprintf(&b, "  (%d negative: clocks disagree; %d clamped)", l.Negative, l.Clamped)
+	switch {
+	case l.Withheld != "":
+		fmt.Fprintf(&b, "one-way latency not reported: %s", l.Withheld)
+	default:
+		fmt.Fprintf(&b, "one-way latency (%d %s): min %v  mean %v  p50 %v  p90 %v  p99 %v  p99.9 %v  max %v",
+			l.Count, sampled, time.Duration(l.Min), time.Duration(l.Mean), time.Duration(l.P50), time.Duration(l.P90),
+			time.Duration(l.P99), time.Duration(l.P999), time.Duration(l.Max))
+		if l.Negative > 0 || l.Clamped > 0 {
+			fmt.Fprintf(&b, "  (%d negative: clocks disagree; %d clamped)", l.Negative, l.Clamped)
+		}
+	}
+	if l.TxClock != "" {
+		fmt.Fprintf(&b, "\nstamps: TX on %s, RX on %s", l.TxClock, l.RxClock)
 	}
 	b.WriteString("\n\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)

@@ -5,6 +5,85 @@ import (
 	"math"
 )
 
+// SchemeBCC is BCC's name in configs (scheme: bcc).
+const SchemeBCC = "bcc"
+
+func bccScheme() Scheme {
+	return Scheme{
+		Name:   SchemeBCC,
+		Title:  "BCC",
+		Paper:  "002 §IV",
+		Doc:    "per-port standard ECN plus RED on the shared pool's occupancy, its thresholds derived from the buffer model; two members, NAME-port and NAME-pool",
+		Stages: AtEither,
+		State:  "the pool RED's count",
+		Params: []Param{
+			thresholdParam("port_threshold", "C·RTT·λ", "the per-port standard ECN cut-off", "002 §III-A"),
+			{Key: "per_queue", Unit: UnitBool, Default: false,
+				Doc: "compare port_threshold with the queue's occupancy instead of the port's", Paper: "002 §V-A"},
+			thresholdParam("kmin", "derived", "the pool RED's K_min by hand (leave kmin and kmax out to derive them)", "002 §IV-C Eq. 3"),
+			thresholdParam("kmax", "derived, or kmin", "the pool RED's K_max by hand", "002 §IV-B Eq. 2"),
+			pmaxParam("the pool RED's P_max", "002 §IV-C"),
+			{Key: "count", Unit: UnitBool, Default: true,
+				Doc: "the pool RED's count correction p_a = p_b/(1 − count·p_b), original RED; false marks with p_b", Paper: "002 §IV-B"},
+			{Key: "pool_size", Unit: UnitBytes, DefaultText: "the pool's size", Range: above(0), Doc: "B, the shared pool's size", Paper: "002 Eq. 1"},
+			{Key: "alpha", Unit: UnitNumber, DefaultText: "the pool's α", Range: leftOpen(0, bccAlphaMax),
+				Doc: "the Dynamic Threshold α of the pool's queues (the smallest, with several)", Paper: "002 Eq. 1"},
+			rttParam("required to derive", "base RTT"),
+			lambdaParam("λ"),
+			{Key: "reserve", Unit: UnitBytes, DefaultText: "the port's reserve", Range: atLeast(0),
+				Doc: "S_min, the port's static reserved buffer", Paper: "002 §V-A"},
+			{Key: "ports", Unit: UnitCount, DefaultText: "the ports on the pool", Range: closed(1, bccPortsMax),
+				Doc: "N, the ports (egress queues) sharing the pool", Paper: "002 Table II"},
+			{Key: "h", Unit: UnitDuration, Default: int64(BCCDefaultH), Range: leftOpen(0, float64(thresholdTimeMax)),
+				Doc: "sets K_max − K_min = C·N·h", Paper: "002 §IV-C"},
+			mtuParam(),
+			seedParam(),
+		},
+		Examples: []Params{
+			{"rtt": int64(80_000), "lambda": 0.72},
+			{"port_threshold": Bytes(325_000), "kmin": Bytes(500_000), "kmax": Bytes(500_000)},
+		},
+		build: buildBCC,
+	}
+}
+
+// buildBCC builds BCC's two members, name-port and name-pool. B, S_min,
+// α and N default to the placement's pool (002 §IV-C, §V-A).
+func buildBCC(name string, p Params, at Placement) ([]Member, error) {
+	cfg := BCCConfig{
+		PortThreshold: p.threshold("port_threshold"), PerQueue: p.flag("per_queue"),
+		KMin: p.threshold("kmin"), KMax: p.threshold("kmax"), PMax: p.f64("pmax"), Count: p.count(),
+		PoolSize: at.Pool.Size, Alpha: at.Pool.Alpha, Reserve: at.Pool.Reserve, Ports: at.Pool.Ports,
+		RTT: p.i64("rtt"), Lambda: p.f64("lambda"), H: p.i64("h"),
+		LineRate: at.LineRate, MTU: p.i64("mtu"), Seed: p.seed(at.Seed),
+	}
+	if p.has("pool_size") {
+		cfg.PoolSize = p.i64("pool_size")
+	}
+	if p.has("alpha") {
+		cfg.Alpha = p.f64("alpha")
+	}
+	if p.has("reserve") {
+		cfg.Reserve = p.i64("reserve")
+	}
+	if p.has("ports") {
+		cfg.Ports = int(p.i64("ports"))
+	}
+	deriving := !p.has("kmin") && !p.has("kmax")
+	if deriving && cfg.Alpha == 0 {
+		return nil, paramError(SchemeBCC, "alpha", "bcc derives its pool thresholds from the Dynamic Threshold α, but every queue of pool %q has a static cap; set alpha, or kmin and kmax", at.Pool.Name)
+	}
+	if (deriving || (!p.has("port_threshold") && p.has("rtt"))) && at.LineRate == 0 {
+		return nil, noRate(SchemeBCC, "", "derive its thresholds from C·RTT (002 §IV-C)")
+	}
+	ms, err := NewBCC(cfg, at.Stage, at.Queues)
+	if err != nil {
+		return nil, err
+	}
+	ms[0].Name, ms[1].Name = name+"-port", name+"-pool"
+	return ms, nil
+}
+
 // BCC defaults and limits.
 const (
 	// BCCDefaultH is h, the time that sets K_max − K_min = C·N·h: 8 µs
@@ -87,7 +166,7 @@ type BCCParams struct {
 // λ = 0.72, S_min = 128 KB, B = 3 MB, α = 4, N = 8, h = 8 µs) this gives
 // B_R ≈ 1.6 MB, K_max ≈ 2.6 MB and K_min ≈ 1.8 MB, as 002 §V-A does.
 func (cfg BCCConfig) Derive() (BCCParams, error) {
-	const scheme = "bcc"
+	const scheme = SchemeBCC
 	if cfg.LineRate <= 0 {
 		return BCCParams{}, paramError(scheme, "line_rate", "line_rate %d bit/s out of range (0, ∞): deriving kmin and kmax needs C", cfg.LineRate)
 	}
@@ -134,8 +213,8 @@ func (cfg BCCConfig) Derive() (BCCParams, error) {
 
 // Names of the members NewBCC returns.
 const (
-	BCCPortMember = "bcc-port"
-	BCCPoolMember = "bcc-pool"
+	BCCPortMember = SchemeBCC + "-port"
+	BCCPoolMember = SchemeBCC + "-pool"
 )
 
 // NewBCC returns BCC (002 §IV-B) as the two members to put in a port's
@@ -150,7 +229,7 @@ const (
 //
 // BCC marks at the egress (002 §V-B footnote 4); either stage is accepted.
 func NewBCC(cfg BCCConfig, stage Stage, queues int) ([]Member, error) {
-	const scheme = "bcc"
+	const scheme = SchemeBCC
 	if err := checkStage(scheme, stage); err != nil {
 		return nil, err
 	}

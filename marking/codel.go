@@ -2,6 +2,37 @@ package marking
 
 import "math"
 
+// SchemeCoDel is CoDel's name in configs (scheme: codel).
+const SchemeCoDel = "codel"
+
+func codelScheme() Scheme {
+	dur := leftOpen(0, float64(dequeueTimeMax))
+	return Scheme{
+		Name:   SchemeCoDel,
+		Title:  "CoDel",
+		Paper:  "RFC 8289; 000 §3.5, §5.1",
+		Doc:    "CoDel's control law marking CE instead of dropping, at dequeue: the ECN♯ paper's baseline",
+		Stages: AtDequeue,
+		State:  "per queue",
+		Params: []Param{
+			{Key: "target", Unit: UnitDuration, Default: int64(CoDelDefaultTarget), Range: dur,
+				Doc: "acceptable standing sojourn time; must be below interval", Paper: "000 §5.2"},
+			{Key: "interval", Unit: UnitDuration, Default: int64(CoDelDefaultInterval), Range: dur,
+				Doc: "how long the sojourn time must stay above target; the control law's base spacing", Paper: "000 §5.2"},
+			{Key: "max_packet", Unit: UnitBytes, Default: int64(CoDelDefaultMaxPacket), Range: closed(1, codelMaxPacketMax),
+				Doc: "a backlog left behind of at most this many bytes counts as below target (the module's largest wire packet)", Paper: "RFC 8289 §5"},
+		},
+		Examples: []Params{
+			{},
+			{"target": int64(102_400), "interval": int64(2_048_000), "max_packet": int64(1538)},
+		},
+		build: func(name string, p Params, at Placement) ([]Member, error) {
+			m, err := NewCoDel(CoDelConfig{Target: p.i64("target"), Interval: p.i64("interval"), MaxPacket: p.i64("max_packet")}, at.Stage, at.Queues)
+			return one(name, m, err)
+		},
+	}
+}
+
 // CoDel defaults: the baseline of the ECN♯ paper's testbed, "For CoDel, we
 // set interval to be 200µs and target to be 85µs" (000 §5.2, base RTTs of
 // 70–210 µs), so that an ECN♯-versus-CoDel run compares the paper's
@@ -57,23 +88,23 @@ type codel struct {
 // grew count by delta > 1 and now − drop_next < 16·interval, marking
 // resumes with count = delta instead of 1.
 func NewCoDel(cfg CoDelConfig, stage Stage, queues int) (Marker, error) {
-	if err := dequeuePlacement("codel", stage, queues); err != nil {
+	if err := dequeuePlacement(SchemeCoDel, stage, queues); err != nil {
 		return nil, err
 	}
-	if err := dequeueTime("codel", "target", &cfg.Target, CoDelDefaultTarget); err != nil {
+	if err := dequeueTime(SchemeCoDel, "target", &cfg.Target, CoDelDefaultTarget); err != nil {
 		return nil, err
 	}
-	if err := dequeueTime("codel", "interval", &cfg.Interval, CoDelDefaultInterval); err != nil {
+	if err := dequeueTime(SchemeCoDel, "interval", &cfg.Interval, CoDelDefaultInterval); err != nil {
 		return nil, err
 	}
 	if cfg.Target >= cfg.Interval {
-		return nil, paramError("codel", "target", "target %d ns must be below interval %d ns", cfg.Target, cfg.Interval)
+		return nil, paramError(SchemeCoDel, "target", "target %d ns must be below interval %d ns", cfg.Target, cfg.Interval)
 	}
 	if cfg.MaxPacket == 0 {
 		cfg.MaxPacket = CoDelDefaultMaxPacket
 	}
 	if cfg.MaxPacket < 0 || cfg.MaxPacket > codelMaxPacketMax {
-		return nil, paramError("codel", "max_packet", "max_packet %d bytes out of range (0, %d] bytes", cfg.MaxPacket, codelMaxPacketMax)
+		return nil, paramError(SchemeCoDel, "max_packet", "max_packet %d bytes out of range (0, %d] bytes", cfg.MaxPacket, codelMaxPacketMax)
 	}
 	return &codel{
 		target:    cfg.Target,

@@ -41,9 +41,38 @@
 //   - ECN♯ (NewECNSharp): dequeue, instantaneous sojourn marking above
 //     ins_target or persistent-queue marking (000 Algorithm 1, §3.2–3.4),
 //     and the queue-length variant (000 §3.5).
+//   - PIE (NewPIE): enqueue, RFC 8033's PI controller on the queue delay
+//     with its auto-tuned gains, burst allowance and derandomization,
+//     dropping or marking ECN-capable packets.
+//   - PI2 (NewPI2): dequeue, RFC 9332 Appendix A.1's PI controller: Classic
+//     packets see (p′)², L4S packets k·p′, drops on overload (§4.2.3,
+//     Appendix A.2).
+//   - DualPI2 (NewDualPI2): the coupled AQM of a DualQ port (RFC 9332 §2.4,
+//     Appendix A): PI2 on the larger of the two queues' delays (the Classic
+//     queue's in normal operation), coupled into the L4S queue's step; the
+//     dataplane builds it for a port of scheduler.DualQ.
 //
 // Constructors validate their configuration, with errors that name the key
 // and the allowed range, and refuse a stage their paper cannot use
 // (ErrDequeueOnly, ErrEnqueueOnly). docs/marking.md documents every
 // parameter with its unit, default and paper section.
+//
+// # Registry
+//
+// Each scheme also declares itself once, in its own file named after it
+// (red.go, mqecn.go, …), as a Scheme: its name (the SchemeRED, SchemeMQECN,
+// … constants) and aliases, its parameters with their units, defaults,
+// ranges and paper sections, the stages it may sit at, and a constructor
+// from a generic parameter set (Params) at a Placement. Schemes lists
+// them and Lookup finds one by name. Everything that names schemes reads
+// the registry: config decodes a marker's keys by it, the demo's presets
+// and the closed-loop model take their names and titles from it, and
+// docs/marking.md's parameter tables are generated from it. Scheme.New
+// runs when a port is configured; the per-packet path only ever sees the
+// Marker it returns.
+//
+// Adding a scheme takes its file — the marker, its typed constructor
+// (NewX, XConfig) and xScheme() returning its Scheme — its entry in
+// Schemes, its tests, and a section in docs/marking.md whose tables `go
+// generate ./config` writes.
 package marking

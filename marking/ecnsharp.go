@@ -5,6 +5,56 @@ import (
 	"math/bits"
 )
 
+// SchemeECNSharp is ECN♯'s name in configs (scheme: ecnsharp); the
+// demo's ecn-sharp is an alias.
+const SchemeECNSharp = "ecnsharp"
+
+func ecnsharpScheme() Scheme {
+	dur := leftOpen(0, float64(dequeueTimeMax))
+	size := closed(1, ecnsharpBytesMax)
+	return Scheme{
+		Name:    SchemeECNSharp,
+		Aliases: []string{"ecn-sharp"},
+		Title:   "ECN♯",
+		Paper:   "000 §3, Algorithm 1",
+		Doc:     "instantaneous marking above ins_target plus marking upon persistent queue buildups, on the sojourn time at dequeue (or the queue length, at either stage)",
+		Stages:  AtEither,
+		State:   "per queue",
+		Params: []Param{
+			{Key: "ins_target", Unit: UnitDuration, Default: int64(ECNSharpDefaultInsTarget), Range: dur,
+				Doc: "instantaneous marking threshold", Paper: "000 §3.2, §3.4"},
+			{Key: "pst_target", Unit: UnitDuration, Default: int64(ECNSharpDefaultPstTarget), Range: dur,
+				Doc: "persistent queueing target", Paper: "000 §3.2, §3.4"},
+			{Key: "pst_interval", Unit: UnitDuration, Default: int64(ECNSharpDefaultPstInterval), Range: dur,
+				Doc: "time to watch a queue before calling it persistent; base spacing of persistent marks", Paper: "000 §3.2, §3.4"},
+			{Key: "queue_length", Unit: UnitBool, Default: false,
+				Doc: "the queue-length variant: compare the backlog in bytes, at either stage", Paper: "000 §3.5"},
+			{Key: "ins_target_bytes", Unit: UnitBytes, DefaultText: "ins_target × C", Range: size,
+				Doc: "queue-length variant only: the instantaneous threshold in bytes", Paper: "000 §3.2 Eq. 2"},
+			{Key: "pst_target_bytes", Unit: UnitBytes, DefaultText: "pst_target × C", Range: size,
+				Doc: "queue-length variant only: the persistent target in bytes", Paper: "000 §3.2 Eq. 2"},
+		},
+		Examples: []Params{
+			{"ins_target": int64(200_000), "pst_target": int64(85_000), "pst_interval": int64(200_000)},
+			{"queue_length": true, "ins_target": int64(200_000), "pst_target_bytes": int64(30_000)},
+			{},
+		},
+		build: buildECNSharp,
+	}
+}
+
+// buildECNSharp builds an ECN♯ marker.
+func buildECNSharp(name string, p Params, at Placement) ([]Member, error) {
+	if p.flag("queue_length") && (!p.has("ins_target_bytes") || !p.has("pst_target_bytes")) && at.LineRate == 0 {
+		return nil, noRate(SchemeECNSharp, "", "convert its time targets to bytes (000 §3.2 Eq. 2) for queue_length")
+	}
+	m, err := NewECNSharp(ECNSharpConfig{
+		InsTarget: p.i64("ins_target"), PstTarget: p.i64("pst_target"), PstInterval: p.i64("pst_interval"),
+		QueueLength: p.flag("queue_length"), InsTargetBytes: p.i64("ins_target_bytes"), PstTargetBytes: p.i64("pst_target_bytes"),
+	}, at.Stage, at.Queues)
+	return one(name, m, err)
+}
+
 // ECN♯ defaults: the values the paper's testbed derives by its rule of
 // thumb (000 §3.4) for base RTTs of 70–210 µs (000 §5.2): ins_target and
 // pst_interval around the high-percentile RTT, pst_target at or above
@@ -72,7 +122,7 @@ func NewECNSharp(cfg ECNSharpConfig, stage Stage, queues int) (Marker, error) {
 	if cfg.QueueLength && stage == Enqueue {
 		placed = Dequeue // the queue-length variant may run at either stage
 	}
-	if err := dequeuePlacement("ecnsharp", placed, queues); err != nil {
+	if err := dequeuePlacement(SchemeECNSharp, placed, queues); err != nil {
 		return nil, err
 	}
 	for _, p := range [...]struct {
@@ -84,7 +134,7 @@ func NewECNSharp(cfg ECNSharpConfig, stage Stage, queues int) (Marker, error) {
 		{"pst_target", &cfg.PstTarget, ECNSharpDefaultPstTarget},
 		{"pst_interval", &cfg.PstInterval, ECNSharpDefaultPstInterval},
 	} {
-		if err := dequeueTime("ecnsharp", p.key, p.v, p.def); err != nil {
+		if err := dequeueTime(SchemeECNSharp, p.key, p.v, p.def); err != nil {
 			return nil, err
 		}
 	}
@@ -99,10 +149,10 @@ func NewECNSharp(cfg ECNSharpConfig, stage Stage, queues int) (Marker, error) {
 			continue
 		}
 		if !cfg.QueueLength {
-			return nil, paramError("ecnsharp", p.key, "%s %d bytes needs queue_length: true", p.key, p.v)
+			return nil, paramError(SchemeECNSharp, p.key, "%s %d bytes needs queue_length: true", p.key, p.v)
 		}
 		if p.v < 0 || p.v > ecnsharpBytesMax {
-			return nil, paramError("ecnsharp", p.key, "%s %d bytes out of range (0, %d] bytes", p.key, p.v, int64(ecnsharpBytesMax))
+			return nil, paramError(SchemeECNSharp, p.key, "%s %d bytes out of range (0, %d] bytes", p.key, p.v, int64(ecnsharpBytesMax))
 		}
 	}
 	return &ecnsharp{

@@ -1,5 +1,7 @@
 package marking
 
+import "github.com/ecnswitch/ecnswitch/packet"
+
 // Verdict is a marker's decision about one packet.
 type Verdict uint8
 
@@ -49,6 +51,9 @@ type View struct {
 	Now     int64 // ns
 	EnqTime int64 // ns; equal to Now at the enqueue stage
 	Len     int   // packet length in bytes
+	// ECN is the packet's ECN codepoint as the stage sees it: at dequeue
+	// CE if an enqueue marker (or a hop before) marked it.
+	ECN packet.ECN
 
 	Port  int // egress port index
 	Queue int // egress queue index
@@ -82,11 +87,20 @@ type View struct {
 
 	// PeerQueue is the other queue of the port that a coupled marker
 	// reads beside the packet's own (Peerer, with NeedPeer): a DualQ
-	// Coupled AQM's L queue reads its C queue (RFC 9332 §2.4); -1 when
+	// Coupled AQM's queues read each other, the L queue's coupled marking
+	// the C queue's delay (RFC 9332 §2.4), the PI controller the larger of
+	// both (Appendix A.2); -1 when
 	// none. PeerBytes and PeerPackets are its backlog, PeerSojourn how
 	// long its head packet has waited at Now (0 when it is empty).
 	PeerQueue                           int
 	PeerBytes, PeerPackets, PeerSojourn int64
+
+	// HeadSojourn is how long the packet at the head of the packet's own
+	// queue has waited at Now, 0 when the queue is empty (NeedHead): at
+	// enqueue the oldest packet the arrival finds, at dequeue the one it
+	// leaves at the head. PIE's timestamp-based delay (RFC 8033 §4.3)
+	// reads it.
+	HeadSojourn int64
 
 	Value     int64 // out: the quantity the marker compared (bytes or ns)
 	Threshold int64 // out: the threshold it compared against
@@ -107,9 +121,11 @@ const (
 	NeedPort                        // PortBytes and PortPackets
 	NeedEmptySince                  // QueueEmptySince and PortEmptySince
 	NeedPeer                        // PeerQueue and its backlog and head sojourn (Peerer)
+	NeedHead                        // HeadSojourn
 
 	// NeedAll is what a Marker that is not a Needer gets: every field but
-	// the peer's, which only a Peerer can name.
+	// the peer's, which only a Peerer can name, and the head's, which only
+	// a Needer can.
 	NeedAll = NeedRoundTime | NeedBusyWeight | NeedPort | NeedEmptySince
 )
 

@@ -4,6 +4,48 @@ import (
 	"math/bits"
 )
 
+// SchemeMQECN is MQ-ECN's name in configs (scheme: mqecn); the demo's
+// mq-ecn is an alias.
+const SchemeMQECN = "mqecn"
+
+func mqecnScheme() Scheme {
+	return Scheme{
+		Name:    SchemeMQECN,
+		Aliases: []string{"mq-ecn"},
+		Title:   "MQ-ECN",
+		Paper:   "001 §3",
+		Doc:     "per-queue ECN whose threshold follows the round-robin scheduler's round time: K_i = min(quantum_i/T_round, C)·RTT·λ",
+		Stages:  AtEnqueue,
+		State:   "none (T_round comes from the scheduler)",
+		Params: []Param{
+			rttParam("required without kmin", "RTT of the standard threshold C·RTT·λ"),
+			lambdaParam("λ of the standard threshold"),
+			thresholdParam("kmin", "C·RTT·λ", "K_min of the probabilistic variant", "001 §3.4"),
+			thresholdParam("kmax", "kmin", "K_max of the probabilistic variant", "001 §3.4"),
+			pmaxParam("P_max = P_i,max of the probabilistic variant", "001 §3.4"),
+			mtuParam(),
+			seedParam(),
+		},
+		Examples: []Params{
+			{"rtt": int64(100_000)},
+			{"kmin": Bytes(50_000), "kmax": Bytes(150_000), "pmax": 0.1},
+		},
+		build: buildMQECN,
+	}
+}
+
+// buildMQECN builds an MQ-ECN marker.
+func buildMQECN(name string, p Params, at Placement) ([]Member, error) {
+	if at.LineRate == 0 {
+		return nil, noRate(SchemeMQECN, "", "scale its threshold by the round time (001 §3.2.2 Eq. 5)")
+	}
+	m, err := NewMQECN(MQECNConfig{
+		RTT: p.i64("rtt"), Lambda: p.f64("lambda"), KMin: p.threshold("kmin"), KMax: p.threshold("kmax"),
+		PMax: p.f64("pmax"), LineRate: at.LineRate, MTU: p.i64("mtu"), Seed: p.seed(at.Seed),
+	}, at.Stage, at.Queues)
+	return one(name, m, err)
+}
+
 // MQECNConfig configures MQ-ECN (001 §3), per-queue marking whose
 // threshold follows the round-robin scheduler's round time. The parameters
 // are named as in the paper; β, the round time's EWMA weight (001 §3.3.1
@@ -77,7 +119,7 @@ type mqecn struct {
 // thresholds that depend on C (the default C·RTT·λ among them) are unknown
 // and nothing is marked.
 func NewMQECN(cfg MQECNConfig, stage Stage, queues int) (Marker, error) {
-	const scheme = "mqecn"
+	const scheme = SchemeMQECN
 	if stage == Dequeue {
 		return nil, stageError(scheme, ErrEnqueueOnly, "stage %v: MQ-ECN is RED-like enqueue marking (001 §2.3)", stage)
 	}

@@ -21,6 +21,9 @@ func mask(v View, need Need) View {
 	if need&NeedEmptySince == 0 {
 		v.QueueEmptySince, v.PortEmptySince = 0, 0
 	}
+	if need&NeedHead == 0 {
+		v.HeadSojourn = 0
+	}
 	return v
 }
 

@@ -245,3 +245,59 @@ func (p *redProfile) decideCounted(v *View, x, kmin, kmax int64, count *int64) V
 
 // draw returns a uniform random number in [0, 1) with 53 bits.
 func (p *redProfile) draw() float64 { return float64(p.rng.Uint64()>>11) * 0x1p-53 }
+
+// Parameters several schemes share, declared once, with the ranges the
+// checks above enforce.
+
+// rttParam is the RTT of the standard threshold λ·C·RTT; def says when it
+// is needed.
+func rttParam(def, doc string) Param {
+	return Param{Key: "rtt", Unit: UnitDuration, DefaultText: def, Range: leftOpen(0, float64(thresholdTimeMax)),
+		Doc: doc, Paper: "001 §2.2 Eq. 1"}
+}
+
+// lambdaParam is λ of the standard threshold λ·C·RTT, 1 by default.
+func lambdaParam(doc string) Param {
+	return Param{Key: "lambda", Unit: UnitNumber, Default: DefaultLambda, Range: leftOpen(0, thresholdLambdaMax),
+		Doc: doc, Paper: "001 §2.2 footnote 2"}
+}
+
+// pmaxParam is RED's P_max.
+func pmaxParam(doc, paper string) Param {
+	return Param{Key: "pmax", Unit: UnitProbability, Default: DefaultPMax, Range: leftOpen(0, 1), Doc: doc, Paper: paper}
+}
+
+// thresholdParam is a threshold key.
+func thresholdParam(key, def, doc, paper string) Param {
+	return Param{Key: key, Unit: UnitThreshold, DefaultText: def, Doc: doc, Paper: paper}
+}
+
+// mtuParam is the packet size of thresholds given in packets.
+func mtuParam() Param {
+	return Param{Key: "mtu", Unit: UnitBytes, Default: int64(defaultMTU), Range: closed(1, markMTUMax),
+		Doc: "the packet size of thresholds given in packets (20pkt)"}
+}
+
+// seedParam seeds a marker's random draws.
+func seedParam() Param {
+	return Param{Key: "seed", Unit: UnitSeed, DefaultText: "per port",
+		Doc: "seeds the marker's own random generator: the same seeds and traffic repeat a run exactly"}
+}
+
+// measureParam is the occupancy a RED marker compares.
+func measureParam() Param {
+	return Param{Key: "measure", Unit: UnitChoice, Default: MeasureQueue.String(),
+		Choices: []string{MeasureQueue.String(), MeasurePort.String(), MeasurePool.String()},
+		Doc:     "the occupancy compared: per-queue, per-port or per-service-pool ECN", Paper: "001 §2.1, 003 §II-A"}
+}
+
+// measureOf returns the Measure named s, MeasureQueue for "".
+func measureOf(s string) Measure {
+	switch s {
+	case MeasurePort.String():
+		return MeasurePort
+	case MeasurePool.String():
+		return MeasurePool
+	}
+	return MeasureQueue
+}

@@ -1,5 +1,42 @@
 package marking
 
+// SchemePMSB is PMSB's name in configs (scheme: pmsb).
+const SchemePMSB = "pmsb"
+
+func pmsbScheme() Scheme {
+	return Scheme{
+		Name:   SchemePMSB,
+		Title:  "PMSB",
+		Paper:  "003 §IV, Algorithm 1",
+		Doc:    "per-port marking with selective blindness: port ≥ port_threshold and queue ≥ weight_i/weight_sum × port_threshold",
+		Stages: AtEither,
+		State:  "none",
+		Params: []Param{
+			thresholdParam("port_threshold", "C·RTT·λ", "port_threshold; the queue's filter threshold is its weight share of it", "003 Eq. 5–6"),
+			rttParam("required without port_threshold", "RTT of the default port_threshold"),
+			lambdaParam("λ of the default port_threshold"),
+			mtuParam(),
+		},
+		Examples: []Params{
+			{"port_threshold": Packets(12)},
+			{"rtt": int64(100_000)},
+		},
+		build: buildPMSB,
+	}
+}
+
+// buildPMSB builds a PMSB marker.
+func buildPMSB(name string, p Params, at Placement) ([]Member, error) {
+	if !p.has("port_threshold") && p.has("rtt") && at.LineRate == 0 {
+		return nil, noRate(SchemePMSB, "", "resolve the default port_threshold λ·C·RTT (003 Eq. 5)")
+	}
+	m, err := NewPMSB(PMSBConfig{
+		PortThreshold: p.threshold("port_threshold"), RTT: p.i64("rtt"), Lambda: p.f64("lambda"),
+		LineRate: at.LineRate, MTU: p.i64("mtu"),
+	}, at.Stage, at.Queues)
+	return one(name, m, err)
+}
+
 // PMSBConfig configures PMSB, per-port marking with selective blindness
 // (003 §IV, Algorithm 1).
 type PMSBConfig struct {
@@ -44,7 +81,7 @@ type pmsb struct {
 // throughput loss, queue_threshold_i should exceed weight_i / weight_sum ×
 // C·RTT / 7, i.e. port_threshold > C·RTT/7.
 func NewPMSB(cfg PMSBConfig, stage Stage, queues int) (Marker, error) {
-	const scheme = "pmsb"
+	const scheme = SchemePMSB
 	if err := checkStage(scheme, stage); err != nil {
 		return nil, err
 	}

@@ -2,6 +2,62 @@ package marking
 
 import "math"
 
+// SchemeRED is RED/ECN's name in configs (scheme: red).
+const SchemeRED = "red"
+
+func redScheme() Scheme {
+	return Scheme{
+		Name:   SchemeRED,
+		Title:  "RED",
+		Paper:  "001 §2.1, §3.4; 002 §IV-B/C",
+		Doc:    "RED/ECN on the queue, port or pool occupancy; with kmin = kmax, DCTCP's cut-off at K",
+		Stages: AtEither,
+		State:  "the EWMA average and count per queue (or port, pool), with weight or count",
+		Params: []Param{
+			measureParam(),
+			thresholdParam("k", "—", "shorthand for kmin = kmax = k (a cut-off)", "001 §2.2 footnote 1"),
+			thresholdParam("kmin", "required without k", "no marks below", "002 §IV-C"),
+			thresholdParam("kmax", "kmin", "always mark at or above", "002 §IV-C"),
+			pmaxParam("marking probability just below kmax", "002 §IV-C"),
+			{Key: "weight", Unit: UnitNumber, Default: 0.0, Range: closed(0, 1),
+				Doc: "EWMA weight w_q of RED's average occupancy; 0 compares the instantaneous occupancy"},
+			{Key: "split", Unit: UnitBool, Default: false,
+				Doc: "per-queue minimum threshold K_i = W_i/Σ_j W_j × K over the port's queues (measure queue only)", Paper: "001 §2.2.2 Eq. 2"},
+			{Key: "count", Unit: UnitBool, Default: false,
+				Doc: "original RED's p_a = p_b/(1 − count·p_b) instead of p_b alone (Floyd and Jacobson 1993, Fig. 2)"},
+			mtuParam(),
+			seedParam(),
+		},
+		Examples: []Params{
+			{"measure": "port", "kmin": Bytes(40_000), "kmax": Bytes(160_000), "pmax": 0.2},
+			{"k": Packets(65)},
+			{"k": Packets(16), "split": true},
+			{"kmin": Packets(20), "kmax": Packets(60), "weight": 0.002, "count": true},
+		},
+		build: buildRED,
+	}
+}
+
+// buildRED builds a RED marker from its parameters.
+func buildRED(name string, p Params, at Placement) ([]Member, error) {
+	if p.has("k") && (p.has("kmin") || p.has("kmax")) {
+		return nil, paramError(SchemeRED, "k", "k set with kmin/kmax; k sets both (a cut-off), so give k or kmin and kmax")
+	}
+	cfg := REDConfig{
+		Measure: measureOf(p.str("measure")), KMin: p.threshold("kmin"), KMax: p.threshold("kmax"), PMax: p.f64("pmax"),
+		Weight: p.f64("weight"), Split: p.flag("split"), Count: p.count(),
+		LineRate: at.LineRate, MTU: p.i64("mtu"), Seed: p.seed(at.Seed),
+	}
+	if k := p.threshold("k"); !k.IsZero() {
+		cfg.KMin, cfg.KMax = k, k
+	}
+	if cfg.KMin.IsZero() {
+		return nil, paramError(SchemeRED, "kmin", "red needs kmin (and kmax, pmax) or k")
+	}
+	m, err := NewRED(cfg, at.Stage, at.Queues)
+	return one(name, m, err)
+}
+
 // REDConfig configures RED/ECN marking on one occupancy (001 §2.1, §3.4;
 // 002 §IV-B/C). The YAML keys are given with each field.
 type REDConfig struct {
@@ -138,7 +194,7 @@ type red struct {
 // below K_min, becomes 0 at a mark (also at or above K_max) and grows by
 // one per packet in between, one count per average.
 func NewRED(cfg REDConfig, stage Stage, queues int) (Marker, error) {
-	const scheme = "red"
+	const scheme = SchemeRED
 	if err := checkStage(scheme, stage); err != nil {
 		return nil, err
 	}

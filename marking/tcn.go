@@ -5,6 +5,38 @@ import (
 	"math"
 )
 
+// SchemeTCN is TCN's name in configs (scheme: tcn).
+const SchemeTCN = "tcn"
+
+func tcnScheme() Scheme {
+	dur := leftOpen(0, float64(dequeueTimeMax))
+	return Scheme{
+		Name:   SchemeTCN,
+		Title:  "TCN",
+		Paper:  "000 §2.1, §3.2",
+		Doc:    "mark every packet whose sojourn time exceeds T = λ·RTT, at dequeue, under any scheduler",
+		Stages: AtDequeue,
+		State:  "none",
+		Params: []Param{
+			{Key: "threshold", Unit: UnitDuration, Default: int64(TCNDefaultThreshold), Range: dur,
+				Doc: "T; a packet is marked iff sojourn > T (default: the TCN kernel module's tcn_thresh, 250 × 1024 ns)", Paper: "000 §2.1 Eq. 1"},
+			{Key: "lambda", Unit: UnitNumber, DefaultText: "required with rtt", Range: leftOpen(0, tcnLambdaMax),
+				Doc: "λ of the hosts' congestion control: 1 for ECN-enabled TCP, 0.17 for DCTCP in theory", Paper: "000 §2.1"},
+			{Key: "rtt", Unit: UnitDuration, DefaultText: "required with lambda", Range: dur,
+				Doc: "the base RTT T = λ·RTT is derived from; a high percentile in current practice", Paper: "000 §2.3, §3.2 Eq. 2"},
+		},
+		Examples: []Params{
+			{"threshold": int64(150_000)},
+			{"lambda": 1.0, "rtt": int64(150_000)},
+			{},
+		},
+		build: func(name string, p Params, at Placement) ([]Member, error) {
+			m, err := NewTCN(TCNConfig{Threshold: p.i64("threshold"), Lambda: p.f64("lambda"), RTT: p.i64("rtt")}, at.Stage, at.Queues)
+			return one(name, m, err)
+		},
+	}
+}
+
 // ErrDequeueOnly is returned by the constructors of schemes that decide on
 // a packet's sojourn time (TCN, CoDel, ECN♯), which is known only when the
 // scheduler has picked the packet, when they are asked to run at Enqueue.
@@ -69,7 +101,7 @@ type tcn struct {
 // queue it is in and whatever scheduler served it. The stage must be
 // Dequeue.
 func NewTCN(cfg TCNConfig, stage Stage, queues int) (Marker, error) {
-	if err := dequeuePlacement("tcn", stage, queues); err != nil {
+	if err := dequeuePlacement(SchemeTCN, stage, queues); err != nil {
 		return nil, err
 	}
 	t, err := cfg.threshold()
@@ -83,24 +115,24 @@ func NewTCN(cfg TCNConfig, stage Stage, queues int) (Marker, error) {
 func (cfg TCNConfig) threshold() (int64, error) {
 	derived := cfg.Lambda != 0 || cfg.RTT != 0
 	if cfg.Threshold != 0 && derived {
-		return 0, paramError("tcn", "threshold", "threshold %d ns given together with lambda %g and rtt %d ns: give one or the other", cfg.Threshold, cfg.Lambda, cfg.RTT)
+		return 0, paramError(SchemeTCN, "threshold", "threshold %d ns given together with lambda %g and rtt %d ns: give one or the other", cfg.Threshold, cfg.Lambda, cfg.RTT)
 	}
 	if !derived {
 		t := cfg.Threshold
-		if err := dequeueTime("tcn", "threshold", &t, TCNDefaultThreshold); err != nil {
+		if err := dequeueTime(SchemeTCN, "threshold", &t, TCNDefaultThreshold); err != nil {
 			return 0, err
 		}
 		return t, nil
 	}
 	if !(cfg.Lambda > 0 && cfg.Lambda <= tcnLambdaMax) { // also rejects NaN
-		return 0, paramError("tcn", "lambda", "lambda %g out of range (0, %g]", cfg.Lambda, tcnLambdaMax)
+		return 0, paramError(SchemeTCN, "lambda", "lambda %g out of range (0, %g]", cfg.Lambda, tcnLambdaMax)
 	}
 	if cfg.RTT <= 0 || cfg.RTT > dequeueTimeMax {
-		return 0, paramError("tcn", "rtt", "rtt %d ns out of range (0, %d] ns", cfg.RTT, dequeueTimeMax)
+		return 0, paramError(SchemeTCN, "rtt", "rtt %d ns out of range (0, %d] ns", cfg.RTT, dequeueTimeMax)
 	}
 	t := int64(math.Round(cfg.Lambda * float64(cfg.RTT)))
 	if t < 1 || t > dequeueTimeMax {
-		return 0, paramError("tcn", "", "lambda·rtt = %d ns out of range (0, %d] ns", t, dequeueTimeMax)
+		return 0, paramError(SchemeTCN, "", "lambda·rtt = %d ns out of range (0, %d] ns", t, dequeueTimeMax)
 	}
 	return t, nil
 }

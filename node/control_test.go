@@ -31,12 +31,13 @@ func TestControlOnlyOnTheSocket(t *testing.T) {
 	defer caps.Close()
 	core, logs := observer.New(zap.InfoLevel)
 	log := zap.New(core)
-	stopTel, err := serveTelemetry(c, &Switch{Switch: sw}, sw.Clock(), log)
+	rt := NewRuntime(c, sw, log)
+	stopTel, err := serveTelemetry(c, &Switch{Switch: sw}, sw.Clock(), rt, log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer stopTel()
-	stopCtl, err := serveControl(c, caps, log)
+	stopCtl, err := serveControl(c, caps, rt, log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,11 +56,13 @@ func devices(cfg *config.Config) []Device {
 }
 
 // Run is the daemon: it runs the switch of cfg, with its captures,
-// telemetry and link watch, until ctx is done or the workers stop, then
-// shuts everything down in order (see the package doc). It returns the
-// final counters once the switch ran, and the final status of every
-// capture.
-func Run(ctx context.Context, cfg *config.Config, log *zap.Logger) (fin Final, err error) {
+// telemetry, runtime control and link watch, until ctx is done or the
+// workers stop, then shuts everything down in order (see the package doc).
+// Each receive from reload reads cfg's file again and applies what changed
+// (Runtime.Reload; SIGHUP in `ecnswitch run`); a nil reload never does.
+// It returns the final counters once the switch ran, and the final status
+// of every capture.
+func Run(ctx context.Context, cfg *config.Config, log *zap.Logger, reload <-chan struct{}) (fin Final, err error) {
 	if cpus := cfg.Switch.CPUs; len(cpus) > 0 {
 		if err := pinCPUs(cpus); err != nil {
 			return fin, fmt.Errorf("cpus: %w", err)
@@ -88,6 +90,7 @@ func Run(ctx context.Context, cfg *config.Config, log *zap.Logger) (fin Final, e
 		}
 	}()
 
+	rt := NewRuntime(cfg, sw.Switch, log)
 	caps := capture.New(sw.Switch, sw.Clock(), capture.Options{
 		Dir: capDir, Quota: cfg.Capture.Quota, RingMemory: cfg.Capture.RingMemory, Log: log.Named("capture"),
 	})
@@ -100,12 +103,12 @@ func Run(ctx context.Context, cfg *config.Config, log *zap.Logger) (fin Final, e
 	if err := startCaptures(caps, cfg.Capture.Captures); err != nil {
 		return fin, err
 	}
-	stopTelemetry, err := serveTelemetry(cfg, sw, clock, log)
+	stopTelemetry, err := serveTelemetry(cfg, sw, clock, rt, log)
 	if err != nil {
 		return fin, err
 	}
 	defer stopTelemetry()
-	stopControl, err := serveControl(cfg, caps, log)
+	stopControl, err := serveControl(cfg, caps, rt, log)
 	if err != nil {
 		return fin, err
 	}
@@ -127,15 +130,28 @@ func Run(ctx context.Context, cfg *config.Config, log *zap.Logger) (fin Final, e
 		log.Warn("not watching link state", zap.Error(err))
 	}
 
-	log.Info("ecnswitch running; SIGINT or SIGTERM stops it", zap.Strings("ports", cfg.PortNames()))
+	log.Info("ecnswitch running; SIGINT or SIGTERM stops it, SIGHUP reloads its config", zap.Strings("ports", cfg.PortNames()))
 	sw.Start()
 	var goneErr error
-	select {
-	case <-sw.Exited():
-	case <-ctx.Done():
-		log.Info("stopping workers")
-	case goneErr = <-gone:
-		log.Error("a port's interface is gone; stopping", zap.Error(goneErr))
+wait:
+	for {
+		select {
+		case <-sw.Exited():
+			break wait
+		case <-ctx.Done():
+			log.Info("stopping workers")
+			break wait
+		case goneErr = <-gone:
+			log.Error("a port's interface is gone; stopping", zap.Error(goneErr))
+			break wait
+		case <-reload:
+			log.Info("reloading the config", zap.String("file", cfg.Path()))
+			if recs, err := rt.Reload(ctx); err != nil {
+				log.Error("config reload refused; the switch keeps running with its settings", zap.Error(err))
+			} else {
+				log.Info("config reloaded", zap.Int("changes", len(recs)))
+			}
+		}
 	}
 	runErr := errors.Join(sw.stopWorkers(), goneErr)
 	for i, a := range sw.Frames() {
@@ -167,9 +183,10 @@ func startCaptures(m *capture.Manager, specs []capture.Spec) error {
 	return nil
 }
 
-// serveTelemetry starts the telemetry server of cfg, read-only, and
-// returns the function that shuts it down (once).
-func serveTelemetry(cfg *config.Config, sw *Switch, clock timestamp.Clock, log *zap.Logger) (stop func(), err error) {
+// serveTelemetry starts the telemetry server of cfg, read-only, whose
+// /stats reports rt's running settings, and returns the function that
+// shuts it down (once).
+func serveTelemetry(cfg *config.Config, sw *Switch, clock timestamp.Clock, rt *Runtime, log *zap.Logger) (stop func(), err error) {
 	t := cfg.Telemetry
 	if !t.Enabled {
 		log.Info("telemetry disabled")
@@ -178,6 +195,7 @@ func serveTelemetry(cfg *config.Config, sw *Switch, clock timestamp.Clock, log *
 	tel, err := telemetry.New(sw.Switch, telemetry.Options{
 		Listen: t.Listen, SamplePeriod: t.QueueSamplePeriod, Samples: t.QueueSamples,
 		PoolNames: cfg.Pools, Clock: clock, Logger: log, Hosts: t.Hosts,
+		Config: func() any { return rt.Running() },
 	})
 	if err != nil {
 		return nil, err
@@ -195,14 +213,15 @@ func serveTelemetry(cfg *config.Config, sw *Switch, clock timestamp.Clock, log *
 	}), nil
 }
 
-// serveControl serves the capture API on cfg's control socket, whose file
-// mode (0600, or 0660 with control.group) decides who may start and stop
-// captures, and returns the function that shuts it down (once) and
+// serveControl serves the capture API and runtime control (rt's Handler)
+// on cfg's control socket, whose file mode (0600, or 0660 with
+// control.group) decides who may start and stop captures and change the
+// running switch, and returns the function that shuts it down (once) and
 // removes the socket.
-func serveControl(cfg *config.Config, caps *capture.Manager, log *zap.Logger) (stop func(), err error) {
+func serveControl(cfg *config.Config, caps *capture.Manager, rt *Runtime, log *zap.Logger) (stop func(), err error) {
 	c := cfg.Control
 	if c.Socket == "" {
-		log.Info("no control socket (control.socket is empty): 'ecnswitch capture' cannot reach this switch")
+		log.Info("no control socket (control.socket is empty): 'ecnswitch capture', 'set' and 'get' cannot reach this switch")
 		return func() {}, nil
 	}
 	gid := -1
@@ -217,6 +236,9 @@ func serveControl(cfg *config.Config, caps *capture.Manager, log *zap.Logger) (s
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/capture/", caps.Handler())
+	rh := rt.Handler()
+	mux.Handle("/config", rh)
+	mux.Handle("/config/", rh)
 	srv := httpguard.NewServer(httpguard.Guard(mux, httpguard.AllowHosts()), httpguard.Timeouts{}, zap.NewStdLog(log.Named("control")))
 	done := make(chan struct{})
 	go func() {

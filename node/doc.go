@@ -4,10 +4,15 @@
 //
 //   - Run is the daemon, `ecnswitch run`: a switch of a config file with
 //     its captures, its read-only telemetry server on TCP, its control
-//     socket (the capture API, on a UNIX socket whose file mode decides who
-//     may use it) and a watch on its links, until the context is done or
-//     a port's interface is deleted (an error then names it: its sockets
-//     and XDP program went with it, and a restart picks up a successor).
+//     socket (the capture API and runtime control, on a UNIX socket whose
+//     file mode decides who may use it) and a watch on its links, until
+//     the context is done or a port's interface is deleted (an error then
+//     names it: its sockets and XDP program went with it, and a restart
+//     picks up a successor).
+//   - Runtime is runtime control: the daemon's running config, which
+//     `ecnswitch set` and a reload of the file (SIGHUP) change through one
+//     path (config.Set or config.Load, then config.Changes), applied by the
+//     workers between two passes; `ecnswitch get` and /stats read it.
 //   - Demo and BenchSwitch run the demo and the switch benchmark, each of
 //     which starts and stops switches of its own configs through Start.
 //

@@ -87,6 +87,9 @@ type Desc struct {
 	// markers (enqueue chain first, then dequeue chain). MarkValue and
 	// MarkThreshold are what that marker compared (bytes or ns).
 	MarkedBy uint8
+	// Trimmed says Trim cut the packet (or, already short, marked it):
+	// it left the switch as a trimmed header.
+	Trimmed bool
 	// Charged is the length the switch's buffer accounted for the packet
 	// when it admitted it, and gives back when the packet leaves its queue:
 	// a stage that changes Len in between (a frame extended by telemetry)
@@ -103,5 +106,5 @@ func (d *Desc) Frame() []byte { return d.Buf[:d.Len] }
 func (d *Desc) ResetHeaders() {
 	d.L3, d.DSCP, d.ECN, d.Proto, d.PCP, d.VLAN, d.Tags = L3None, 0, NotECT, 0, 0, 0, 0
 	d.EtherType, d.L3Off, d.L4Off, d.SrcPort, d.DstPort = 0, 0, 0, 0, 0
-	d.MarkedBy, d.MarkValue, d.MarkThreshold = 0, 0, 0
+	d.MarkedBy, d.MarkValue, d.MarkThreshold, d.Trimmed = 0, 0, 0, false
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ecnswitch/ecnswitch/packet"
+	"github.com/ecnswitch/ecnswitch/packet/packettest"
 )
 
 // FuzzParse: Parse never panics, never modifies the frame, and when it
@@ -146,6 +147,75 @@ func FuzzSetCE(f *testing.F) {
 			if got, want := binary.BigEndian.Uint16(h[10:]), ipv4Checksum(h); got != want {
 				t.Fatalf("incremental checksum %#04x, full recomputation %#04x", got, want)
 			}
+		}
+	})
+}
+
+// FuzzTrim: Trim never panics; it trims only parsed UDP over IPv4 or
+// IPv6 (not a fragment), leaving anything else byte for byte; a trimmed
+// frame is no longer than before, parses again with the same offsets, the
+// DSCP asked for and the ECN it had, and its IPv4 header checksum (made
+// correct first) and UDP checksum (unless an IPv4 datagram came without
+// one) are valid by a full recomputation; bytes past the transport
+// header's checksum are the original's.
+func FuzzTrim(f *testing.F) {
+	f.Add(packettest.UDP4(f, packettest.Options{Size: 1514, ECN: packet.ECT0}), uint16(0), uint8(5))
+	f.Add(packettest.UDP6(f, packettest.Options{Size: 1514, Tags: []packettest.Tag{{VLAN: 3}}}), uint16(200), uint8(46))
+	f.Add(packettest.TCP4(f, packettest.Options{Size: 1000}), uint16(0), uint8(5))
+	f.Fuzz(func(t *testing.T, frame []byte, size uint16, dscp uint8) {
+		d := &packet.Desc{Buf: frame, Len: len(frame)}
+		parsed := packet.Parse(d) == nil
+		if parsed && d.L3 == packet.L3IPv4 {
+			h := ipv4Header(d)
+			binary.BigEndian.PutUint16(h[10:], ipv4Checksum(h))
+		}
+		before := append([]byte(nil), frame...)
+		ref := *d
+		if !packet.Trim(d, int(size), dscp) {
+			if !bytes.Equal(frame, before) || d.Len != len(before) || d.DSCP != ref.DSCP || d.Trimmed {
+				t.Fatal("Trim reported false and changed the packet")
+			}
+			return
+		}
+		if !parsed || ref.Proto != packet.ProtoUDP || ref.L4Off == 0 {
+			t.Fatalf("trimmed a frame that is not parsed UDP (parsed %v, proto %d)", parsed, ref.Proto)
+		}
+		if d.Len > len(before) || d.Len < int(ref.L4Off)+8 || !d.Trimmed {
+			t.Fatalf("trimmed to %d bytes of %d (transport header ends at %d)", d.Len, len(before), ref.L4Off+8)
+		}
+		got := &packet.Desc{Buf: frame, Len: d.Len}
+		if err := packet.Parse(got); err != nil {
+			t.Fatalf("the trimmed frame does not parse: %v", err)
+		}
+		if got.L3Off != ref.L3Off || got.L4Off != ref.L4Off || got.DSCP != dscp&0x3f || d.DSCP != got.DSCP || got.ECN != ref.ECN {
+			t.Fatalf("re-parse: L3 %d L4 %d DSCP %d ECN %v; want %d %d %d %v", got.L3Off, got.L4Off, got.DSCP, got.ECN, ref.L3Off, ref.L4Off, dscp&0x3f, ref.ECN)
+		}
+		out, l3, l4 := frame[:d.Len], int(ref.L3Off), int(ref.L4Off)
+		var pseudo []byte
+		if got.L3 == packet.L3IPv4 {
+			if h := ipv4Header(got); onesSum(h) != 0xffff {
+				t.Fatalf("IPv4 header checksum invalid: sum %#04x", onesSum(h))
+			}
+			pseudo = append(pseudo, out[l3+12:l3+20]...)
+		} else {
+			pseudo = append(pseudo, out[l3+8:l3+40]...)
+		}
+		ulen := int(binary.BigEndian.Uint16(out[l4+4:]))
+		if l4+ulen > d.Len || ulen < 8 {
+			t.Fatalf("UDP length %d past the frame's %d bytes from %d", ulen, d.Len, l4)
+		}
+		if ck := binary.BigEndian.Uint16(out[l4+6:]); !(ck == 0 && got.L3 == packet.L3IPv4 && before[l4+6] == 0 && before[l4+7] == 0) && d.Len < len(before) {
+			pseudo = append(pseudo, 0, packet.ProtoUDP, byte(ulen>>8), byte(ulen))
+			seg := append(pseudo, out[l4:l4+ulen]...)
+			if len(seg)%2 == 1 {
+				seg = append(seg, 0)
+			}
+			if onesSum(seg) != 0xffff {
+				t.Fatalf("UDP checksum %#04x invalid: sum %#04x", ck, onesSum(seg))
+			}
+		}
+		if !bytes.Equal(out[l4+8:], before[l4+8:d.Len]) || !bytes.Equal(out[:l3], before[:l3]) {
+			t.Fatal("bytes outside the IP and UDP headers changed")
 		}
 	})
 }

@@ -22,28 +22,38 @@ var ErrClosed = errors.New("port closed")
 
 // Port moves batches of frames between the switch and a link.
 //
-// Frames are copied in both directions, so ownership never crosses the
-// interface: Receive writes into the caller's descriptors, and Transmit reads
-// the caller's frames and keeps no reference to them after it returns.
+// A descriptor names a buffer (Desc.Buf) and the frame in it. A port may
+// copy a frame into or out of the caller's buffer, or exchange buffers
+// with the caller: an AF_XDP port that shares its UMEM with the switch
+// hands a received frame over in the buffer the NIC wrote it to and takes
+// the caller's buffer for a later one, and sends a frame from the caller's
+// own buffer, giving the caller a free one in exchange (memport's
+// Link.Swap does the same in memory). Either way, when a call returns the
+// caller owns every ds[i].Buf as it is then, which has the length the one
+// it replaced had, and nothing else: it must not keep a reference to a
+// buffer it handed in, and the port keeps none to what it handed out.
 // A Port is used by one goroutine at a time (its owning worker).
 type Port interface {
 	// Name returns the port's name, e.g. the interface it drives.
 	Name() string
 
-	// Receive copies up to len(ds) received frames into ds[i].Buf, sets
-	// ds[i].Len, and, when the port timestamps in hardware, ds[i].RxTime
-	// (else it leaves RxTime zero). It returns the number of descriptors
-	// filled; 0 with a nil error means nothing was waiting. Frames larger
-	// than a descriptor's Buf are dropped and counted by the port.
+	// Receive fills up to len(ds) descriptors with received frames, each
+	// copied into ds[i].Buf or handed over in a buffer of the port's in
+	// exchange for it, and sets ds[i].Len and, when the port timestamps
+	// in hardware, ds[i].RxTime (else it leaves RxTime zero). It returns
+	// the number of descriptors filled, the first n; 0 with a nil error
+	// means nothing was waiting. Frames larger than a descriptor's Buf
+	// are dropped and counted by the port.
 	Receive(ds []*packet.Desc) (int, error)
 
-	// Transmit queues ds[i].Frame() for transmission, in order, and returns
-	// how many it took, the first n. It may take fewer than offered while
-	// it still has room (one call of XDP live frames sends at most 256):
-	// the caller offers the rest again. A call that takes none means the
-	// device pushes back (its TX ring is full): the caller keeps the rest
-	// and retries later. Transmit also reaps completions of earlier
-	// transmissions.
+	// Transmit queues ds[i].Frame() for transmission, in order, copying
+	// it or taking ds[i].Buf and setting a free buffer in its place, and
+	// returns how many it took, the first n. It may take fewer than
+	// offered while it still has room (one call of XDP live frames sends
+	// at most 256): the caller offers the rest again. A call that takes
+	// none means the device pushes back (its TX ring is full): the caller
+	// keeps the rest and retries later. Transmit also reaps completions
+	// of earlier transmissions.
 	Transmit(ds []*packet.Desc) (int, error)
 
 	// Close releases the port's resources. Further calls return ErrClosed.
@@ -88,7 +98,9 @@ type MaxFramer interface {
 
 // RxStamper is implemented by ports that can stamp received frames in
 // hardware. Receive then sets RxTime to the frame's hardware stamp taken
-// onto CLOCK_MONOTONIC, in ns, and leaves it zero on frames without one;
+// onto CLOCK_MONOTONIC, in ns (or left on the PHC RxClock names, where a
+// load tester asked for that: afxdp.Options.RxStampRaw), and leaves it
+// zero on frames without one;
 // the dataplane puts the stamps on its own clock and stamps the rest
 // itself. A port that is not an RxStamper and sets RxTime (memport) sets
 // it on the dataplane's clock.

@@ -20,13 +20,13 @@ const (
 	MaxWeight     = 1 << 16 // WFQ weight
 	MaxLineRate   = 10e12   // bit/s
 	MinLineRate   = 1000    // bit/s, when not 0
+	DefaultBeta   = 0.75    // MQ-ECN's round-time smoothing β: 001 §5 "we set β to 0.75"
 	maxIdleSlots  = 10      // idle T_idle slots after which T_round resets to 0
 	maxTIdle      = 1 << 40 // ns, about 18 minutes
 	maxSample     = 1 << 46 // ns; longer round-time samples are clamped
 	betaOne       = 1 << 16 // β is kept in Q16 fixed point
 	wfqScale      = 1 << 24 // WFQ finish-tag units per byte at weight 1
 	defaultCap    = 1024    // packets per queue ring
-	defaultBeta   = 0.75    // 001 §5 "we set β to 0.75"
 	betaPrecision = 1.0 / betaOne
 )
 
@@ -40,10 +40,11 @@ type Kind uint8
 // Kinds. The zero Kind is invalid, so that a forgotten kind is an error
 // rather than a silent default.
 const (
-	SP   Kind = iota + 1 // strict priority: the highest-index non-empty queue first
-	WRR                  // weighted round robin with a byte quantum per round
-	DWRR                 // deficit weighted round robin (Shreedhar–Varghese)
-	WFQ                  // weighted fair queueing with self-clocked virtual time
+	SP    Kind = iota + 1 // strict priority: the highest-index non-empty queue first
+	WRR                   // weighted round robin with a byte quantum per round
+	DWRR                  // deficit weighted round robin (Shreedhar–Varghese)
+	WFQ                   // weighted fair queueing with self-clocked virtual time
+	DualQ                 // RFC 9332's DualQ: an L4S queue served first, the Classic queue protected
 )
 
 // String returns the kind's lower-case name, as ParseKind accepts it.
@@ -57,18 +58,20 @@ func (k Kind) String() string {
 		return "dwrr"
 	case WFQ:
 		return "wfq"
+	case DualQ:
+		return "dualq"
 	}
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }
 
-// ParseKind parses "sp", "wrr", "dwrr" or "wfq".
+// ParseKind parses "sp", "wrr", "dwrr", "wfq" or "dualq".
 func ParseKind(s string) (Kind, error) {
-	for k := SP; k <= WFQ; k++ {
+	for k := SP; k <= DualQ; k++ {
 		if s == k.String() {
 			return k, nil
 		}
 	}
-	return 0, fmt.Errorf("%w: kind: %q is not one of sp, wrr, dwrr, wfq", ErrConfig, s)
+	return 0, fmt.Errorf("%w: kind: %q is not one of sp, wrr, dwrr, wfq, dualq", ErrConfig, s)
 }
 
 // MarshalText implements encoding.TextMarshaler.
@@ -186,7 +189,35 @@ type Config struct {
 	// at 1 Gbit/s); with LineRate 0 too, T_round never decays. Negative
 	// disables decay.
 	TIdle time.Duration
+
+	// ClassicProtection is, for DualQ, the Classic queue's weight in
+	// percent in the WRR that keeps the L4S queue from starving it, the L4S
+	// queue's being 100 minus it (tc-dualpi2's classic_protection, RFC 9332
+	// §4.2.2, which suggests a Classic weight of "e.g., 1/16"): 1 to 100;
+	// 0 means DefaultClassicProtection, negative means none (the L4S queue
+	// in strict priority, which §4.2.2 and Appendix A.2 call inappropriate).
+	ClassicProtection int
+	// TShift, for DualQ, replaces that WRR by RFC 9332's time-shifted FIFO
+	// (§4.2.2, Appendix A.2; "a good value for tshift is 50 ms" on the
+	// public Internet, "about 4*target" on smaller private networks): the
+	// L4S queue's head goes first unless the Classic head arrived more than
+	// TShift before it. 0 keeps the WRR; at most MaxTShift.
+	TShift time.Duration
 }
+
+// DualQ's queues and defaults.
+const (
+	DualQClassic = 0 // the Classic queue: Not-ECT and ECT(0) (RFC 9332 §2.4)
+	DualQL4S     = 1 // the L4S queue: ECT(1) and CE, served first
+	// DefaultClassicProtection is tc-dualpi2's classic_protection: the
+	// Classic queue weighs 10%, the L4S queue 90%.
+	DefaultClassicProtection = 10
+	// NoClassicProtection is the ClassicProtection of a strict-priority
+	// L4S queue.
+	NoClassicProtection = -1
+	// MaxTShift bounds a DualQ's TShift.
+	MaxTShift = time.Second
+)
 
 // params is a validated Config with every default filled in.
 type params struct {
@@ -217,6 +248,8 @@ func (c Config) QueueCount() int {
 		return c.NumQueues
 	case len(c.Queues) != 0:
 		return len(c.Queues)
+	case c.Kind == DualQ:
+		return 2
 	}
 	return DefaultQueues
 }
@@ -224,8 +257,8 @@ func (c Config) QueueCount() int {
 func (c *Config) validate() (params, error) {
 	p := params{config: *c, kind: c.Kind, overhead: c.Overhead, lineRate: c.LineRate}
 	p.config.Queues = slices.Clone(c.Queues)
-	if c.Kind < SP || c.Kind > WFQ {
-		return p, fmt.Errorf("%w: kind: %v is not one of sp, wrr, dwrr, wfq", ErrConfig, c.Kind)
+	if c.Kind < SP || c.Kind > DualQ {
+		return p, fmt.Errorf("%w: kind: %v is not one of sp, wrr, dwrr, wfq, dualq", ErrConfig, c.Kind)
 	}
 	if c.Overhead > OverheadEthernet {
 		return p, fmt.Errorf("%w: overhead: %v is not one of none, ethernet", ErrConfig, c.Overhead)
@@ -259,7 +292,7 @@ func (c *Config) validate() (params, error) {
 	}
 	beta := c.Beta
 	if beta == 0 {
-		beta = defaultBeta
+		beta = DefaultBeta
 	}
 	if !(beta >= betaPrecision && beta <= 1-betaPrecision) {
 		return p, fmt.Errorf("%w: beta: %g outside (0, 1) (resolution 1/%d)", ErrConfig, c.Beta, betaOne)
@@ -276,6 +309,12 @@ func (c *Config) validate() (params, error) {
 		p.tIdle = max(1, wireTime(int64(p.overhead.Wire(p.mtu)), c.LineRate))
 	}
 
+	if c.Kind == DualQ {
+		return p, c.validateDualQ(&p)
+	}
+	if c.ClassicProtection != 0 || c.TShift != 0 {
+		return p, fmt.Errorf("%w: classic_protection %d and tshift %v are DualQ's, not %v's", ErrConfig, c.ClassicProtection, c.TShift, c.Kind)
+	}
 	charged := int64(p.overhead.Wire(p.mtu))
 	p.queues = make([]QueueConfig, p.n)
 	copy(p.queues, c.Queues)

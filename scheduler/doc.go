@@ -25,8 +25,8 @@
 //
 // # Disciplines and conventions
 //
-// Config.Kind is SP, WRR, DWRR or WFQ. Any queue may be marked Strict; with
-// WRR, DWRR or WFQ this gives the hierarchical SP-over-WRR, SP-over-DWRR
+// Config.Kind is SP, WRR, DWRR, WFQ or DualQ. Any queue may be marked
+// Strict (but DualQ's); with WRR, DWRR or WFQ this gives the hierarchical SP-over-WRR, SP-over-DWRR
 // and SP-over-WFQ schedulers that 001 §3.4 ("Strict Priority Queueing") and
 // 003 §VI-A.3 ("SP+WFQ") use: strict queues are served first, and only when all
 // are empty does the lowest level share the port. With SP every queue is
@@ -56,6 +56,13 @@
 //     where the system virtual time V is the tag of the packet most recently
 //     sent; the smallest tag goes next. Over any interval in which queues i
 //     and j are backlogged, |W_i/w_i − W_j/w_j| ≤ L_max/w_i + L_max/w_j.
+//   - DualQ: RFC 9332's two queues (§2.4), DualQClassic and DualQL4S,
+//     the L4S queue served first and the Classic queue protected from
+//     starvation (§4.2.2) by Linux dualpi2's WRR of byte credit, the
+//     Classic queue weighing ClassicProtection percent (10 by default),
+//     or by the time-shifted FIFO with TShift. The coupled AQM that
+//     makes it a DualQ Coupled AQM is marking.DualPI2, which the
+//     dataplane puts on such a port.
 //
 // [Scheduler.Queue] reports what marking.View needs: the queue's quantum
 // (quantum_i = Q_i for WRR and DWRR, 001 §3.3.2), its weight and the weight

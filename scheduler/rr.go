@@ -25,7 +25,15 @@ type rr struct {
 func newRR(p params) *rr {
 	s := &rr{deficit: p.kind == DWRR}
 	s.init(p)
-	s.rt = roundTime{beta: p.beta, tIdle: p.tIdle}
+	s.rt = roundTime{beta: p.beta}
+	s.rate(p)
+	return s
+}
+
+// rate sets what depends on p's line rate: the time per byte and the idle
+// time after which T_round decays.
+func (s *rr) rate(p params) {
+	s.rt.tIdle, s.nsPerByte = p.tIdle, 0
 	if p.lineRate > 0 {
 		// ⌈8e9·2^32 / C⌉; the quotient fits since C ≥ MinLineRate.
 		hi, lo := bits.Mul64(8e9, 1<<32)
@@ -35,7 +43,17 @@ func newRR(p params) *rr {
 		}
 		s.nsPerByte = q
 	}
-	return s
+}
+
+// SetLineRate changes the rate the transmissions are timed with and, when
+// Config.TIdle left it to the rate, T_idle; T_round keeps its value.
+func (s *rr) SetLineRate(rate int64) error {
+	p, err := s.rated(rate)
+	if err != nil {
+		return err
+	}
+	s.rate(p)
+	return nil
 }
 
 func (s *rr) Enqueue(d *packet.Desc, now int64) bool {

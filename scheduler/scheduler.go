@@ -55,6 +55,11 @@ type Scheduler interface {
 	// queue's QueueInfo changes with it (its level's WeightSum, the
 	// port's PortWeightSum).
 	SetQueue(q int, c QueueConfig) error
+	// SetLineRate changes the line rate C the scheduler times a port's
+	// transmissions with (Config.LineRate), validated as New validates
+	// it, and with it the default TIdle: what a port whose shaper changes
+	// rate tells its scheduler.
+	SetLineRate(rate int64) error
 }
 
 // QueueInfo describes a queue's place in the scheduler, as a marker needs it
@@ -100,6 +105,8 @@ func New(cfg Config) (Scheduler, error) {
 		return newRR(p), nil
 	case WFQ:
 		return newWFQ(p), nil
+	case DualQ:
+		return newDualQ(p), nil
 	}
 	s := &sp{}
 	s.init(p)
@@ -167,6 +174,9 @@ func (b *base) weigh(p params) {
 		case p.kind == WFQ:
 			q.inc = wfqScale / uint64(c.Weight)
 			wfqSum += c.Weight
+		case p.kind == DualQ:
+			q.info.Weight = c.Weight
+			rrSum += c.Weight
 		default:
 			q.info.Weight = c.Quantum
 			rrSum += c.Quantum
@@ -232,6 +242,26 @@ func (b *base) Queue(i int) QueueInfo { return b.q[i].info }
 func (b *base) BusyWeightSum() int64 { return b.busyWeight }
 
 func (b *base) EmptySince(i int) (queue, port int64) { return b.q[i].emptySince, b.emptySince }
+
+// SetLineRate validates the rate and records it; SP and WFQ time nothing
+// with it.
+func (b *base) SetLineRate(rate int64) error {
+	_, err := b.rated(rate)
+	return err
+}
+
+// rated validates the scheduler's config with line rate rate, records it,
+// and returns its parameters.
+func (b *base) rated(rate int64) (params, error) {
+	cfg := b.cfg
+	cfg.LineRate = rate
+	p, err := cfg.validate()
+	if err != nil {
+		return p, err
+	}
+	b.cfg = p.config
+	return p, nil
+}
 
 func (b *base) Head(i int) (int64, bool) {
 	if q := &b.q[i]; q.head == q.tail {

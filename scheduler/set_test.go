@@ -92,3 +92,43 @@ func TestShaperSet(t *testing.T) {
 		t.Error("a shaper that was unshaped starts in debt")
 	}
 }
+
+// SetLineRate changes the rate a round-robin scheduler times with, and
+// the T_idle it defaults from it (an MTU's time, 001 §5): idle for 6 µs
+// after a round at 1 Gbit/s (T_idle 12 µs) leaves T_round as it was; the
+// same idle after the rate went to 10 Gbit/s (T_idle 1.2 µs) decays it.
+func TestSetLineRate(t *testing.T) {
+	s := mustNew(t, Config{Kind: DWRR, NumQueues: 2, LineRate: 1e9, MTU: 1500})
+	var now int64
+	for i := range 4 {
+		s.Enqueue(pkt(i%2, 1500), 0)
+	}
+	for i := range 40 {
+		d := s.Dequeue(now)
+		if i < 36 {
+			s.Enqueue(pkt(int(d.Queue), 1500), now)
+		}
+		now += 12_000
+	}
+	t0 := s.RoundTime(now)
+	if t0 == 0 {
+		t.Fatal("no round time")
+	}
+	if got := s.RoundTime(now + 6_000); got != t0 {
+		t.Errorf("6 µs idle at 1 Gbit/s: T_round %d, want %d", got, t0)
+	}
+	if err := s.SetLineRate(10e9); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.RoundTime(now + 6_000); got >= t0 {
+		t.Errorf("6 µs idle at 10 Gbit/s (T_idle 1.2 µs): T_round %d, want it decayed below %d", got, t0)
+	}
+	if err := s.SetLineRate(-1); !errors.Is(err, ErrConfig) {
+		t.Errorf("a negative rate: %v", err)
+	}
+	for _, kind := range []Kind{SP, WFQ} {
+		if err := mustNew(t, Config{Kind: kind, NumQueues: 2}).SetLineRate(1e9); err != nil {
+			t.Errorf("%v: %v", kind, err)
+		}
+	}
+}

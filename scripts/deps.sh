@@ -8,6 +8,7 @@
 #   systemd            systemd-analyze, which checks the unit make install installs
 #   iputils-ping       the ping that `ecnswitch testbed up` suggests trying
 #   linux-perf         perf, with which the README's profiles were taken
+#   groff-base         groff, which checks the man page docs/ecnswitch.1
 #
 # With --testpmd (make bench-tcp), also DPDK's testpmd and its AF_XDP
 # driver, the peer bench tcp compares ecnswitch with; with --peers (make
@@ -15,7 +16,7 @@
 # daemons are not started system-wide: bench switch runs its own.
 #
 # With --dev, also what `go generate` needs to rebuild the committed BPF
-# objects (testbed/dctcp): clang, llvm (llvm-strip), libbpf-dev (bpf_helpers.h)
+# objects (testbed/dctcp, testbed/ect1): clang, llvm (llvm-strip), libbpf-dev (bpf_helpers.h)
 # and bpftool. Building and testing need none of them.
 set -euo pipefail
 
@@ -48,6 +49,7 @@ command -v tshark >/dev/null 2>&1 || optional+=(tshark)
 command -v systemd-analyze >/dev/null 2>&1 || optional+=(systemd)
 command -v ping >/dev/null 2>&1 || optional+=(iputils-ping)
 command -v perf >/dev/null 2>&1 || optional+=(linux-perf)
+command -v groff >/dev/null 2>&1 || optional+=(groff-base)
 
 all=("${need[@]}" "${optional[@]}")
 if [ ${#all[@]} -gt 0 ]; then

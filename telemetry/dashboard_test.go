@@ -13,7 +13,7 @@ import (
 // The Grafana dashboard in examples/ queries only what /metrics serves:
 // every metric name of every panel's query is a family the server
 // exports, with the labels the legends print, and the dashboard has the
-// panels the README promises.
+// panels docs/deploy-server.md promises.
 func TestGrafanaDashboardMatchesMetrics(t *testing.T) {
 	b, err := os.ReadFile("../examples/grafana-dashboard.json")
 	if err != nil {

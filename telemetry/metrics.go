@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ecnswitch/ecnswitch/dataplane"
+	"github.com/ecnswitch/ecnswitch/internal/buildinfo"
 	"github.com/ecnswitch/ecnswitch/ports"
 )
 
@@ -18,13 +19,19 @@ type collector struct {
 
 	rxPackets, rxBytes, txPackets, txBytes, flooded *prometheus.Desc
 	portDrops                                       *prometheus.Desc
+	portTrimmed, portTrimDropped                    *prometheus.Desc
 	portBytes, portPackets, portPeak, portHeld      *prometheus.Desc
 
 	enqPackets, enqBytes, deqPackets, deqBytes *prometheus.Desc
 	marked, queueDrops                         *prometheus.Desc
+	trimmed, trimDropped                       *prometheus.Desc
 	queueBytes, queuePackets, queuePeak, thres *prometheus.Desc
 
 	markerMarks, markerDrops *prometheus.Desc
+
+	dualqProb, dualqDelay, dualqOverloaded, dualqOverloads, dualqUpdates *prometheus.Desc
+
+	intPackets, intTxBytes *prometheus.Desc
 
 	poolBytes, poolPackets, poolSize *prometheus.Desc
 
@@ -80,17 +87,22 @@ func newCollector(sw Switch, pools []string) *collector {
 		flooded:   d("port_flooded_packets_total", "Extra copies made by flooding frames received on the port.", port...),
 		portDrops: d("port_drops_total", "Packets dropped, by reason; ingress reasons count on the ingress port, the rest on the egress port.", "port", "reason"),
 
+		portTrimmed:     d("port_trimmed_packets_total", "Packets the port's admission refused and trimmed onto its trim queue instead of dropping (SAI_PORT_STAT_TRIM_PACKETS).", port...),
+		portTrimDropped: d("port_trim_dropped_packets_total", "Trimmed packets the trim queue refused too, dropped (SAI_PORT_STAT_DROPPED_TRIM_PACKETS; in port_drops_total by reason).", port...),
+
 		portBytes:   d("port_buffer_bytes", "Bytes buffered in the port's egress queues now.", port...),
 		portPackets: d("port_buffer_packets", "Packets buffered in the port's egress queues now.", port...),
 		portPeak:    d("port_buffer_peak_bytes", "Most bytes the port's egress queues have held.", port...),
 		portHeld:    d("port_held_packets", "Packets held in the port's delay line and TX backlog now (not buffered).", port...),
 
-		enqPackets: d("queue_enqueued_packets_total", "Packets admitted to the queue.", queue...),
-		enqBytes:   d("queue_enqueued_bytes_total", "Bytes admitted to the queue.", queue...),
-		deqPackets: d("queue_dequeued_packets_total", "Packets the scheduler took from the queue.", queue...),
-		deqBytes:   d("queue_dequeued_bytes_total", "Bytes the scheduler took from the queue.", queue...),
-		marked:     d("queue_marked_packets_total", "Packets marked CE in the queue, by marker stage.", "port", "queue", "stage"),
-		queueDrops: d("queue_drops_total", "Buffer and marker drops of the queue, by reason.", "port", "queue", "reason"),
+		enqPackets:  d("queue_enqueued_packets_total", "Packets admitted to the queue.", queue...),
+		enqBytes:    d("queue_enqueued_bytes_total", "Bytes admitted to the queue.", queue...),
+		deqPackets:  d("queue_dequeued_packets_total", "Packets the scheduler took from the queue.", queue...),
+		deqBytes:    d("queue_dequeued_bytes_total", "Bytes the scheduler took from the queue.", queue...),
+		marked:      d("queue_marked_packets_total", "Packets marked CE in the queue, by marker stage.", "port", "queue", "stage"),
+		queueDrops:  d("queue_drops_total", "Buffer and marker drops of the queue, by reason, trimmed afterwards or not.", "port", "queue", "reason"),
+		trimmed:     d("queue_trimmed_packets_total", "Packets the queue refused that were trimmed onto the port's trim queue (SAI_QUEUE_STAT_TRIM_PACKETS).", queue...),
+		trimDropped: d("queue_trim_dropped_packets_total", "Packets the queue refused, trimmed, and the trim queue refused too (SAI_QUEUE_STAT_DROPPED_TRIM_PACKETS).", queue...),
 
 		queueBytes:   d("queue_bytes", "Bytes in the queue now.", queue...),
 		queuePackets: d("queue_packets", "Packets in the queue now.", queue...),
@@ -99,6 +111,15 @@ func newCollector(sw Switch, pools []string) *collector {
 
 		markerMarks: d("marker_marks_total", "Packets a marker voted to mark, whatever the chain decided.", "port", "marker"),
 		markerDrops: d("marker_drops_total", "Packets a marker voted to drop.", "port", "marker"),
+
+		dualqProb:       d("dualq_probability", "A DualQ port's coupled AQM probabilities as of its last update: base (p′), classic (p_C = p′²), l4s (p_CL = min(k·p′, 1)).", "port", "which"),
+		dualqDelay:      d("dualq_classic_delay_seconds", "The queue delay that a DualQ port's last PI2 update took: the larger of its two queues', the Classic queue's unless the L4S queue is overloaded.", port...),
+		dualqOverloaded: d("dualq_overloaded", "1 while a DualQ port's AQM is overloaded (k·p′ ≥ 1: both queues drop with p_C), else 0.", port...),
+		dualqOverloads:  d("dualq_overloads_total", "Times a DualQ port's AQM entered overload.", port...),
+		dualqUpdates:    d("dualq_updates_total", "PI2 updates a DualQ port's AQM ran.", port...),
+
+		intPackets: d("int_packets_total", "Packets carrying INT headers that left a port with INT, by what it did: added (its record), no_room (none: the packet would outgrow the MTU), hop_limit (none: no hops left), malformed (headers that did not parse).", "port", "outcome"),
+		intTxBytes: d("int_tx_bytes_total", "Bytes a port with INT has sent on its line, as its shaper counts them: what its records carry as TX bytes.", port...),
 
 		poolBytes:   d("pool_bytes", "Bytes in the shared pool now, reserves included.", "pool"),
 		poolPackets: d("pool_packets", "Packets in the shared pool now.", "pool"),
@@ -118,10 +139,14 @@ func newCollector(sw Switch, pools []string) *collector {
 func (c *collector) descs() []*prometheus.Desc {
 	ds := []*prometheus.Desc{
 		c.rxPackets, c.rxBytes, c.txPackets, c.txBytes, c.flooded, c.portDrops,
+		c.portTrimmed, c.portTrimDropped,
 		c.portBytes, c.portPackets, c.portPeak, c.portHeld,
 		c.enqPackets, c.enqBytes, c.deqPackets, c.deqBytes, c.marked, c.queueDrops,
+		c.trimmed, c.trimDropped,
 		c.queueBytes, c.queuePackets, c.queuePeak, c.thres,
 		c.markerMarks, c.markerDrops,
+		c.dualqProb, c.dualqDelay, c.dualqOverloaded, c.dualqOverloads, c.dualqUpdates,
+		c.intPackets, c.intTxBytes,
 		c.poolBytes, c.poolPackets, c.poolSize,
 		c.portMACs, c.portMACLimited, c.macSlots, c.macEntries, c.macFull, c.macCap,
 		c.workerSeconds,
@@ -157,6 +182,8 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		for reason, v := range p.Drops {
 			counter(c.portDrops, v, p.Name, reason)
 		}
+		counter(c.portTrimmed, p.Trimmed, p.Name)
+		counter(c.portTrimDropped, p.TrimDropped, p.Name)
 		gauge(c.portBytes, p.Bytes, p.Name)
 		gauge(c.portPackets, p.Packets, p.Name)
 		gauge(c.portPeak, p.Peak, p.Name)
@@ -172,6 +199,8 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			for reason, v := range q.Drops {
 				counter(c.queueDrops, v, p.Name, qs, reason)
 			}
+			counter(c.trimmed, q.Trimmed, p.Name, qs)
+			counter(c.trimDropped, q.TrimDropped, p.Name, qs)
 			gauge(c.queueBytes, q.Bytes, p.Name, qs)
 			gauge(c.queuePackets, q.Packets, p.Name, qs)
 			gauge(c.queuePeak, q.Peak, p.Name, qs)
@@ -180,6 +209,31 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		for _, m := range p.Markers {
 			counter(c.markerMarks, m.Marks, p.Name, m.Name)
 			counter(c.markerDrops, m.Drops, p.Name, m.Name)
+		}
+		if q := p.DualQ; q != nil {
+			for _, v := range [...]struct {
+				which string
+				p     float64
+			}{{"base", q.Prob}, {"classic", q.ProbC}, {"l4s", q.ProbL}} {
+				ch <- prometheus.MustNewConstMetric(c.dualqProb, prometheus.GaugeValue, v.p, p.Name, v.which)
+			}
+			ch <- prometheus.MustNewConstMetric(c.dualqDelay, prometheus.GaugeValue, float64(q.DelayC)/1e9, p.Name)
+			overloaded := int64(0)
+			if q.Overloaded {
+				overloaded = 1
+			}
+			gauge(c.dualqOverloaded, overloaded, p.Name)
+			counter(c.dualqOverloads, q.Overloads, p.Name)
+			counter(c.dualqUpdates, q.Updates, p.Name)
+		}
+		if in := p.INT; in != nil {
+			for _, v := range [...]struct {
+				outcome dataplane.INTOutcome
+				n       uint64
+			}{{dataplane.INTAdded, in.Added}, {dataplane.INTNoRoom, in.NoRoom}, {dataplane.INTHopLimit, in.HopLimit}, {dataplane.INTMalformed, in.Malformed}} {
+				counter(c.intPackets, v.n, p.Name, v.outcome.String())
+			}
+			counter(c.intTxBytes, in.TxBytes, p.Name)
 		}
 		if p.Device != nil {
 			for _, m := range c.device {
@@ -229,4 +283,10 @@ type StatsResponse struct {
 	TimeNS int64 `json:"time_ns"` // the switch clock when the snapshot was taken
 	dataplane.Stats
 	PoolNames []string `json:"pool_names"`
+	// Build is the switch's build and the machine it runs on.
+	Build *buildinfo.Info `json:"build,omitempty"`
+	// Config is the switch's running settings, where the server was given
+	// them (Options.Config): the daemon's node.RunningConfig, which
+	// `ecnswitch set` and a reload change.
+	Config any `json:"config,omitempty"`
 }

@@ -2,7 +2,6 @@ package telemetry
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/ecnswitch/ecnswitch/buffer"
 	"github.com/ecnswitch/ecnswitch/dataplane"
+	"github.com/ecnswitch/ecnswitch/internal/buildinfo"
 	"github.com/ecnswitch/ecnswitch/internal/httpguard"
 	"github.com/ecnswitch/ecnswitch/timestamp"
 )
@@ -70,6 +70,9 @@ type Options struct {
 	// addresses and the machine's name; any other Host gets 403, so that a
 	// web page that rebinds its name to this address reads nothing.
 	Hosts []string
+	// Config, when set, returns the switch's running settings, which
+	// /stats reports under config (the daemon's node.RunningConfig).
+	Config func() any
 }
 
 // Timeouts bound how long one HTTP connection may hold the server; zero
@@ -80,7 +83,7 @@ type Timeouts = httpguard.Timeouts
 // Server serves a switch's telemetry over HTTP:
 //
 //	GET /metrics   Prometheus text format (counters and gauges of every port, queue, marker and pool)
-//	GET /stats     dataplane.Stats as JSON, with time_ns and pool_names
+//	GET /stats     dataplane.Stats as JSON, with time_ns, pool_names, the build and the running settings (Options.Config)
 //	GET /queues    queue-depth time series as JSON (Series); ?since=<ns>&port=<name>[,<name>]&limit=<n>;
 //	               at most MaxWindowValues values per response: page with since=next while more is true
 //	GET /          a list of the endpoints
@@ -97,6 +100,7 @@ type Server struct {
 	reg     *prometheus.Registry
 	sampler *Sampler
 	paths   []string
+	build   buildinfo.Info // for /stats
 	// queuesBusy bounds the /queues requests copying the ring at once, and
 	// so their memory (MaxWindowValues each).
 	queuesBusy chan struct{}
@@ -134,7 +138,7 @@ func New(sw Switch, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{sw: sw, opts: opts, log: opts.Logger.Named("telemetry"), mux: http.NewServeMux(), reg: prometheus.NewRegistry(), sampler: sampler,
+	s := &Server{sw: sw, opts: opts, log: opts.Logger.Named("telemetry"), mux: http.NewServeMux(), reg: prometheus.NewRegistry(), sampler: sampler, build: buildinfo.Read(),
 		queuesBusy: make(chan struct{}, maxQueuesInFlight)}
 	if err := s.reg.Register(newCollector(sw, opts.PoolNames)); err != nil {
 		return nil, fmt.Errorf("telemetry: %w", err)
@@ -235,8 +239,11 @@ func (s *Server) serveIndex(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (s *Server) serveStats(w http.ResponseWriter, _ *http.Request) {
-	body := StatsResponse{TimeNS: s.opts.Clock.Now(), Stats: s.sw.Stats(), PoolNames: s.opts.PoolNames}
-	writeJSON(w, http.StatusOK, body)
+	body := StatsResponse{TimeNS: s.opts.Clock.Now(), Stats: s.sw.Stats(), PoolNames: s.opts.PoolNames, Build: &s.build}
+	if s.opts.Config != nil {
+		body.Config = s.opts.Config()
+	}
+	httpguard.WriteJSON(w, http.StatusOK, body)
 }
 
 func (s *Server) serveQueues(w http.ResponseWriter, r *http.Request) {
@@ -293,13 +300,6 @@ func (s *Server) decodeQueues(v url.Values) (queuesQuery, int, error) {
 	return q, http.StatusOK, nil
 }
 
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	enc := json.NewEncoder(w)
-	_ = enc.Encode(v) // the client went away; nothing to do
-}
-
 func httpError(w http.ResponseWriter, code int, format string, args ...any) {
-	writeJSON(w, code, map[string]string{"error": fmt.Sprintf(format, args...)})
+	httpguard.WriteError(w, code, fmt.Sprintf(format, args...))
 }

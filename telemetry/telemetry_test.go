@@ -16,6 +16,7 @@ import (
 
 	"github.com/ecnswitch/ecnswitch/buffer"
 	"github.com/ecnswitch/ecnswitch/dataplane"
+	"github.com/ecnswitch/ecnswitch/internal/buildinfo"
 	"github.com/ecnswitch/ecnswitch/marking"
 	"github.com/ecnswitch/ecnswitch/packet"
 	"github.com/ecnswitch/ecnswitch/packet/packettest"
@@ -48,7 +49,7 @@ func newRig(t testing.TB, samples int) *rig { return newCapRig(t, samples, 0) }
 
 // newCapRig is newRig with a static cap of capB bytes on queue 1 of b
 // instead of a Dynamic Threshold (0: none).
-func newCapRig(t testing.TB, samples int, capB int64) *rig {
+func newCapRig(t testing.TB, samples int, capB int64, change ...func(*dataplane.PortConfig)) *rig {
 	t.Helper()
 	r := &rig{t: t, clk: timestamp.NewVirtual(0)}
 	port := func(name string, shaped int64, markers ...dataplane.MarkerSpec) dataplane.PortConfig {
@@ -67,6 +68,9 @@ func newCapRig(t testing.TB, samples int, capB int64) *rig {
 	pb := port("b", rate, dctcp)
 	if capB > 0 {
 		pb.Queues[1] = buffer.QueueConfig{Cap: capB}
+	}
+	for _, f := range change {
+		f(&pb)
 	}
 	cfg := dataplane.Config{
 		Pools:      []buffer.PoolConfig{{Size: 1_000_000}},
@@ -264,6 +268,8 @@ func TestStatsAndMetrics(t *testing.T) {
 	switch {
 	case st.TimeNS != r.clk.Now() || len(st.PoolNames) != 1:
 		t.Errorf("time %d pools %v", st.TimeNS, st.PoolNames)
+	case st.Build == nil || *st.Build != buildinfo.Read():
+		t.Errorf("build %+v, want this binary's and machine's", st.Build)
 	case a.Name != "a" || a.RxPackets != burst || a.RxBytes != burst*frameLen:
 		t.Errorf("port a: %+v", a)
 	case b.TxPackets != burst || b.Queues[1].Enqueued != burst || b.Queues[1].Dequeued != burst:
@@ -337,6 +343,35 @@ func TestMetricsDropReasons(t *testing.T) {
 		`ecnswitch_port_drops_total{port="b",reason="static_cap"} 30`,
 		`ecnswitch_queue_marked_packets_total{port="b",queue="1",stage="enqueue"} 10`,
 		`ecnswitch_port_tx_packets_total{port="b"} 20`,
+	} {
+		if !strings.Contains(body, want+"\n") {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}
+
+// Trims are counted per port and per queue, on the queue that refused
+// them: a burst of 50 into a queue capped at 20 frames trims 30 onto
+// queue 0, which has room for 12 of their 106-byte headers; the queue's
+// drops count all 30 refusals, the port's only the 18 headers dropped.
+func TestMetricsTrims(t *testing.T) {
+	r := newCapRig(t, 16, 20*frameLen, func(pc *dataplane.PortConfig) {
+		pc.Queues[0] = buffer.QueueConfig{Cap: 12 * 106}
+		pc.Trim = &dataplane.Trim{Queue: 0, DSCP: 46}
+	})
+	r.sendBurst()
+	r.run(time.Millisecond, 10*time.Microsecond)
+	_, body := get(t, r.srv.Handler(), "/metrics")
+	for _, want := range []string{
+		`ecnswitch_queue_trimmed_packets_total{port="b",queue="1"} 30`,
+		`ecnswitch_queue_trim_dropped_packets_total{port="b",queue="1"} 18`,
+		`ecnswitch_queue_trimmed_packets_total{port="b",queue="0"} 0`,
+		`ecnswitch_port_trimmed_packets_total{port="b"} 30`,
+		`ecnswitch_port_trim_dropped_packets_total{port="b"} 18`,
+		`ecnswitch_queue_drops_total{port="b",queue="1",reason="static_cap"} 30`,
+		`ecnswitch_queue_drops_total{port="b",queue="0",reason="static_cap"} 18`,
+		`ecnswitch_port_drops_total{port="b",reason="static_cap"} 18`,
+		`ecnswitch_port_tx_packets_total{port="b"} 32`,
 	} {
 		if !strings.Contains(body, want+"\n") {
 			t.Errorf("/metrics lacks %s", want)

@@ -20,6 +20,10 @@
 // congestion control that Up registers and the last Down unregisters.
 // Options.RTOMin sets the hosts' minimum retransmission timeout
 // (net.ipv4.tcp_rto_min_us), which the papers lowered from Linux's 200 ms.
+// Options.ECT1Ports makes the hosts' TCP flows of chosen ports L4S on the
+// wire: testbed/ect1's tc egress program rewrites their ECT(0) to ECT(1)
+// (with dctcp, scalable senders for a DualQ port; Linux 6.18's TCP cannot
+// send ECT(1) data itself).
 //
 // Up records every namespace and interface it creates, as it creates it,
 // in a JSON state file, so that Down (in the same process, or in another

@@ -189,6 +189,9 @@ type frame struct {
 	payload int   // TCP or UDP payload bytes
 	syn     bool
 	seq     uint32 // TCP sequence number
+	sport   uint16 // TCP or UDP source port
+	dport   uint16 // and destination port
+	csum    bool   // the IPv4 header checksum verifies (always true for IPv6)
 }
 
 // capture records the IP frames seen on ifname (in the caller's namespace)
@@ -303,6 +306,7 @@ func parseFrame(b []byte, wire int) (frame, bool) {
 		}
 		f.tos, f.proto = ip[1], ip[9]
 		f.src = netip.AddrFrom4([4]byte(ip[12:16]))
+		f.csum = ihl >= 20 && onesSum(ip[:ihl]) == 0xffff
 		l4 = ip[ihl:tot]
 	case 0x86dd:
 		ip := b[14:]
@@ -315,10 +319,14 @@ func parseFrame(b []byte, wire int) (frame, bool) {
 		}
 		f.tos = ip[0]<<4 | ip[1]>>4
 		f.proto = ip[6]
+		f.csum = true
 		f.src = netip.AddrFrom16([16]byte(ip[8:24]))
 		l4 = ip[40 : 40+pl]
 	default:
 		return frame{}, false
+	}
+	if (f.proto == unix.IPPROTO_TCP || f.proto == unix.IPPROTO_UDP) && len(l4) >= 4 {
+		f.sport, f.dport = binary.BigEndian.Uint16(l4), binary.BigEndian.Uint16(l4[2:])
 	}
 	switch f.proto {
 	case unix.IPPROTO_TCP:
@@ -332,4 +340,17 @@ func parseFrame(b []byte, wire int) (frame, bool) {
 		f.payload = len(l4) - 8
 	}
 	return f, true
+}
+
+// onesSum is the one's complement sum of b's 16-bit words (RFC 1071): an
+// IPv4 header whose checksum is right sums to 0xffff.
+func onesSum(b []byte) uint16 {
+	var s uint32
+	for i := 0; i+1 < len(b); i += 2 {
+		s += uint32(binary.BigEndian.Uint16(b[i:]))
+	}
+	for s > 0xffff {
+		s = s&0xffff + s>>16
+	}
+	return uint16(s)
 }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/ecnswitch/ecnswitch/testbed/ect1"
 )
 
 // Defaults for the zero values of Options.
@@ -116,6 +118,18 @@ type Options struct {
 	// 0: the kernel's.
 	RTOMin time.Duration
 
+	// ECT1Ports are TCP ports whose packets every host sends with ECT(1)
+	// in place of ECT(0), so that a DualQ switch takes them for L4S
+	// (RFC 9331 §4.1): a tc egress program on each host's interface
+	// rewrites the ECN field of the TCP packets whose source or
+	// destination port is one of them (testbed/ect1; port 0 chooses every
+	// TCP packet). Up pins the programs under ect1.DefaultPinDir, Down
+	// removes them. At most ect1.MaxPorts ports; default none. With
+	// dctcp as CongestionControl the chosen flows are scalable senders
+	// (ECT(1), a reduction in proportion to the marked fraction); Linux
+	// 6.18's TCP cannot send ECT(1) data by itself (see testbed/ect1).
+	ECT1Ports []uint16
+
 	// Queues is the number of RX and TX queues of each veth end. Default
 	// DefaultQueues: the host's traffic then always arrives on queue 0 of the
 	// switch end, the one an AF_XDP port binds.
@@ -204,6 +218,9 @@ func (o Options) withDefaults() (Options, error) {
 		if c < 0 || c > maxCPU {
 			return o, fmt.Errorf("testbed: HostCPUs[%d] = %d: want a CPU in [0, %d]", i, c, maxCPU)
 		}
+	}
+	if len(o.ECT1Ports) > ect1.MaxPorts {
+		return o, fmt.Errorf("testbed: ECT1Ports: %d ports, want at most %d", len(o.ECT1Ports), ect1.MaxPorts)
 	}
 	if o.Queues < 1 || o.Queues > 64 {
 		return o, fmt.Errorf("testbed: Queues %d: want 1..64", o.Queues)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/ecnswitch/ecnswitch/internal/nsenter"
 	"github.com/ecnswitch/ecnswitch/testbed/dctcp"
+	"github.com/ecnswitch/ecnswitch/testbed/ect1"
 )
 
 // stateVersion is the version of the state file format.
@@ -55,10 +56,15 @@ type state struct {
 	// DCTCPHolder names Up's hold on testbed/dctcp's BPF DCTCP, which
 	// Down releases; empty when the hosts' dctcp is the kernel's, or
 	// their congestion control another.
-	DCTCPHolder string      `json:"dctcp_holder,omitempty"`
-	RTOMinUS    int64       `json:"rto_min_us,omitempty"` // net.ipv4.tcp_rto_min_us; 0: the kernel's
-	HostCPUs    []int       `json:"host_cpus,omitempty"`  // RPS of the host ends
-	Hosts       []hostState `json:"hosts"`
+	DCTCPHolder string `json:"dctcp_holder,omitempty"`
+	// ECT1Ports are the ports whose TCP packets the hosts send with
+	// ECT(1); ECT1Pins the directory of the rewriters' pins, recorded
+	// before the first is made.
+	ECT1Ports []uint16    `json:"ect1_ports,omitempty"`
+	ECT1Pins  string      `json:"ect1_pins,omitempty"`
+	RTOMinUS  int64       `json:"rto_min_us,omitempty"` // net.ipv4.tcp_rto_min_us; 0: the kernel's
+	HostCPUs  []int       `json:"host_cpus,omitempty"`  // RPS of the host ends
+	Hosts     []hostState `json:"hosts"`
 }
 
 // hostState is one host as recorded. NetnsInode, NetnsCookie and
@@ -93,7 +99,8 @@ func StatePath(dir, id string) string {
 // TSO and TX checksum offload off on the host end, where GRO stays on (see
 // hostGRO), and IPv6 off on the switch end (the switch has no
 // address and sends nothing of its own); in the host it brings lo up, gives
-// HostIf its address(es) without duplicate address detection, sets a
+// HostIf its address(es) without duplicate address detection (and no IPv6
+// at all, link-local included, unless opts.IPv6), sets a
 // pfifo_fast root qdisc (a host qdisc must not mark CE: the switch is what
 // is under test), sets net.ipv4.tcp_ecn=1 unless opts.DisableECN, and makes
 // opts.CongestionControl the namespace's default TCP congestion control
@@ -104,7 +111,9 @@ func StatePath(dir, id string) string {
 // without its own, Up first registers testbed/dctcp's BPF DCTCP, or holds
 // the one another testbed registered (Testbed.HoldsDCTCP); Down releases
 // it. Testbed.ECNWarning says when the choice leaves the switch's marks
-// without effect.
+// without effect. With opts.ECT1Ports, Up attaches testbed/ect1's
+// rewriter to every host's interface (ECT(0) → ECT(1) for those TCP
+// ports) and pins it under ect1.DefaultPinDir; Down removes the pins.
 //
 // No neighbour entries are added: ARP and NDP cross the switch like any
 // other traffic. On failure Up removes whatever it had created.
@@ -128,6 +137,10 @@ func Up(opts Options) (*Testbed, error) {
 			RTOMinUS: int64(o.RTOMin / time.Microsecond),
 			HostCPUs: slices.Clone(o.HostCPUs),
 		},
+	}
+	if len(o.ECT1Ports) > 0 {
+		t.st.ECT1Ports = slices.Clone(o.ECT1Ports)
+		t.st.ECT1Pins = filepath.Join(ect1.DefaultPinDir, "testbed-"+o.ID)
 	}
 	if o.IPv6 {
 		t.st.Subnet6 = subnet6(o.Subnet)
@@ -225,10 +238,18 @@ func (t *Testbed) addHost(o Options, i int) error {
 	}
 	t.log.Debug("created netns", zap.String("netns", hs.Netns))
 
-	// Defaults first, so that HostIf inherits them when it appears.
+	// Defaults first, so that HostIf inherits them when it appears. A host
+	// without IPv6 (Options.IPv6) has none at all, link-local included: it
+	// then sends nothing the test did not ask for (no MLD reports, no
+	// neighbour discovery), which would cross the switch as Not-ECT
+	// multicast beside the traffic under test.
+	v6off := "1"
+	if o.IPv6 {
+		v6off = "0"
+	}
 	pre := []sysctl{
-		{"net/ipv6/conf/all/disable_ipv6", "0"},
-		{"net/ipv6/conf/default/disable_ipv6", "0"},
+		{"net/ipv6/conf/all/disable_ipv6", v6off},
+		{"net/ipv6/conf/default/disable_ipv6", v6off},
 		{"net/ipv6/conf/all/accept_dad", "0"},
 		{"net/ipv6/conf/default/accept_dad", "0"},
 		{"net/ipv6/conf/default/router_solicitations", "0"},
@@ -283,8 +304,31 @@ func (t *Testbed) addHost(o Options, i int) error {
 			return err
 		}
 	}
+	if len(o.ECT1Ports) > 0 {
+		if err := t.rewriteECT1(hs); err != nil {
+			return err
+		}
+	}
 	return t.record(hs)
 }
+
+// rewriteECT1 attaches testbed/ect1's rewriter to hs's interface and pins
+// it in the testbed's pin directory, which Down removes.
+func (t *Testbed) rewriteECT1(hs hostState) error {
+	r, err := ect1.Attach(hs.Netns, HostIf, t.st.ECT1Ports)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if err := r.Pin(ect1Pin(t.st.ECT1Pins, hs.Index)); err != nil {
+		return err
+	}
+	t.log.Debug("ECT(1) for the chosen TCP ports", zap.String("netns", hs.Netns), zap.Any("ports", t.st.ECT1Ports))
+	return nil
+}
+
+// ect1Pin is where host i's rewriter is pinned in dir.
+func ect1Pin(dir string, i int) string { return filepath.Join(dir, "h"+strconv.Itoa(i)) }
 
 // createVeth creates the pair: the switch end named sw in the caller's
 // namespace and the host end HostIf directly inside netnsName, in one
@@ -446,7 +490,9 @@ func Load(path string, log *zap.Logger) (*Testbed, error) {
 
 // Down removes everything Up recorded, host by host in reverse order: the
 // switch end of each veth pair (which takes the host end with it) and each
-// namespace; then it releases its hold on testbed/dctcp's BPF DCTCP, which
+// namespace; then it removes the pins of the hosts' ECT(1) rewriters
+// (Options.ECT1Ports), which detaches them, and releases its hold on
+// testbed/dctcp's BPF DCTCP, which
 // unregisters it if no other holder remains (its name leaves the machine's
 // available and allowed lists with it), and removes the state file. Objects already gone are skipped; objects
 // that only share a name with what Up created (a different ifindex or
@@ -469,6 +515,13 @@ func (t *Testbed) Down() error {
 			t.log.Debug("removed netns", zap.String("netns", hs.Netns))
 		}
 	}
+	if dir := t.st.ECT1Pins; dir != "" {
+		if err := removeECT1Pins(dir, t.st.Hosts); err != nil {
+			errs = append(errs, err)
+		} else {
+			t.log.Debug("removed the ECT(1) rewriters", zap.String("pins", dir))
+		}
+	}
 	if h := t.st.DCTCPHolder; h != "" {
 		unloaded, err := dctcp.Release(h, dctcp.Options{Logger: t.log})
 		if err != nil {
@@ -485,6 +538,20 @@ func (t *Testbed) Down() error {
 	}
 	t.log.Info("down", zap.Int("hosts", len(t.st.Hosts)))
 	return nil
+}
+
+// removeECT1Pins removes the hosts' rewriter pins from dir, and dir;
+// nothing else in it, so a pin someone else put there stays, and so does
+// dir then.
+func removeECT1Pins(dir string, hosts []hostState) error {
+	var errs []error
+	for _, hs := range hosts {
+		errs = append(errs, ect1.Unpin(ect1Pin(dir, hs.Index)))
+	}
+	if err := os.Remove(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		errs = append(errs, fmt.Errorf("remove %s: %w", dir, err))
+	}
+	return errors.Join(errs...)
 }
 
 // deleteSwitchIf removes hs's switch end if it is still the interface Up
@@ -538,6 +605,10 @@ func (t *Testbed) CongestionControl() string { return t.st.CC }
 // congestion control, held by this testbed until Down, rather than the
 // kernel's own.
 func (t *Testbed) HoldsDCTCP() bool { return t.st.DCTCPHolder != "" }
+
+// ECT1Ports returns the TCP ports whose packets the hosts send with
+// ECT(1) (Options.ECT1Ports); nil when none.
+func (t *Testbed) ECT1Ports() []uint16 { return slices.Clone(t.st.ECT1Ports) }
 
 // RTOMin returns the hosts' net.ipv4.tcp_rto_min_us, or 0 when Up left
 // the kernel's default.

@@ -57,6 +57,7 @@ func TestOptionsRejected(t *testing.T) {
 		{"RTOMin below 1µs", testbed.Options{Hosts: 1, RTOMin: 999 * time.Nanosecond}, "RTOMin 999ns: net.ipv4.tcp_rto_min_us"},
 		{"RTOMin fraction of a µs", testbed.Options{Hosts: 1, RTOMin: 10*time.Millisecond + 500}, "RTOMin 10.0005ms: net.ipv4.tcp_rto_min_us takes whole microseconds"},
 		{"RTOMin above the kernel's", testbed.Options{Hosts: 1, RTOMin: 2147483648 * time.Microsecond}, "RTOMin 35m47.483648s: net.ipv4.tcp_rto_min_us"},
+		{"too many ECT(1) ports", testbed.Options{Hosts: 1, ECT1Ports: make([]uint16, 65)}, "ECT1Ports: 65 ports, want at most 64"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -27,10 +27,17 @@ type Ack struct {
 	Queue int64
 	// BaseRTT is the smallest RTT measured so far, in ns: DX's R.
 	BaseRTT int64
+	// RTT is the sender's smoothed RTT, in ns, 0 if it has none yet:
+	// Prague's r.
+	RTT int64
 	// Packets is how many data packets the ACK covers (a receiver that
 	// coalesces ACKs, 004 §V-A "LRO handling"); 0 counts as 1. Queue is
 	// then their mean, and the laws count the ACK as that many.
 	Packets uint64
+	// Hops are the in-band telemetry records of the packet Seq names,
+	// one per hop, first hop first; HPCC's feedback. The slice is valid
+	// during OnAck only.
+	Hops []Hop
 }
 
 // packets returns how many data packets a covers, at least 1.
@@ -55,9 +62,11 @@ const (
 	KindECNStar Kind = iota + 1
 	KindDCTCP
 	KindDX
+	KindHPCC
+	KindPrague
 )
 
-// String returns "ecn*", "dctcp" or "dx".
+// String returns "ecn*", "dctcp", "dx", "hpcc" or "prague".
 func (k Kind) String() string {
 	switch k {
 	case KindECNStar:
@@ -66,6 +75,10 @@ func (k Kind) String() string {
 		return "dctcp"
 	case KindDX:
 		return "dx"
+	case KindHPCC:
+		return "hpcc"
+	case KindPrague:
+		return "prague"
 	}
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }
@@ -80,12 +93,17 @@ func ParseKind(s string) (Kind, error) {
 		return KindDCTCP, nil
 	case "dx":
 		return KindDX, nil
+	case "hpcc":
+		return KindHPCC, nil
+	case "prague":
+		return KindPrague, nil
 	}
-	return 0, fmt.Errorf("transport: congestion control %q: want dx, dctcp or ecn*", s)
+	return 0, fmt.Errorf("transport: congestion control %q: want dx, dctcp, hpcc, prague or ecn*", s)
 }
 
 // New returns a controller of kind k; headroom is DX's, in ns (ignored by
-// the others).
+// the others). HPCC takes its parameters from NewHPCC instead; Prague
+// comes without RTT independence (NewPrague(0)).
 func New(k Kind, headroom int64) (Controller, error) {
 	switch k {
 	case KindECNStar:
@@ -97,8 +115,12 @@ func New(k Kind, headroom int64) (Controller, error) {
 			return nil, fmt.Errorf("transport: dx headroom %d ns: must be ≥ 0", headroom)
 		}
 		return NewDX(headroom), nil
+	case KindHPCC:
+		return nil, fmt.Errorf("transport: hpcc needs its parameters: use NewHPCC")
+	case KindPrague:
+		return NewPrague(0), nil
 	}
-	return nil, fmt.Errorf("transport: congestion control %d: want %d (ecn*), %d (dctcp) or %d (dx)", k, KindECNStar, KindDCTCP, KindDX)
+	return nil, fmt.Errorf("transport: congestion control %d: want %d (ecn*), %d (dctcp), %d (dx) or %d (prague)", k, KindECNStar, KindDCTCP, KindDX, KindPrague)
 }
 
 // window is the state the TCP-like laws share: slow start, additive

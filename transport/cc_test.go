@@ -212,7 +212,7 @@ func TestCoalescedAcks(t *testing.T) {
 }
 
 func TestParseKind(t *testing.T) {
-	for _, k := range []Kind{KindECNStar, KindDCTCP, KindDX} {
+	for _, k := range []Kind{KindECNStar, KindDCTCP, KindDX, KindPrague} {
 		if got, err := ParseKind(k.String()); err != nil || got != k {
 			t.Errorf("ParseKind(%q) = %v, %v", k, got, err)
 		}
@@ -226,7 +226,7 @@ func TestParseKind(t *testing.T) {
 }
 
 func TestNew(t *testing.T) {
-	for _, k := range []Kind{KindECNStar, KindDCTCP, KindDX} {
+	for _, k := range []Kind{KindECNStar, KindDCTCP, KindDX, KindPrague} {
 		c, err := New(k, 5000)
 		if err != nil || c.Window() != InitWindow {
 			t.Errorf("New(%v): %v, %v", k, c, err)

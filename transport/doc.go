@@ -12,7 +12,22 @@
 //     most once per window, cwnd ← cwnd·(1 − α/2).
 //   - ECN* (regular ECN TCP): halve on a marked ACK, at most once per
 //     window.
+//   - HPCC (Li et al., SIGCOMM 2019, §3.3, Algorithm 1): every ACK echoes
+//     the in-band telemetry records of the packet it acknowledges (queue
+//     length, bytes sent, time and rate of every hop); the utilisation
+//     U = qlen/(B·T) + txRate/B of the most loaded hop, smoothed over T,
+//     sets W = W^c/(U/η) + W_AI when U ≥ η or after maxStage additive
+//     increases, else W = W^c + W_AI; W^c moves once per round trip.
+//   - Prague (TCP Prague, RFC 9331 §4.3's scalable sender): DCTCP's α and
+//     cut, growth by every unmarked packet also while a cut is
+//     acknowledged, Reno's halving on loss, and optionally RTT
+//     independence: a flow shorter than the virtual RTT Target grows and
+//     cuts as if its RTT were Target.
 //
 // The queueing delay DX needs comes from timestamp.Delay, which turns the
 // one-way delays of unsynchronised clocks into queueing (004 §III).
+//
+// transport/udp carries these laws over UDP sockets, and beside them NDP,
+// a receiver-driven transport with no window law: the receiver's paced
+// pulls are its congestion control.
 package transport

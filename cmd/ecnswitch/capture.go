@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -24,55 +23,35 @@ import (
 // writer to empty its ring and close the file, which takes milliseconds.
 const captureTimeout = 30 * time.Second
 
-const captureUsage = `usage: ecnswitch capture start --port P [flags]   start capturing on a port of the running switch
-       ecnswitch capture stop ID [--socket S]     stop capture ID and print its final counters
-       ecnswitch capture status [--socket S]      list the running captures
-
-The commands talk to the switch's control socket (control.socket, default
-` + config.DefaultControlSocket + `, mode 0600: the switch's user only, or 0660
-with control.group); files are written by the switch, inside its capture.dir.
-'ecnswitch capture start -h' lists start's flags.`
-
-func captureCmd(e *env, args []string) int {
-	if len(args) > 0 {
-		switch args[0] {
-		case "start":
-			return captureStart(e, args[1:])
-		case "stop":
-			return captureStop(e, args[1:])
-		case "status":
-			return captureStatus(e, args[1:])
-		}
+// captureCommand is `ecnswitch capture`: captures of a running switch,
+// through its control socket.
+func captureCommand() *command {
+	return &command{
+		name: "capture", synopsis: "start --port P [flags] | stop ID | status",
+		summary: "capture a running switch's packets (e.g. --filter marked) to pcapng or pcap",
+		help: "The commands talk to the switch's control socket (control.socket, default\n" +
+			config.DefaultControlSocket + ", mode 0600: the switch's user only, or 0660\n" +
+			"with control.group); files are written by the switch, inside its capture.dir.",
+		subs: []*command{
+			{name: "start", synopsis: "--port P [flags]", summary: "start capturing on a port of the running switch",
+				help: "Start a capture on a port of the running switch. The switch writes the file, inside\n" +
+					"its capture.dir (default " + config.DefaultCaptureDir + "); pcapng carries a comment\n" +
+					"per packet naming the marker, value and threshold, or the drop reason, and its\n" +
+					"section header the switch's build, kernel and CPU model.",
+				setup: captureStartSetup},
+			{name: "stop", synopsis: "ID [--socket PATH] [--json]", summary: "stop a capture and print its final counters", args: -1,
+				help: "Stop a capture of the running switch: the switch writes what it still holds, closes\n" +
+					"the file and returns the final counters.",
+				setup: captureStopSetup},
+			{name: "status", synopsis: "[--socket PATH] [--json]", summary: "list the running captures",
+				help: "List the running captures of the running switch with their counters.", setup: captureStatusSetup},
+		},
 	}
-	fmt.Fprintln(e.stderr, captureUsage)
-	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
-		return exitOK
-	}
-	return exitUsage
-}
-
-// optInt is an integer flag that may be left unset.
-type optInt struct{ v *int }
-
-func (o *optInt) String() string {
-	if o.v == nil {
-		return ""
-	}
-	return strconv.Itoa(*o.v)
-}
-
-func (o *optInt) Set(s string) error {
-	n, err := strconv.Atoi(s)
-	if err != nil {
-		return errors.New("not an integer")
-	}
-	o.v = &n
-	return nil
 }
 
 // captureFlags adds the flags every capture subcommand has.
 func captureFlags(fs *flag.FlagSet) (socket *string, asJSON *bool) {
-	socket = fs.String("socket", config.DefaultControlSocket, "the switch's control socket (control.socket)")
+	socket = fs.String("socket", config.DefaultControlSocket, "the switch's control socket (control.socket), a `PATH`")
 	asJSON = fs.Bool("json", false, "print the API's JSON instead of a table")
 	return socket, asJSON
 }
@@ -80,128 +59,119 @@ func captureFlags(fs *flag.FlagSet) (socket *string, asJSON *bool) {
 // flagOf names the flag of a capture.Spec key, for local validation errors.
 var flagOf = strings.NewReplacer("max_bytes", "max-bytes", "max_files", "max-files")
 
-func captureStart(e *env, args []string) int {
-	fs, _ := e.flagSet("capture start", "--port P [flags]",
-		"Start a capture on a port of the running switch. The switch writes the file, inside\n"+
-			"its capture.dir (default "+config.DefaultCaptureDir+"); pcapng carries a comment\n"+
-			"per packet naming the marker, value and threshold, or the drop reason.")
+func captureStartSetup(fs *flag.FlagSet) action {
 	socket, asJSON := captureFlags(fs)
-	port := fs.String("port", "", "port name (or index) of the switch (required)")
+	port := fs.String("port", "", "port `NAME` (or index) of the switch (required)")
 	direction := fs.String("direction", "", "ingress | egress | drops (default: egress; drops with --filter dropped)")
-	filter := fs.String("filter", "all", "all | marked (egress packets the switch set CE on) | dropped")
+	filter := fs.String("filter", "all", "all | marked (egress packets the switch set CE on) | dropped | trimmed (trimmed packets, egress or drops)")
 	var queue, dscp optInt
 	fs.Var(&queue, "queue", "only this egress queue (default: any)")
 	fs.Var(&dscp, "dscp", "only IP packets with this DSCP, 0-63 (default: any)")
 	format := fs.String("format", "pcapng", "pcapng | pcap")
-	path := fs.String("path", "", "file name inside the switch's capture.dir (default: PORT-DIRECTION-FILTER-YYYYMMDD-HHMMSS.FORMAT)")
-	snaplen := fs.Int("snaplen", capture.DefaultSnapLen, "bytes kept of each frame")
-	maxBytes := fs.String("max-bytes", "", "rotate to a new file before one passes this size (100MB, 1GiB); 0 never rotates (default 64MiB)")
+	path := fs.String("path", "", "`FILE` name inside the switch's capture.dir (default: PORT-DIRECTION-FILTER-YYYYMMDD-HHMMSS.FORMAT)")
+	snaplen := sizeFlag(fs, "snaplen", capture.DefaultSnapLen, "bytes kept of each frame")
+	maxBytes := &sizeValue{n: new(int64)}
+	fs.Var(maxBytes, "max-bytes", "rotate to a new file before one passes this size (100MB, 1GiB); 0 never rotates (default 64MiB)")
 	var maxFiles optInt
 	fs.Var(&maxFiles, "max-files", "keep only the newest N files; 0 keeps all (default 8)")
 	ring := fs.Int("ring", capture.DefaultRing, "ring slots between the port's worker and the writer, a power of two")
-	if code, ok := parse(fs, args, 0); !ok {
-		return code
-	}
-	if *port == "" {
-		fmt.Fprintln(e.stderr, "ecnswitch capture start: --port is required")
-		fs.Usage()
-		return exitUsage
-	}
-	s := capture.Spec{
-		Port: *port, Direction: capture.Direction(*direction), Filter: capture.Filter(*filter),
-		Queue: queue.v, DSCP: dscp.v, Format: capture.Format(*format), Path: *path,
-		SnapLen: *snaplen, Ring: *ring,
-	}
-	// Left out: the defaults; 0: no limit, as in the config file.
-	if *maxBytes != "" {
-		mb, err := config.ParseSize(*maxBytes)
-		if err != nil {
-			fmt.Fprintf(e.stderr, "ecnswitch capture start: --max-bytes: %v\n", err)
-			return exitUsage
+	return func(e *env, _ []string) int {
+		if *port == "" {
+			return e.usageError("capture start", "--port is required")
 		}
-		if s.MaxBytes = mb; mb == 0 {
-			s.MaxBytes = capture.Unlimited
+		s := capture.Spec{
+			Port: *port, Direction: capture.Direction(*direction), Filter: capture.Filter(*filter),
+			Queue: queue.v, DSCP: dscp.v, Format: capture.Format(*format), Path: *path,
+			SnapLen: int(*snaplen), Ring: *ring,
 		}
-	}
-	if maxFiles.v != nil {
-		if s.MaxFiles = *maxFiles.v; s.MaxFiles == 0 {
-			s.MaxFiles = capture.Unlimited
+		// Left out: the defaults; 0: no limit, as in the config file.
+		if maxBytes.set {
+			if s.MaxBytes = *maxBytes.n; s.MaxBytes == 0 {
+				s.MaxBytes = capture.Unlimited
+			}
 		}
+		if maxFiles.v != nil {
+			if s.MaxFiles = *maxFiles.v; s.MaxFiles == 0 {
+				s.MaxFiles = capture.Unlimited
+			}
+		}
+		return captureStart(e, s, *socket, *asJSON)
 	}
+}
+
+// captureStart asks the switch at socket to start the capture s.
+func captureStart(e *env, s capture.Spec, socket string, asJSON bool) int {
 	if s.Path == "" {
 		s = config.CaptureDefaults(s)
 		ext := filepath.Ext(s.Path)
 		s.Path = strings.TrimSuffix(s.Path, ext) + time.Now().Format("-20060102-150405") + ext
 	}
 	if err := s.Validate(); err != nil {
-		fmt.Fprintf(e.stderr, "ecnswitch capture start: --%s\n", flagOf.Replace(err.Error()))
-		return exitUsage
+		return e.usageError("capture start", "--%s", flagOf.Replace(err.Error()))
 	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), captureTimeout)
 	defer cancel()
-	st, err := captureClient(*socket).Start(ctx, s)
+	st, err := captureClient(socket).Start(ctx, s)
 	if err != nil {
-		return e.fail("capture start", apiError(*socket, err))
+		return e.fail("capture start", apiError(socket, err))
 	}
-	if *asJSON {
-		return printJSON(e, st)
+	if asJSON {
+		return printJSON(e, "capture", st)
 	}
 	fmt.Fprintf(e.stdout, "capture %d started on port %s: %s\nfile     %s\n", st.ID, st.Spec.Port, describeSpec(st.Spec), st.File)
 	stop := fmt.Sprintf("ecnswitch capture stop %d", st.ID)
-	if *socket != config.DefaultControlSocket {
-		stop += " --socket " + *socket
+	if socket != config.DefaultControlSocket {
+		stop += " --socket " + socket
 	}
 	fmt.Fprintf(e.stdout, "stop it: %s\n", stop)
 	return exitOK
 }
 
-func captureStop(e *env, args []string) int {
-	fs, _ := e.flagSet("capture stop", "ID [--socket S] [--json]",
-		"Stop a capture of the running switch: the switch writes what it still holds, closes\n"+
-			"the file and returns the final counters.")
+func captureStopSetup(fs *flag.FlagSet) action {
 	socket, asJSON := captureFlags(fs)
-	pos, code, ok := parseInterspersed(fs, args)
-	if !ok {
-		return code
+	return func(e *env, pos []string) int {
+		if len(pos) != 1 {
+			return e.usageError("capture stop", "want one capture ID (ecnswitch capture status lists them)")
+		}
+		return captureStop(e, pos[0], *socket, *asJSON)
 	}
-	if len(pos) != 1 {
-		fmt.Fprintln(e.stderr, "ecnswitch capture stop: want one capture ID (ecnswitch capture status lists them)")
-		fs.Usage()
-		return exitUsage
-	}
-	id, err := strconv.Atoi(pos[0])
+}
+
+// captureStop asks the switch at socket to stop capture arg.
+func captureStop(e *env, arg, socket string, asJSON bool) int {
+	id, err := strconv.Atoi(arg)
 	if err != nil || id < 1 {
-		fmt.Fprintf(e.stderr, "ecnswitch capture stop: ID %q is not a capture ID (a number from capture start or status)\n", pos[0])
-		return exitUsage
+		return e.usageError("capture stop", "ID %q is not a capture ID (a number from capture start or status)", arg)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), captureTimeout)
 	defer cancel()
-	st, err := captureClient(*socket).Stop(ctx, id)
+	st, err := captureClient(socket).Stop(ctx, id)
 	if err != nil {
-		return e.fail("capture stop", apiError(*socket, err))
+		return e.fail("capture stop", apiError(socket, err))
 	}
-	if *asJSON {
-		return printJSON(e, st)
+	if asJSON {
+		return printJSON(e, "capture", st)
 	}
 	renderCaptures(e.stdout, []capture.Status{st})
 	return exitOK
 }
 
-func captureStatus(e *env, args []string) int {
-	fs, _ := e.flagSet("capture status", "[--socket S] [--json]", "List the running captures of the running switch with their counters.")
+func captureStatusSetup(fs *flag.FlagSet) action {
 	socket, asJSON := captureFlags(fs)
-	if code, ok := parse(fs, args, 0); !ok {
-		return code
-	}
+	return func(e *env, _ []string) int { return captureStatus(e, *socket, *asJSON) }
+}
+
+// captureStatus lists the captures of the switch at socket.
+func captureStatus(e *env, socket string, asJSON bool) int {
 	ctx, cancel := context.WithTimeout(context.Background(), captureTimeout)
 	defer cancel()
-	sts, err := captureClient(*socket).Status(ctx)
+	sts, err := captureClient(socket).Status(ctx)
 	if err != nil {
-		return e.fail("capture status", apiError(*socket, err))
+		return e.fail("capture status", apiError(socket, err))
 	}
-	if *asJSON {
-		return printJSON(e, sts)
+	if asJSON {
+		return printJSON(e, "capture", sts)
 	}
 	if len(sts) == 0 {
 		fmt.Fprintln(e.stdout, "no captures running")
@@ -209,25 +179,6 @@ func captureStatus(e *env, args []string) int {
 	}
 	renderCaptures(e.stdout, sts)
 	return exitOK
-}
-
-// parseInterspersed parses flags that may come before or after positional
-// arguments (stop 3 --socket S, or stop --socket S 3) and returns the
-// positional arguments.
-func parseInterspersed(fs *flag.FlagSet, args []string) (pos []string, code int, ok bool) {
-	for {
-		if err := fs.Parse(args); err != nil {
-			if err == flag.ErrHelp {
-				return nil, exitOK, false
-			}
-			return nil, exitUsage, false
-		}
-		if fs.NArg() == 0 {
-			return pos, exitOK, true
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
 }
 
 func captureClient(socket string) capture.Client {
@@ -248,15 +199,6 @@ func apiError(socket string, err error) error {
 		return fmt.Errorf("%s serves no capture API (not ecnswitch, or one built without capture): %w", socket, err)
 	}
 	return err
-}
-
-func printJSON(e *env, v any) int {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return e.fail("capture", err)
-	}
-	fmt.Fprintf(e.stdout, "%s\n", b)
-	return exitOK
 }
 
 // describeSpec says what a capture selects: "egress marked, queue 1, dscp

@@ -311,7 +311,7 @@ func TestCaptureCLIErrors(t *testing.T) {
 		{[]string{"capture", "start", "--port", "c", "--snaplen", "10"}, exitUsage, "--snaplen: 10 outside [64, 65535]"},
 		{[]string{"capture", "start", "--port", "c", "--max-bytes", "0", "--max-files", "3"}, exitUsage, "--max-files: 3 with max-bytes -1 (never rotate)"},
 		{[]string{"capture", "start", "--port", "c", "--max-bytes", "1 pint"}, exitUsage, `--max-bytes: "1 pint" has unknown unit`},
-		{[]string{"capture", "start", "--port", "c", "--queue", "x"}, exitUsage, `invalid value "x" for flag -queue: not an integer`},
+		{[]string{"capture", "start", "--port", "c", "--queue", "x"}, exitUsage, `invalid value "x" for flag --queue: not an integer`},
 		{[]string{"capture", "start", "--port", "c", "--direction", "ingress", "--filter", "marked"}, exitUsage, "--filter: marked with direction ingress"},
 		{[]string{"capture", "start", "--port", "z", "--socket", r.socket}, exitFail, `port: "z" is not a port of the switch (a, b, c)`},
 		{[]string{"capture", "start", "--port", "c", "--path", "../out.pcapng", "--socket", r.socket}, exitFail, "is outside the capture directory"},
@@ -344,9 +344,9 @@ func TestHumanBytes(t *testing.T) {
 }
 
 func TestUsageListsCaptureAndBench(t *testing.T) {
-	code, _, errs := cli(t, "help")
-	if code != exitOK || !strings.Contains(errs, "  capture   start --port P [flags] | stop ID | status") || !strings.Contains(errs, "  bench     gen | sink | switch | tcp | cacheline [flags]") {
-		t.Errorf("help: exit %d\n%s", code, errs)
+	code, out, _ := cli(t, "help")
+	if code != exitOK || !strings.Contains(out, "ecnswitch capture start --port P [flags] | stop ID | status") || !strings.Contains(out, "ecnswitch bench gen | sink | switch | tcp | cacheline [flags]") {
+		t.Errorf("help: exit %d\n%s", code, out)
 	}
 	if code, _, _ := cli(t, "bench"); code != exitUsage {
 		t.Errorf("bench without a command: exit %d, want %d", code, exitUsage)

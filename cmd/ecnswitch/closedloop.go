@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,51 +11,43 @@ import (
 	"github.com/ecnswitch/ecnswitch/closedloop"
 )
 
-// closedloopUsage is the help of `ecnswitch closedloop`.
-const closedloopUsage = `usage: ecnswitch closedloop table [--doc FILE] [--print] [--warmup D] [--duration D] [-q]
+// closedloopCommand is `ecnswitch closedloop`: the closed-loop simulator's
+// tables (package closedloop).
+func closedloopCommand() *command {
+	return &command{
+		name: "closedloop", synopsis: "table [flags]",
+		summary: "rerun the closed-loop marking experiments in virtual time; rewrite docs/marking.md's table",
+		help: "The closed loop of package closedloop: window-based senders in virtual time drive the\n" +
+			"switch's real pipeline on memory ports. Its DX against DCTCP is an experiment:\n" +
+			"'ecnswitch experiment dx-closedloop'.",
+		subs: []*command{
+			{name: "table", synopsis: "[--doc FILE] [--print] [--warmup D] [--duration D] [-q]",
+				summary: "rerun the static-flow and RTT-variation runs and rewrite their table",
+				short:   map[string]string{"q": "quiet"},
+				help: "Rerun the papers' static-flow and RTT-variation experiments in the closed loop and\n" +
+					"rewrite the results table in docs/marking.md, between " + closedloop.BeginMarker + " and\n" +
+					closedloop.EndMarker + " (--print: print it instead). The runs are deterministic:\n" +
+					"the same code gives the same table. About 10 s.",
+				setup: closedloopTableSetup},
+		},
+	}
+}
 
-table reruns the papers' static-flow and RTT-variation experiments in the
-closed loop of package closedloop (virtual time: window-based senders drive
-the switch's real pipeline on memory ports) and rewrites the results table
-in docs/marking.md, between <!-- closed-loop:begin --> and
-<!-- closed-loop:end -->. The runs are deterministic: the same code gives the
-same table. The closed loop's DX against DCTCP is an experiment:
-'ecnswitch experiment dx-closedloop'.
-
-'ecnswitch closedloop table -h' lists its flags.`
-
-// closedloopCmd runs `ecnswitch closedloop table [flags]`.
-func closedloopCmd(e *env, args []string) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprintln(e.stderr, closedloopUsage)
-		if len(args) == 0 {
-			return exitUsage
+func closedloopTableSetup(fs *flag.FlagSet) action {
+	doc := fs.String("doc", "", "the document `FILE` to update (default: docs/marking.md of the module the working directory is in)")
+	printOnly := fs.Bool("print", false, "print the table on stdout instead of updating the document")
+	warmup := durationFlag(fs, "warmup", 0, "virtual warm-up per run (0: closedloop.DefaultWarmup)")
+	duration := durationFlag(fs, "duration", 0, "virtual measured time per run (0: closedloop.DefaultDuration)")
+	quiet := fs.Bool("quiet", false, "do not report each run on stderr")
+	return func(e *env, _ []string) int {
+		if *warmup < 0 || *duration < 0 {
+			return e.usageError("closedloop table", "--warmup %v, --duration %v: want times ≥ 0", *warmup, *duration)
+		}
+		if err := closedloopTable(e, *doc, *printOnly, *warmup, *duration, *quiet); err != nil {
+			return e.fail("closedloop table", err)
 		}
 		return exitOK
 	}
-	if args[0] != "table" {
-		fmt.Fprintln(e.stderr, closedloopUsage)
-		fmt.Fprintf(e.stderr, "ecnswitch closedloop: unknown command %q\n", args[0])
-		return exitUsage
-	}
-	fs, _ := e.flagSet("closedloop table", "[flags]", "Rerun the closed-loop marking experiments in virtual time and rewrite their table in\n"+
-		"docs/marking.md (--print: print it instead). About 10 s.")
-	doc := fs.String("doc", "", "the document to update (default: docs/marking.md of the module the working directory is in)")
-	printOnly := fs.Bool("print", false, "print the table on stdout instead of updating the document")
-	warmup := fs.Duration("warmup", 0, "virtual warm-up per run (0: closedloop.DefaultWarmup)")
-	duration := fs.Duration("duration", 0, "virtual measured time per run (0: closedloop.DefaultDuration)")
-	quiet := fs.Bool("q", false, "do not report each run on stderr")
-	if code, ok := parse(fs, args[1:], 0); !ok {
-		return code
-	}
-	if *warmup < 0 || *duration < 0 {
-		fmt.Fprintf(e.stderr, "ecnswitch closedloop table: --warmup %v, --duration %v: want times ≥ 0\n", *warmup, *duration)
-		return exitUsage
-	}
-	if err := closedloopTable(e, *doc, *printOnly, *warmup, *duration, *quiet); err != nil {
-		return e.fail("closedloop table", err)
-	}
-	return exitOK
 }
 
 // closedloopTable runs closedloop.Collect and writes its table into doc,

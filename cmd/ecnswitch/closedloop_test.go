@@ -14,11 +14,12 @@ func TestClosedLoopUsage(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"closedloop"}, exitUsage, "usage: ecnswitch closedloop table"},
+		{[]string{"closedloop"}, exitUsage, "ecnswitch closedloop table [--doc FILE]"},
 		{[]string{"closedloop", "help"}, exitOK, "experiment dx-closedloop"},
 		{[]string{"closedloop", "dx"}, exitUsage, `unknown command "dx"`},
 		{[]string{"closedloop", "table", "extra"}, exitUsage, "unexpected arguments: extra"},
 		{[]string{"closedloop", "table", "--duration", "-1s"}, exitUsage, "want times ≥ 0"},
+		{[]string{"closedloop", "table", "--duration", "5"}, exitUsage, `invalid value "5" for flag --duration`},
 		{[]string{"closedloop", "table", "-h"}, exitOK, "docs/marking.md"},
 	} {
 		code, out, errs := cli(t, tc.args...)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"slices"
@@ -14,77 +15,74 @@ import (
 // cliHolder is the hold `ecnswitch dctcp load` takes, and unload releases.
 const cliHolder = "cli"
 
-func dctcpCmd(e *env, args []string) int {
-	if len(args) > 0 {
-		switch args[0] {
-		case "load":
-			return dctcpLoad(e, args[1:])
-		case "unload":
-			return dctcpUnload(e, args[1:])
-		case "status":
-			return dctcpStatus(e, args[1:])
-		}
+// dctcpCommand is `ecnswitch dctcp`: DCTCP for a kernel without it.
+func dctcpCommand() *command {
+	return &command{
+		name: dctcp.Name, synopsis: "load | unload [--force] | status", // named after the congestion control
+		summary: "DCTCP for a kernel without it: ecnswitch's, as BPF struct_ops (root)",
+		help: "DCTCP for this kernel's TCP: where the kernel has no dctcp, ecnswitch's, loaded as\n" +
+			"BPF struct_ops and pinned in bpffs (" + dctcp.DefaultPinDir + "). Needs root.",
+		subs: []*command{
+			{name: "load", synopsis: "[flags]", summary: "make dctcp available to every network namespace",
+				help: "Make the congestion control dctcp available: the kernel's if it has one (loading\n" +
+					"its module), else ecnswitch's BPF DCTCP, registered and pinned so that it outlives\n" +
+					"this command. Adds dctcp to net.ipv4.tcp_allowed_congestion_control, so that any\n" +
+					"network namespace may make it its default. 'ecnswitch dctcp unload' undoes it. Needs root.",
+				setup: dctcpLoadSetup},
+			{name: "unload", synopsis: "[--force]", summary: "release what 'dctcp load' holds",
+				help: "Release what 'ecnswitch dctcp load' holds. ecnswitch's BPF DCTCP is unregistered\n" +
+					"when no testbed holds it too; --force unregisters it whoever holds it. Sockets\n" +
+					"and namespaces that use it keep it until they close. Needs root.",
+				setup: dctcpUnloadSetup},
+			{name: "status", synopsis: "[flags]", summary: "say where dctcp comes from and who holds it",
+				help:  "Say where this kernel's dctcp comes from and, for ecnswitch's BPF DCTCP, who holds it.",
+				setup: dctcpStatusSetup},
+		},
 	}
-	fmt.Fprintln(e.stderr, "usage: ecnswitch dctcp load | unload [--force] | status")
-	fmt.Fprintln(e.stderr, "\nDCTCP for this kernel's TCP: where the kernel has no dctcp, ecnswitch's, loaded as")
-	fmt.Fprintln(e.stderr, "BPF struct_ops and pinned in bpffs ("+dctcp.DefaultPinDir+"). Needs root.")
-	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+}
+
+func dctcpLoadSetup(fs *flag.FlagSet) action {
+	level := logLevelFlag(fs, "info", "")
+	return func(e *env, _ []string) int {
+		log, err := newLogger(*level, e.stderr)
+		if err != nil {
+			return e.usageError("dctcp load", "%v", err)
+		}
+		if err := node.CheckPrivileges(); err != nil {
+			return e.fail("dctcp load", err)
+		}
+		src, err := dctcp.Acquire(cliHolder, dctcp.Options{Logger: log})
+		if err != nil {
+			return e.fail("dctcp load", err)
+		}
+		added, err := testbed.AllowCongestionControl(dctcp.Name)
+		if err != nil {
+			return e.fail("dctcp load", fmt.Errorf("allow %s: %w", dctcp.Name, err))
+		}
+		if err := printDCTCP(e, dctcp.Options{Logger: log}); err != nil {
+			return e.fail("dctcp load", err)
+		}
+		if added {
+			fmt.Fprintf(e.stdout, "allowed  added %s to net.ipv4.tcp_allowed_congestion_control\n", dctcp.Name)
+		}
+		if src == dctcp.BPF {
+			fmt.Fprintf(e.stdout, "\nuse it:   sysctl -w net.ipv4.tcp_congestion_control=%s   (per namespace), or TCP_CONGESTION per socket\n", dctcp.Name)
+			fmt.Fprintln(e.stdout, "unload:   ecnswitch dctcp unload")
+		}
 		return exitOK
 	}
-	return exitUsage
 }
 
-func dctcpLoad(e *env, args []string) int {
-	fs, level := e.flagSet("dctcp load", "",
-		"Make the congestion control dctcp available: the kernel's if it has one (loading\n"+
-			"its module), else ecnswitch's BPF DCTCP, registered and pinned so that it outlives\n"+
-			"this command. Adds dctcp to net.ipv4.tcp_allowed_congestion_control, so that any\n"+
-			"network namespace may make it its default. 'ecnswitch dctcp unload' undoes it. Needs root.")
-	if code, ok := parse(fs, args, 0); !ok {
-		return code
-	}
-	log, err := newLogger(logLevel(*level, ""), e.stderr)
-	if err != nil {
-		fmt.Fprintln(e.stderr, "ecnswitch dctcp load:", err)
-		return exitUsage
-	}
-	if err := node.CheckPrivileges(); err != nil {
-		return e.fail("dctcp load", err)
-	}
-	src, err := dctcp.Acquire(cliHolder, dctcp.Options{Logger: log})
-	if err != nil {
-		return e.fail("dctcp load", err)
-	}
-	added, err := testbed.AllowCongestionControl(dctcp.Name)
-	if err != nil {
-		return e.fail("dctcp load", fmt.Errorf("allow %s: %w", dctcp.Name, err))
-	}
-	if err := printDCTCP(e, dctcp.Options{Logger: log}); err != nil {
-		return e.fail("dctcp load", err)
-	}
-	if added {
-		fmt.Fprintf(e.stdout, "allowed  added %s to net.ipv4.tcp_allowed_congestion_control\n", dctcp.Name)
-	}
-	if src == dctcp.BPF {
-		fmt.Fprintf(e.stdout, "\nuse it:   sysctl -w net.ipv4.tcp_congestion_control=%s   (per namespace), or TCP_CONGESTION per socket\n", dctcp.Name)
-		fmt.Fprintln(e.stdout, "unload:   ecnswitch dctcp unload")
-	}
-	return exitOK
-}
-
-func dctcpUnload(e *env, args []string) int {
-	fs, level := e.flagSet("dctcp unload", "[--force]",
-		"Release what 'ecnswitch dctcp load' holds. ecnswitch's BPF DCTCP is unregistered\n"+
-			"when no testbed holds it too; --force unregisters it whoever holds it. Sockets\n"+
-			"and namespaces that use it keep it until they close. Needs root.")
+func dctcpUnloadSetup(fs *flag.FlagSet) action {
 	force := fs.Bool("force", false, "unregister it even while testbeds hold it")
-	if code, ok := parse(fs, args, 0); !ok {
-		return code
-	}
-	log, err := newLogger(logLevel(*level, ""), e.stderr)
+	level := logLevelFlag(fs, "info", "")
+	return func(e *env, _ []string) int { return dctcpUnload(e, *force, *level) }
+}
+
+func dctcpUnload(e *env, force bool, level string) int {
+	log, err := newLogger(level, e.stderr)
 	if err != nil {
-		fmt.Fprintln(e.stderr, "ecnswitch dctcp unload:", err)
-		return exitUsage
+		return e.usageError("dctcp unload", "%v", err)
 	}
 	if err := node.CheckPrivileges(); err != nil {
 		return e.fail("dctcp unload", err)
@@ -98,7 +96,7 @@ func dctcpUnload(e *env, args []string) int {
 		fmt.Fprintf(e.stdout, "dctcp    %s: not ecnswitch's, nothing to unload\n", describeSource(st.Source))
 		return exitOK
 	}
-	if *force {
+	if force {
 		held, err := dctcp.Unload(o)
 		if err != nil {
 			return e.fail("dctcp unload", err)
@@ -120,21 +118,18 @@ func dctcpUnload(e *env, args []string) int {
 	return exitOK
 }
 
-func dctcpStatus(e *env, args []string) int {
-	fs, level := e.flagSet("dctcp status", "",
-		"Say where this kernel's dctcp comes from and, for ecnswitch's BPF DCTCP, who holds it.")
-	if code, ok := parse(fs, args, 0); !ok {
-		return code
+func dctcpStatusSetup(fs *flag.FlagSet) action {
+	level := logLevelFlag(fs, "info", "")
+	return func(e *env, _ []string) int {
+		log, err := newLogger(*level, e.stderr)
+		if err != nil {
+			return e.usageError("dctcp status", "%v", err)
+		}
+		if err := printDCTCP(e, dctcp.Options{Logger: log}); err != nil {
+			return e.fail("dctcp status", err)
+		}
+		return exitOK
 	}
-	log, err := newLogger(logLevel(*level, ""), e.stderr)
-	if err != nil {
-		fmt.Fprintln(e.stderr, "ecnswitch dctcp status:", err)
-		return exitUsage
-	}
-	if err := printDCTCP(e, dctcp.Options{Logger: log}); err != nil {
-		return e.fail("dctcp status", err)
-	}
-	return exitOK
 }
 
 // printDCTCP prints where dctcp comes from, who holds it, and whether

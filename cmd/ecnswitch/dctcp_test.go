@@ -14,12 +14,13 @@ func TestDCTCPUsage(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"dctcp"}, exitUsage, "usage: ecnswitch dctcp load | unload [--force] | status"},
+		{[]string{"dctcp"}, exitUsage, "ecnswitch dctcp unload [--force]"},
 		{[]string{"dctcp", "-h"}, exitOK, "BPF struct_ops"},
-		{[]string{"dctcp", "reload"}, exitUsage, "usage: ecnswitch dctcp"},
-		{[]string{"dctcp", "unload", "--bogus"}, exitUsage, "flag provided but not defined: -bogus"},
+		{[]string{"dctcp", "unload", "-h"}, exitOK, "--force"},
+		{[]string{"dctcp", "reload"}, exitUsage, `unknown command "reload"`},
+		{[]string{"dctcp", "unload", "--bogus"}, exitUsage, "flag provided but not defined: --bogus"},
 		{[]string{"dctcp", "load", "extra"}, exitUsage, "unexpected arguments: extra"},
-		{[]string{"testbed", "up", "-n", "1", "--rto-min", "soon"}, exitUsage, `invalid value "soon" for flag -rto-min`},
+		{[]string{"testbed", "up", "-n", "1", "--rto-min", "soon"}, exitUsage, `invalid value "soon" for flag --rto-min`},
 	} {
 		code, out, errs := cli(t, tc.args...)
 		if code != tc.code || !strings.Contains(out+errs, tc.want) {

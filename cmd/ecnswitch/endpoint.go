@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/csv"
 	"errors"
+	"flag"
 	"fmt"
 	"net"
 	"os"
@@ -17,45 +18,47 @@ import (
 	"github.com/ecnswitch/ecnswitch/transport/udp"
 )
 
-// endpointCmd runs transport/udp's endpoints on this host: "recv"
-// acknowledges flows on a UDP port, "send" sends flows to a receiver
-// under DX, DCTCP or ECN* and writes their logs. On a testbed, run each in
-// a host's namespace (ip netns exec NAME ecnswitch endpoint ...).
-func endpointCmd(e *env, args []string) int {
-	if len(args) > 0 {
-		switch args[0] {
-		case "recv":
-			return endpointRecv(e, args[1:])
-		case "send":
-			return endpointSend(e, args[1:])
-		}
+// endpointCommand is `ecnswitch endpoint`: transport/udp's endpoints on
+// this host. "recv" acknowledges flows on a UDP port, "send" sends flows
+// to a receiver under DX, DCTCP or ECN* and writes their logs. On a
+// testbed, run each in a host's namespace (ip netns exec NAME ecnswitch
+// endpoint ...).
+func endpointCommand() *command {
+	return &command{
+		name: "endpoint", synopsis: "recv [flags] | send --to ADDR:PORT [flags]",
+		summary: "DX, DCTCP and ECN* endpoints over UDP (transport/udp): a receiver, and senders that log each flow",
+		help: "Run transport/udp's window-based endpoints (DX, DCTCP, ECN*): recv acknowledges any\n" +
+			"number of flows on one UDP port; send sends flows to it and logs each flow's window,\n" +
+			"measured queueing delay, RTT and marks. On a testbed, run each in a host:\n" +
+			"  ip netns exec NS-h5 ecnswitch endpoint recv --listen :9000\n" +
+			"  ip netns exec NS-h1 ecnswitch endpoint send --to H5-ADDR:9000 --cc dx --flows 2 --log dx.csv",
+		subs: []*command{
+			{name: "recv", synopsis: "[flags]", summary: "acknowledge flows on a UDP port",
+				help:  "Acknowledge transport/udp flows on a UDP port until Ctrl-C or --duration, then print what each flow delivered.",
+				setup: endpointRecvSetup},
+			{name: "send", synopsis: "--to ADDR:PORT [flags]", summary: "send flows to a receiver and log them",
+				help: "Send transport/udp flows to a receiver for --duration, each from its own socket, and print each flow's counts;\n" +
+					"--log writes every flow's log as CSV.",
+				setup: endpointSendSetup},
+		},
 	}
-	fmt.Fprintln(e.stderr, "usage: ecnswitch endpoint recv [flags] | send --to ADDR:PORT [flags]\n\n"+
-		"Run transport/udp's window-based endpoints (DX, DCTCP, ECN*; see the README's \"Timestamps and DX\"):\n"+
-		"recv acknowledges any number of flows on one UDP port; send sends flows to it and logs each\n"+
-		"flow's window, measured queueing delay, RTT and marks. On a testbed, run each in a host:\n"+
-		"  ip netns exec NS-h5 ecnswitch endpoint recv --listen :9000\n"+
-		"  ip netns exec NS-h1 ecnswitch endpoint send --to H5-ADDR:9000 --cc dx --flows 2 --log dx.csv")
-	return exitUsage
 }
 
-func endpointRecv(e *env, args []string) int {
-	fs, _ := e.flagSet("endpoint recv", "[flags]", "Acknowledge transport/udp flows on a UDP port until Ctrl-C or --duration, then print what each flow delivered.")
-	listen := fs.String("listen", ":9000", "UDP address to receive on")
+func endpointRecvSetup(fs *flag.FlagSet) action {
+	listen := fs.String("listen", ":9000", "UDP `ADDR:PORT` to receive on")
 	ackEvery := fs.Int("ack-every", 0, fmt.Sprintf("most data packets one ACK covers (default %d)", udp.DefaultAckEvery))
-	ackDelay := fs.Duration("ack-delay", 0, "how long the ACK of one packet may wait for the flow's next (0: none)")
-	duration := fs.Duration("duration", 0, "stop after this long (0: at Ctrl-C)")
-	if code, ok := parse(fs, args, 0); !ok {
-		return code
+	ackDelay := durationFlag(fs, "ack-delay", 0, "how long the ACK of one packet may wait for the flow's next (0: none)")
+	duration := durationFlag(fs, "duration", 0, "stop after this long (0: at Ctrl-C)")
+	return func(e *env, _ []string) int { return endpointRecv(e, *listen, *ackEvery, *ackDelay, *duration) }
+}
+
+func endpointRecv(e *env, listen string, ackEvery int, ackDelay, duration time.Duration) int {
+	if duration < 0 {
+		return e.usageError("endpoint recv", "--duration %v: want ≥ 0", duration)
 	}
-	if *duration < 0 {
-		fmt.Fprintf(e.stderr, "ecnswitch endpoint recv: --duration %v: want ≥ 0\n", *duration)
-		return exitUsage
-	}
-	addr, err := net.ResolveUDPAddr("udp", *listen)
+	addr, err := net.ResolveUDPAddr("udp", listen)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "ecnswitch endpoint recv: --listen %q: %v\n", *listen, err)
-		return exitUsage
+		return e.usageError("endpoint recv", "--listen %q: %v", listen, err)
 	}
 	c, err := net.ListenUDP("udp", addr)
 	if err != nil {
@@ -66,12 +69,11 @@ func endpointRecv(e *env, args []string) int {
 	if err != nil {
 		return e.fail("endpoint recv", err)
 	}
-	r, err := udp.NewReceiver(conn, udp.ReceiverConfig{AckEvery: *ackEvery, AckDelay: *ackDelay})
+	r, err := udp.NewReceiver(conn, udp.ReceiverConfig{AckEvery: ackEvery, AckDelay: ackDelay})
 	if err != nil {
-		fmt.Fprintln(e.stderr, "ecnswitch endpoint recv:", err)
-		return exitUsage
+		return e.usageError("endpoint recv", "%v", err)
 	}
-	ctx, stop := endpointContext(*duration)
+	ctx, stop := endpointContext(duration)
 	defer stop()
 	fmt.Fprintf(e.stdout, "receiving on %s\n", c.LocalAddr())
 	if err := r.Run(ctx); err != nil {
@@ -93,21 +95,30 @@ func endpointRecv(e *env, args []string) int {
 	return exitOK
 }
 
-func endpointSend(e *env, args []string) int {
-	fs, _ := e.flagSet("endpoint send", "--to ADDR:PORT [flags]", "Send transport/udp flows to a receiver for --duration, each from its own socket, and print each flow's counts; --log writes every flow's log as CSV.")
-	to := fs.String("to", "", "the receiver's UDP address (required)")
-	ccName := fs.String("cc", "dx", "congestion control: dx, dctcp or ecn*")
-	flows := fs.Int("flows", 1, "how many flows")
-	first := fs.Int("first-flow", 1, "the first flow's number; flows to one receiver need distinct numbers, so give each sending host its own range")
-	rate := fs.Int64("rate", 1e9, "pace each flow at this many bit/s on the wire, as its host link would (0: no pacing)")
-	headroom := fs.Duration("headroom", 50*time.Microsecond, "DX's headroom: queueing delays below it are no congestion (004 §V-B)")
-	dscp := fs.Int("dscp", 0, "DSCP of the data (0..63)")
-	duration := fs.Duration("duration", 10*time.Second, "how long the flows send")
-	logPath := fs.String("log", "", "write each flow's log (one line a millisecond) to this CSV file")
-	if code, ok := parse(fs, args, 0); !ok {
-		return code
-	}
-	cc, err := transport.ParseKind(*ccName)
+func endpointSendSetup(fs *flag.FlagSet) action {
+	f := sendFlags{rate: 1e9, headroom: 50 * time.Microsecond, duration: 10 * time.Second}
+	fs.StringVar(&f.to, "to", "", "the receiver's UDP `ADDR:PORT` (required)")
+	fs.StringVar(&f.cc, "cc", "dx", "congestion control: dx, dctcp or ecn*")
+	fs.IntVar(&f.flows, "flows", 1, "how many flows")
+	fs.IntVar(&f.first, "first-flow", 1, "the first flow's number; flows to one receiver need distinct numbers, so give each sending host its own range")
+	fs.Var(rateValue{&f.rate}, "rate", "pace each flow at this rate on the wire, as its host link would (0: no pacing)")
+	fs.Var(durationValue{&f.headroom}, "headroom", "DX's headroom: queueing delays below it are no congestion (004 §V-B)")
+	fs.IntVar(&f.dscp, "dscp", 0, "DSCP of the data (0..63)")
+	fs.Var(durationValue{&f.duration}, "duration", "how long the flows send")
+	fs.StringVar(&f.log, "log", "", "write each flow's log (one line a millisecond) to this CSV `FILE`")
+	return func(e *env, _ []string) int { return endpointSend(e, f) }
+}
+
+// sendFlags are the flags of endpoint send.
+type sendFlags struct {
+	to, cc, log        string
+	flows, first, dscp int
+	rate               int64 // bit/s
+	headroom, duration time.Duration
+}
+
+func endpointSend(e *env, f sendFlags) int {
+	cc, err := transport.ParseKind(f.cc)
 	bad := func(format string, a ...any) int {
 		fmt.Fprintf(e.stderr, "ecnswitch endpoint send: "+format+"\n", a...)
 		return exitUsage
@@ -115,41 +126,39 @@ func endpointSend(e *env, args []string) int {
 	switch {
 	case err != nil:
 		return bad("--cc: %v", err)
-	case *to == "":
+	case f.to == "":
 		return bad("--to: which receiver? (ADDR:PORT of 'ecnswitch endpoint recv')")
-	case *flows < 1 || *flows > 1000:
-		return bad("--flows %d: want 1..1000", *flows)
-	case *first < 1 || *first+*flows-1 > 1<<31:
-		return bad("--first-flow %d: want 1..%d", *first, 1<<31-*flows+1)
-	case *rate < 0:
-		return bad("--rate %d: want ≥ 0 bit/s", *rate)
-	case *dscp < 0 || *dscp > 63:
-		return bad("--dscp %d: want 0..63", *dscp)
-	case *duration <= 0:
-		return bad("--duration %v: want > 0", *duration)
+	case f.flows < 1 || f.flows > 1000:
+		return bad("--flows %d: want 1..1000", f.flows)
+	case f.first < 1 || f.first+f.flows-1 > 1<<31:
+		return bad("--first-flow %d: want 1..%d", f.first, 1<<31-f.flows+1)
+	case f.dscp < 0 || f.dscp > 63:
+		return bad("--dscp %d: want 0..63", f.dscp)
+	case f.duration <= 0:
+		return bad("--duration %v: want > 0", f.duration)
 	}
-	dst, err := net.ResolveUDPAddr("udp", *to)
+	dst, err := net.ResolveUDPAddr("udp", f.to)
 	if err != nil {
-		return bad("--to %q: %v", *to, err)
+		return bad("--to %q: %v", f.to, err)
 	}
 	var senders []*udp.Sender
-	for i := range *flows {
+	for i := range f.flows {
 		c, err := net.DialUDP("udp", nil, dst)
 		if err != nil {
 			return e.fail("endpoint send", err)
 		}
 		defer c.Close()
-		conn, err := udp.Prepare(c, uint8(*dscp)<<2|udp.ECT0)
+		conn, err := udp.Prepare(c, uint8(f.dscp)<<2|udp.ECT0)
 		if err != nil {
 			return e.fail("endpoint send", err)
 		}
-		s, err := udp.NewSender(conn, nil, udp.Config{Flow: uint32(*first + i), CC: cc, Headroom: *headroom, Rate: *rate})
+		s, err := udp.NewSender(conn, nil, udp.Config{Flow: uint32(f.first + i), CC: cc, Headroom: f.headroom, Rate: f.rate})
 		if err != nil {
 			return bad("%v", err)
 		}
 		senders = append(senders, s)
 	}
-	ctx, stop := endpointContext(*duration)
+	ctx, stop := endpointContext(f.duration)
 	defer stop()
 	errs := make([]error, len(senders))
 	var wg sync.WaitGroup
@@ -169,14 +178,14 @@ func endpointSend(e *env, args []string) int {
 			cw, q, rtt = cw+l.Cwnd, q+float64(l.Queue), rtt+float64(l.RTT)
 		}
 		k := float64(max(len(log), 1))
-		fmt.Fprintf(e.stdout, "%6d %10d %10d %10d %10d %10d %12.1f %10.1fµs %8.1fµs\n", *first+i, st.Sent, st.Acked, st.Retrans, st.Timeouts, st.Marks,
+		fmt.Fprintf(e.stdout, "%6d %10d %10d %10d %10d %10d %12.1f %10.1fµs %8.1fµs\n", f.first+i, st.Sent, st.Acked, st.Retrans, st.Timeouts, st.Marks,
 			cw/k, q/k/1e3, rtt/k/1e3)
 	}
-	if *logPath != "" {
-		if err := writeFlowLogs(*logPath, *first, senders); err != nil {
+	if f.log != "" {
+		if err := writeFlowLogs(f.log, f.first, senders); err != nil {
 			return e.fail("endpoint send", err)
 		}
-		fmt.Fprintf(e.stdout, "flow logs in %s\n", *logPath)
+		fmt.Fprintf(e.stdout, "flow logs in %s\n", f.log)
 	}
 	return exitOK
 }

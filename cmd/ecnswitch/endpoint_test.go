@@ -2,12 +2,14 @@ package main
 
 import (
 	"encoding/csv"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Two DCTCP flows over loopback, from `endpoint send` to `endpoint recv`:
@@ -26,9 +28,12 @@ func TestEndpointSendRecv(t *testing.T) {
 	var rcode int
 	var rout, rerr string
 	wg.Go(func() { rcode, rout, rerr = cli(t, "endpoint", "recv", "--listen", addr, "--duration", "2s") })
+	// A datagram sent before the receiver binds draws an ICMP port
+	// unreachable, which the sender takes for a refusal: wait for the bind.
+	waitUDPBound(t, l.LocalAddr().(*net.UDPAddr).Port)
 	logPath := filepath.Join(t.TempDir(), "flows.csv")
 	code, out, errs := cli(t, "endpoint", "send", "--to", addr, "--cc", "dctcp", "--flows", "2", "--first-flow", "7",
-		"--rate", "100000000", "--duration", "500ms", "--log", logPath)
+		"--rate", "100Mbit", "--duration", "500ms", "--log", logPath)
 	wg.Wait()
 	if code != exitOK || rcode != exitOK {
 		t.Fatalf("send: %d (%s%s); recv: %d (%s%s)", code, out, errs, rcode, rout, rerr)
@@ -64,9 +69,29 @@ func TestEndpointRejectsBadFlags(t *testing.T) {
 		{"endpoint", "send", "--to", "127.0.0.1:9", "--flows", "0"},
 		{"endpoint", "send", "--to", "127.0.0.1:9", "--dscp", "64"},
 		{"endpoint", "recv", "--ack-every", "-1", "--duration", "1ms"},
+		{"endpoint", "send", "--to", "127.0.0.1:9", "--rate", "1000000000"}, // a rate needs its unit
 	} {
 		if code, _, errs := cli(t, args...); code != exitUsage || errs == "" {
 			t.Errorf("%v: exit %d, stderr %q; want %d and a reason", args, code, errs, exitUsage)
 		}
 	}
+}
+
+// waitUDPBound waits until a socket of this machine is bound to UDP port
+// port on 127.0.0.1, as /proc/net/udp lists them; where there is no
+// /proc/net/udp to read it waits a second.
+func waitUDPBound(t *testing.T, port int) {
+	t.Helper()
+	want := fmt.Sprintf(" 0100007F:%04X ", port)
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		b, err := os.ReadFile("/proc/net/udp")
+		if err != nil {
+			time.Sleep(time.Second)
+			return
+		}
+		if strings.Contains(string(b), want) {
+			return
+		}
+	}
+	t.Fatalf("nothing bound UDP port %d in 10s", port)
 }

@@ -3,8 +3,8 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
-	"math"
 	"net/netip"
 	"os"
 	"os/signal"
@@ -15,89 +15,90 @@ import (
 	"github.com/ecnswitch/ecnswitch/experiment"
 )
 
-// experimentCmd runs one of the papers' experiments (package experiment)
-// and writes its report.md and plots to --out; "list" lists them. Ctrl-C
-// stops the flows and tears the testbed down.
-func experimentCmd(e *env, args []string) int {
+// experimentCommand is `ecnswitch experiment`: one of the papers'
+// experiments (package experiment), its report.md and plots written to
+// --out; "list" lists them. Ctrl-C stops the flows and tears the testbed
+// down.
+func experimentCommand() *command {
 	var help strings.Builder
 	help.WriteString("Rerun one of the papers' experiments on real kernel TCP through ecnswitch on a testbed,\n" +
 		"and write report.md and PNG plots to --out: the paper's numbers beside ours, with the\n" +
-		"bottleneck port's busy fraction (runs below 95% are marked not comparable). Run it\n" +
-		"on a quiet machine. Everything is torn down at the end, on error and on Ctrl-C.\n" +
-		"Needs root. 'ecnswitch experiment list' lists the experiments:\n")
-	w := 0 // the name column's width
-	for _, x := range experiment.All() {
-		w = max(w, len(x.Name))
-	}
+		"bottleneck port's busy fraction (runs below 95% are marked not comparable), and the\n" +
+		"build, kernel and CPU model that made them. Run it on a quiet machine. Everything is\n" +
+		"torn down at the end, on error and on Ctrl-C. Needs root, except the virtual ones\n" +
+		"(dx-closedloop), which run in virtual time in this process.\n" +
+		"'ecnswitch experiment list' lists the experiments:\n")
+	w := nameWidth()
 	for _, x := range experiment.All() {
 		fmt.Fprintf(&help, "\n  %-*s %s", w, x.Name, x.Summary)
 	}
-	fs, level := e.flagSet("experiment", "[flags] NAME | list", help.String())
-	out := fs.String("out", "", "directory for report.md and the plots (default out/experiments/NAME)")
+	return &command{
+		name: "experiment", synopsis: "NAME | list [flags]", args: -1,
+		summary: "rerun one of the papers' experiments on a testbed: report.md and plots (root)",
+		help:    help.String(),
+		setup:   experimentSetup,
+	}
+}
+
+// nameWidth is the width of the experiments' name column.
+func nameWidth() int {
+	w := 0
+	for _, x := range experiment.All() {
+		w = max(w, len(x.Name))
+	}
+	return w
+}
+
+func experimentSetup(fs *flag.FlagSet) action {
+	out := fs.String("out", "", "write report.md and the plots into `DIR` (default out/experiments/NAME)")
 	short := fs.Bool("short", false, "quick run: 2s per run after 500ms of warm-up")
-	duration := fs.Duration("duration", 0, "measured time per run (default: the experiment's)")
-	subnet := fs.String("subnet", "", "the hosts' IPv4 subnet inside 198.18.0.0/15 (default: the testbed's)")
-	// The name may come before, between or after the flags.
-	var names []string
-	for rest := args; ; {
-		if code, ok := parse(fs, rest, math.MaxInt); !ok {
-			return code
+	duration := durationFlag(fs, "duration", 0, "measured time per run (default: the experiment's)")
+	subnet := fs.String("subnet", "", "the hosts' IPv4 `PREFIX` inside 198.18.0.0/15 (default: the testbed's)")
+	level := logLevelFlag(fs, "warn", "")
+	return func(e *env, pos []string) int {
+		switch {
+		case len(pos) == 0:
+			return e.usageError("experiment", "which one? 'ecnswitch experiment list' lists them")
+		case len(pos) > 1:
+			return e.usageError("experiment", "%d names, %s: run one at a time", len(pos), strings.Join(pos, ", "))
 		}
-		if fs.NArg() == 0 {
-			break
+		if pos[0] == "list" {
+			w := nameWidth()
+			for _, x := range experiment.All() {
+				fmt.Fprintf(e.stdout, "%-*s %s\n%-*s %s\n", w, x.Name, x.Summary, w, "", x.Paper)
+			}
+			return exitOK
 		}
-		names, rest = append(names, fs.Arg(0)), fs.Args()[1:]
-	}
-	if len(names) > 1 {
-		fmt.Fprintf(e.stderr, "ecnswitch experiment: %d names, %s: run one at a time\n", len(names), strings.Join(names, ", "))
-		return exitUsage
-	}
-	var name string
-	if len(names) == 1 {
-		name = names[0]
-	}
-	if name == "" {
-		fmt.Fprintln(e.stderr, "ecnswitch experiment: which one? 'ecnswitch experiment list' lists them")
-		return exitUsage
-	}
-	if name == "list" {
-		for _, x := range experiment.All() {
-			fmt.Fprintf(e.stdout, "%-*s %s\n%-*s %s\n", w, x.Name, x.Summary, w, "", x.Paper)
+		xe := experiment.Env{Duration: *duration, Short: *short}
+		if *subnet != "" {
+			p, err := netip.ParsePrefix(*subnet)
+			if err != nil {
+				return e.usageError("experiment", "--subnet %q: %v", *subnet, err)
+			}
+			xe.Subnet = p
 		}
-		return exitOK
+		return runExperiment(e, pos[0], *out, *level, xe)
 	}
+}
+
+// runExperiment runs the experiment called name with xe and writes its
+// report to dir (default out/experiments/NAME).
+func runExperiment(e *env, name, dir, level string, xe experiment.Env) int {
 	x, err := experiment.Lookup(name)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "ecnswitch", err)
 		return exitUsage
 	}
-	if *duration < 0 {
-		fmt.Fprintf(e.stderr, "ecnswitch experiment: --duration %v: want a positive time\n", *duration)
-		return exitUsage
+	if xe.Duration < 0 {
+		return e.usageError("experiment", "--duration %v: want a positive time", xe.Duration)
 	}
-	lvl := *level
-	if lvl == "" {
-		lvl = "warn" // lifecycle logs would drown the progress lines
-	}
-	log, err := newLogger(lvl, e.stderr)
+	log, err := newLogger(level, e.stderr) // lifecycle logs above warn would drown the progress lines
 	if err != nil {
-		fmt.Fprintln(e.stderr, "ecnswitch experiment:", err)
-		return exitUsage
+		return e.usageError("experiment", "%v", err)
 	}
 	defer log.Sync()
-	xe := experiment.Env{
-		Duration: *duration, Short: *short, Out: e.stdout, Logger: log,
-		Command: strings.Join(append([]string{"ecnswitch", "experiment"}, args...), " "),
-	}
-	if *subnet != "" {
-		p, err := netip.ParsePrefix(*subnet)
-		if err != nil {
-			fmt.Fprintf(e.stderr, "ecnswitch experiment: --subnet %q: %v\n", *subnet, err)
-			return exitUsage
-		}
-		xe.Subnet = p
-	}
-	dir := *out
+	xe.Out, xe.Logger = e.stdout, log
+	xe.Command = e.commandLine()
 	if dir == "" {
 		dir = filepath.Join("out", "experiments", name)
 	}

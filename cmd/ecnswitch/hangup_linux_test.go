@@ -1,29 +1,36 @@
 package main
 
 import (
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 )
 
-// TestHangupIgnored: a SIGHUP while the switch runs is logged, naming
-// what to do instead, and does not stop the process (whose default action
-// for SIGHUP is to exit).
-func TestHangupIgnored(t *testing.T) {
-	var logs syncBuffer
-	log, _ := newLogger("info", &logs)
-	restore := ignoreHangups(log)
+// TestHangupReloads: a SIGHUP while the switch runs does not stop the
+// process (whose default action for SIGHUP is to exit) but asks for one
+// reload; hangups that come while one waits are that one.
+func TestHangupReloads(t *testing.T) {
+	reload, restore := hangups()
 	defer restore()
-	if err := syscall.Kill(syscall.Getpid(), syscall.SIGHUP); err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(logs.String(), "SIGHUP ignored"); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no SIGHUP warning in the log:\n%s", logs.String())
+	for range 3 {
+		if err := syscall.Kill(syscall.Getpid(), syscall.SIGHUP); err != nil {
+			t.Fatal(err)
 		}
 	}
-	if !strings.Contains(logs.String(), "restart") {
-		t.Errorf("the warning does not say what to do: %s", logs.String())
+	select {
+	case <-reload:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no reload after SIGHUP")
+	}
+	// Three hangups before the first was taken: at most one more reload.
+	time.Sleep(100 * time.Millisecond)
+	select {
+	case <-reload:
+	default:
+	}
+	select {
+	case <-reload:
+		t.Fatal("three hangups made more than two reloads")
+	default:
 	}
 }

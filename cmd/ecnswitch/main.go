@@ -1,7 +1,7 @@
 // Command ecnswitch is the userspace ECN switch: it runs the switch on
 // AF_XDP ports from a YAML config, validates configs, shows a running
 // switch's counters, captures what it marked or dropped, builds the
-// network-namespace testbed, and load-tests.
+// network-namespace testbed, load-tests, and checks what the host can do.
 //
 //	ecnswitch run -c config.yaml        run the switch until SIGINT/SIGTERM (root)
 //	ecnswitch validate -c config.yaml   check a config and summarize it
@@ -15,14 +15,23 @@
 //	ecnswitch demo                      the MQ-ECN static-flow demo
 //	ecnswitch experiment NAME | list    rerun one of the papers' experiments; report.md and plots to --out (root)
 //	ecnswitch bench gen|sink|switch|tcp AF_XDP load generator and sink, the RFC 2544 switch benchmark, real TCP vs testpmd (root)
+//	ecnswitch dctcp load|unload|status  DCTCP for a kernel without it, as BPF struct_ops (root)
 //	ecnswitch closedloop table          the closed-loop marking experiments in virtual time, into docs/marking.md
+//	ecnswitch endpoint recv|send        DX, DCTCP and ECN* endpoints over UDP
+//	ecnswitch doctor                    what this host can do for the switch, and how to fix what it cannot
+//	ecnswitch version                   the build and the machine
+//	ecnswitch completion bash|zsh       a shell completion script
 //
-// Every subcommand takes --log-level (debug, info, warn, error).
-// examples/ecnswitch.yaml documents every config key.
+// The commands are a tree of command values (commands.go); -h, docs/cli.md,
+// the man page docs/ecnswitch.1 and the shell completions are all made
+// from it. Rates, sizes and durations are written as in the config
+// (995Mbit, 96KB, 250us). examples/ecnswitch.yaml documents every config
+// key.
 package main
 
+//go:generate go test -run ^TestGeneratedDocs$ . -update
+
 import (
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -31,103 +40,43 @@ import (
 	"github.com/ecnswitch/ecnswitch/config"
 )
 
-// env is what a subcommand reads and writes, so tests can run commands
+// env is what a command reads and writes, so tests can run commands
 // in-process.
 type env struct {
 	stdout, stderr io.Writer
+	argv           []string // the arguments ecnswitch was called with, for reports to record
 }
 
-// command is one subcommand.
-type command struct {
-	name, args, help string
-	run              func(e *env, args []string) int
-}
-
-// Exit codes.
+// Exit codes, the same for every command (docs/cli.md lists them).
 const (
-	exitOK    = 0
-	exitFail  = 1 // the command ran and failed
-	exitUsage = 2 // bad flags or arguments
+	exitOK    = 0 // the command did what it was asked
+	exitFail  = 1 // the command ran and failed; stderr says why
+	exitUsage = 2 // bad flags or arguments: nothing was done
 )
 
-func commands() []command {
-	return []command{
-		{"run", "-c FILE", "run the switch on the config's ports until SIGINT/SIGTERM", runCmd},
-		{"validate", "-c FILE", "check a config and print a summary", validateCmd},
-		{"stats", "[--addr HOST:PORT] [--json] [--interval D]", "show a running switch's counters, refreshed like top", statsCmd},
-		{"capture", "start --port P [flags] | stop ID | status [--socket PATH] [--json]", "capture a running switch's packets (e.g. --filter marked) to pcapng or pcap", captureCmd},
-		{"testbed", "up -n N [--state FILE] | down [--state FILE]", "create or remove hosts in network namespaces", testbedCmd},
-		{"dctcp", "load | unload [--force] | status", "DCTCP for a kernel without it: ecnswitch's, as BPF struct_ops", dctcpCmd},
-		{"demo", "", "run the MQ-ECN static-flow demo on a testbed", demoCmd},
-		{"experiment", "NAME | list [flags]", "rerun one of the papers' experiments on a testbed: report.md and plots", experimentCmd},
-		{"bench", "gen | sink | switch | tcp | cacheline [flags]", "AF_XDP traffic generator and sink, and benchmarks against DPDK testpmd, OVS and a Linux bridge", benchCmd},
-		{"closedloop", "table [flags]", "rerun the closed-loop marking experiments in virtual time; rewrite docs/marking.md's table", closedloopCmd},
-		{"endpoint", "recv [flags] | send --to ADDR:PORT [flags]", "DX, DCTCP and ECN* endpoints over UDP (transport/udp): a receiver, and senders that log each flow", endpointCmd},
-	}
+// exitCodes document the exit codes, for -h, docs/cli.md and the man page.
+var exitCodes = []struct {
+	code    int
+	meaning string
+}{
+	{exitOK, "success; also -h and --help, which print to stdout"},
+	{exitFail, "the command ran and failed (a config that does not validate, a switch that is not running, a missing privilege, a benchmark that broke off; doctor: the host cannot run the switch at all); stderr says why"},
+	{exitUsage, "a usage error: an unknown command or flag, a flag value that does not parse (a rate without its unit, say), a missing or extra argument; nothing was done"},
 }
 
 func main() {
 	os.Exit(ecnswitch(&env{stdout: os.Stdout, stderr: os.Stderr}, os.Args[1:]))
 }
 
-// ecnswitch dispatches args to a subcommand and returns the exit code.
+// ecnswitch runs the command args name and returns the exit code.
 func ecnswitch(e *env, args []string) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		usage(e.stderr)
-		if len(args) == 0 {
-			return exitUsage
-		}
-		return exitOK
-	}
-	for _, c := range commands() {
-		if c.name == args[0] {
-			return c.run(e, args[1:])
-		}
-	}
-	fmt.Fprintf(e.stderr, "ecnswitch: unknown command %q\n\n", args[0])
-	usage(e.stderr)
-	return exitUsage
+	e.argv = args
+	return commands().run(e, "ecnswitch", args)
 }
 
-func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: ecnswitch COMMAND [flags]")
-	fmt.Fprintln(w)
-	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-9s %s\n  %9s %s\n", c.name, c.args, "", c.help)
-	}
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Run 'ecnswitch COMMAND -h' for a command's flags; examples/ecnswitch.yaml documents the config.")
-}
-
-// flagSet returns a FlagSet for a subcommand that prints its usage to
-// e.stderr, with the --log-level flag every command has.
-func (e *env) flagSet(name, args, help string) (*flag.FlagSet, *string) {
-	fs := flag.NewFlagSet("ecnswitch "+name, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "usage: ecnswitch %s %s\n\n%s\n\nflags:\n", name, args, help)
-		fs.PrintDefaults()
-	}
-	level := fs.String("log-level", "", "log level: debug, info, warn, error (default: the config's log_level, else info)")
-	return fs, level
-}
-
-// parse parses a subcommand's flags, rejecting positional arguments when
-// maxArgs is 0. It returns false with the exit code when the command
-// should stop.
-func parse(fs *flag.FlagSet, args []string, maxArgs int) (code int, ok bool) {
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return exitOK, false
-		}
-		return exitUsage, false
-	}
-	if fs.NArg() > maxArgs {
-		fmt.Fprintf(fs.Output(), "%s: unexpected arguments: %s\n", fs.Name(), strings.Join(fs.Args()[maxArgs:], " "))
-		fs.Usage()
-		return exitUsage, false
-	}
-	return exitOK, true
+// commandLine returns the command line as typed, for reports to record.
+func (e *env) commandLine() string {
+	return strings.TrimSpace("ecnswitch " + strings.Join(e.argv, " "))
 }
 
 // fail prints an error the way every command does and returns exitFail.
@@ -136,18 +85,20 @@ func (e *env) fail(cmd string, err error) int {
 	return exitFail
 }
 
-// loadConfig parses the flags of a command that takes -c FILE and loads
-// the config. When it fails it has said why, and returns the exit code.
-func loadConfig(e *env, fs *flag.FlagSet, path *string, args []string) (*config.Config, int, bool) {
-	if code, ok := parse(fs, args, 0); !ok {
-		return nil, code, false
+// usageError prints a usage error of the command cmd and returns
+// exitUsage.
+func (e *env) usageError(cmd, format string, a ...any) int {
+	fmt.Fprintf(e.stderr, "ecnswitch %s: %s\n", cmd, fmt.Sprintf(format, a...))
+	return exitUsage
+}
+
+// loadConfig loads the config of a command that takes -c FILE. When it
+// fails it has said why, and returns the exit code.
+func loadConfig(e *env, cmd, path string) (*config.Config, int, bool) {
+	if path == "" {
+		return nil, e.usageError(cmd, "-c FILE is required (Run 'ecnswitch %s --help' for the flags)", cmd), false
 	}
-	if *path == "" {
-		fmt.Fprintf(e.stderr, "%s: -c FILE is required\n", fs.Name())
-		fs.Usage()
-		return nil, exitUsage, false
-	}
-	cfg, err := config.Load(*path)
+	cfg, err := config.Load(path)
 	if err != nil {
 		fmt.Fprintln(e.stderr, err)
 		return nil, exitFail, false

@@ -82,20 +82,20 @@ func TestUsage(t *testing.T) {
 		{[]string{"frobnicate"}, exitUsage, `unknown command "frobnicate"`},
 		{[]string{"validate"}, exitUsage, "-c FILE is required"},
 		{[]string{"validate", "-c", "x", "extra"}, exitUsage, "unexpected arguments: extra"},
-		{[]string{"validate", "--bogus"}, exitUsage, "flag provided but not defined: -bogus"},
+		{[]string{"validate", "--bogus"}, exitUsage, "flag provided but not defined: --bogus"},
 		{[]string{"validate", "-h"}, exitOK, "Check a config"},
 		{[]string{"run"}, exitUsage, "-c FILE is required"},
 		{[]string{"stats", "--interval", "1ms"}, exitUsage, "below 10ms"},
-		{[]string{"testbed"}, exitUsage, "testbed up -n N"},
+		{[]string{"testbed"}, exitUsage, "ecnswitch testbed up -n N"},
 		{[]string{"testbed", "up"}, exitUsage, "-n N (at least 1 host) is required"},
 		{[]string{"testbed", "up", "-n", "2", "--state", "/tmp/x.json"}, exitUsage, "want DIR/testbed-ID.json"},
-		{[]string{"demo", "--bogus"}, exitUsage, "flag provided but not defined: -bogus"}, // a bare demo runs the whole experiment as root
+		{[]string{"demo", "--bogus"}, exitUsage, "flag provided but not defined: --bogus"}, // a bare demo runs the whole experiment as root
 		{[]string{"experiment"}, exitUsage, "experiment list' lists them"},
 		{[]string{"experiment", "list"}, exitOK, "mqecn-static"},
 		{[]string{"experiment", "frobnicate"}, exitUsage, `experiment "frobnicate": want one of mqecn-static`},
-		{[]string{"experiment", "mqecn-static", "--bogus"}, exitUsage, "flag provided but not defined: -bogus"},
+		{[]string{"experiment", "mqecn-static", "--bogus"}, exitUsage, "flag provided but not defined: --bogus"},
 		{[]string{"experiment", "mqecn-static", "mqecn-queues"}, exitUsage, "2 names, mqecn-static, mqecn-queues: run one at a time"},
-		{[]string{"experiment", "--short", "mqecn-static", "--bogus"}, exitUsage, "flag provided but not defined: -bogus"},
+		{[]string{"experiment", "--short", "mqecn-static", "--bogus"}, exitUsage, "flag provided but not defined: --bogus"},
 		{[]string{"experiment", "--duration", "-1s", "mqecn-static"}, exitUsage, "--duration -1s: want a positive time"},
 	} {
 		code, out, errs := cli(t, tc.args...)

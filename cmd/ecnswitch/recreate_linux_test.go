@@ -43,7 +43,7 @@ func TestInterfaceRecreated(t *testing.T) {
 		runCtx, stop := context.WithCancel(ctx)
 		done := make(chan error, 1)
 		go func() {
-			_, err := node.Run(runCtx, cfg, log)
+			_, err := node.Run(runCtx, cfg, log, nil)
 			done <- err
 		}()
 		for deadline := time.Now().Add(10 * time.Second); !strings.Contains(logs.String(), "ecnswitch running"); time.Sleep(20 * time.Millisecond) {

@@ -2,31 +2,51 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
 	"runtime/pprof"
 	"syscall"
 
-	"go.uber.org/zap"
-
+	"github.com/ecnswitch/ecnswitch/config"
 	"github.com/ecnswitch/ecnswitch/node"
 )
 
-func runCmd(e *env, args []string) int {
-	fs, level := e.flagSet("run", "-c FILE", "Run the switch: open an AF_XDP port on each configured interface, start the\n"+
-		"workers and the telemetry server, and run until SIGINT or SIGTERM; then stop the\n"+
-		"workers, detach the XDP programs, close the sockets and print the final counters.\n"+
-		"SIGHUP is logged and ignored: the switch does not reload its config; restart it.\n"+
-		"Needs root, or CAP_NET_ADMIN, CAP_NET_RAW, CAP_BPF and CAP_IPC_LOCK.")
-	path := fs.String("c", "", "config file (required)")
-	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (pprof) of the whole run to `FILE`")
-	cfg, code, ok := loadConfig(e, fs, path, args)
-	if !ok {
-		return code
+// runCommand is `ecnswitch run`: the switch of a config file, until
+// SIGINT or SIGTERM.
+func runCommand() *command {
+	return &command{
+		name: "run", synopsis: "-c FILE [flags]", short: map[string]string{"c": "config"},
+		summary: "run the switch on the config's ports until SIGINT/SIGTERM (root)",
+		help: "Run the switch: open an AF_XDP port on each configured interface, start the\n" +
+			"workers and the telemetry server, and run until SIGINT or SIGTERM; then stop the\n" +
+			"workers, detach the XDP programs, close the sockets and print the final counters.\n" +
+			"SIGHUP reloads the config file: what can change while the switch runs (markers,\n" +
+			"weights, rates, α: see 'ecnswitch set') is applied; anything else (ports added or\n" +
+			"removed, queue counts, workers) is refused, naming the key, and the switch keeps\n" +
+			"running as it was. Needs root, or CAP_NET_ADMIN, CAP_NET_RAW, CAP_BPF and CAP_IPC_LOCK.",
+		setup: runSetup,
 	}
-	if *cpuProfile != "" {
-		stop, err := startCPUProfile(*cpuProfile)
+}
+
+func runSetup(fs *flag.FlagSet) action {
+	path := fs.String("config", "", "config `FILE` (required)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (pprof) of the whole run to `FILE`")
+	level := logLevelFlag(fs, "", "log level: debug, info, warn or error (default: the config's log_level, else info)")
+	return func(e *env, _ []string) int {
+		cfg, code, ok := loadConfig(e, "run", *path)
+		if !ok {
+			return code
+		}
+		return runSwitch(e, cfg, *level, *cpuProfile)
+	}
+}
+
+// runSwitch runs the switch of cfg until SIGINT or SIGTERM.
+func runSwitch(e *env, cfg *config.Config, level, cpuProfile string) int {
+	if cpuProfile != "" {
+		stop, err := startCPUProfile(cpuProfile)
 		if err != nil {
 			return e.fail("run", err)
 		}
@@ -36,7 +56,7 @@ func runCmd(e *env, args []string) int {
 			}
 		}()
 	}
-	log, err := newLogger(logLevel(*level, cfg.LogLevel), e.stderr)
+	log, err := newLogger(logLevel(level, cfg.LogLevel), e.stderr)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "ecnswitch run:", err)
 		return exitUsage
@@ -50,13 +70,14 @@ func runCmd(e *env, args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	defer ignoreHangups(log)()
+	reload, restore := hangups()
+	defer restore()
 	unwatch := context.AfterFunc(ctx, func() {
 		log.Info("signal received; a second one kills the process")
 		stop() // a second signal kills the process
 	})
 	defer unwatch()
-	fin, err := node.Run(ctx, cfg, log)
+	fin, err := node.Run(ctx, cfg, log, reload)
 	if fin.Stats != nil {
 		fmt.Fprintln(e.stdout, "final counters:")
 		renderStats(e.stdout, fin.Stats, nil)
@@ -91,27 +112,29 @@ func startCPUProfile(path string) (stop func() error, err error) {
 	}, nil
 }
 
-// ignoreHangups keeps SIGHUP, which would kill the process by default (a
-// closed terminal, say, or a reload a service manager was told to send),
-// from stopping the switch: ecnswitch has no config reload, because a
-// changed pipeline needs new queues, buffers and sockets, so it logs each
-// SIGHUP, naming what to do instead, and carries on. It returns the
-// function that restores the default.
-func ignoreHangups(log *zap.Logger) (restore func()) {
+// hangups turns each SIGHUP (systemctl reload, kill -HUP), which would
+// kill the process by default, into a receive on reload, for node.Run to
+// reload the config. SIGHUPs that come while a reload waits are one
+// reload. It returns the function that restores the default.
+func hangups() (reload <-chan struct{}, restore func()) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
+	out := make(chan struct{}, 1)
 	done := make(chan struct{})
 	go func() {
 		for {
 			select {
 			case <-hup:
-				log.Warn("SIGHUP ignored: ecnswitch does not reload its config; restart it to apply a change (systemctl restart ecnswitch)")
+				select {
+				case out <- struct{}{}:
+				default: // one is waiting already
+				}
 			case <-done:
 				return
 			}
 		}
 	}()
-	return func() {
+	return out, func() {
 		signal.Stop(hup)
 		close(done)
 	}

@@ -111,7 +111,7 @@ func TestServeOnTestbed(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		fin, err := node.Run(runCtx, cfg, log)
+		fin, err := node.Run(runCtx, cfg, log, nil)
 		done <- result{fin.Stats, fin.Captures, err}
 	}()
 	waitLog := func(want string) {

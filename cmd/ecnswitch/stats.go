@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -16,28 +17,41 @@ import (
 	"time"
 
 	"github.com/ecnswitch/ecnswitch/config"
-	"github.com/ecnswitch/ecnswitch/dataplane"
+	"github.com/ecnswitch/ecnswitch/node"
 	"github.com/ecnswitch/ecnswitch/telemetry"
 )
 
-func statsCmd(e *env, args []string) int {
-	fs, _ := e.flagSet("stats", "[--addr HOST:PORT] [--json] [--interval D] [--count N]",
-		"Show a running switch's per-port and per-queue counters, read from its telemetry\n"+
-			"server's /stats and redrawn every interval like top. --json prints the snapshot\nonce, for scripts.")
-	addr := fs.String("addr", telemetry.DefaultListen, "the switch's telemetry address (telemetry.listen)")
+// statsCommand is `ecnswitch stats`: a running switch's counters, read
+// from its telemetry server.
+func statsCommand() *command {
+	return &command{
+		name: "stats", synopsis: "[--addr HOST:PORT] [--json] [--interval D] [--count N]",
+		summary: "show a running switch's counters, refreshed like top",
+		help: "Show a running switch's per-port and per-queue counters, read from its telemetry\n" +
+			"server's /stats and redrawn every interval like top. --json prints the snapshot\nonce, for scripts.",
+		setup: statsSetup,
+	}
+}
+
+func statsSetup(fs *flag.FlagSet) action {
+	addr := fs.String("addr", telemetry.DefaultListen, "the switch's telemetry address (telemetry.listen), `HOST:PORT`")
 	asJSON := fs.Bool("json", false, "print one snapshot as JSON and exit")
-	interval := fs.Duration("interval", time.Second, "refresh interval")
+	interval := durationFlag(fs, "interval", time.Second, "refresh interval, at least 10ms")
 	count := fs.Int("count", 0, "stop after this many refreshes (0: until interrupted)")
-	if code, ok := parse(fs, args, 0); !ok {
-		return code
+	return func(e *env, _ []string) int {
+		return stats(e, *addr, *asJSON, *interval, *count)
 	}
-	if *interval < 10*time.Millisecond {
-		fmt.Fprintf(e.stderr, "ecnswitch stats: --interval %v below 10ms\n", *interval)
-		return exitUsage
+}
+
+// stats shows the counters of the switch whose telemetry server is at
+// addr, count times (0: until interrupted), every interval.
+func stats(e *env, addr string, asJSON bool, interval time.Duration, count int) int {
+	if interval < 10*time.Millisecond {
+		return e.usageError("stats", "--interval %v below 10ms", interval)
 	}
-	url := "http://" + strings.TrimPrefix(*addr, "http://") + "/stats"
+	url := "http://" + strings.TrimPrefix(addr, "http://") + "/stats"
 	client := &http.Client{Timeout: 5 * time.Second}
-	if *asJSON {
+	if asJSON {
 		body, err := fetch(client, url)
 		if err != nil {
 			return e.fail("stats", err)
@@ -55,9 +69,9 @@ func statsCmd(e *env, args []string) int {
 	defer stop()
 	clear := isTerminal(e.stdout)
 	var prev *telemetry.StatsResponse
-	tick := time.NewTicker(*interval)
+	tick := time.NewTicker(interval)
 	defer tick.Stop()
-	for n := 0; *count == 0 || n < *count; n++ {
+	for n := 0; count == 0 || n < count; n++ {
 		if n > 0 {
 			select {
 			case <-ctx.Done():
@@ -77,7 +91,7 @@ func statsCmd(e *env, args []string) int {
 		if clear {
 			frame.WriteString("\x1b[H\x1b[2J")
 		}
-		fmt.Fprintf(&frame, "ecnswitch %s   switch time %.3fs   every %v\n\n", *addr, float64(cur.TimeNS)/1e9, *interval)
+		fmt.Fprintf(&frame, "ecnswitch %s   switch time %.3fs   every %v\n\n", addr, float64(cur.TimeNS)/1e9, interval)
 		renderStats(&frame, &cur, prev)
 		e.stdout.Write(frame.Bytes())
 		prev = &cur
@@ -134,7 +148,7 @@ func renderStats(w io.Writer, cur, prev *telemetry.StatsResponse) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "PORT\tRX pkts\tRX pps\tRX Mbit/s\tTX pkts\tTX pps\tTX Mbit/s\tDROPS\tBUFFERED\tPEAK\t")
 	for i, p := range cur.Ports {
-		var pp dataplane.PortStats
+		var pp node.PortStats
 		if prev != nil {
 			pp = prev.Ports[i]
 		}
@@ -149,7 +163,7 @@ func renderStats(w io.Writer, cur, prev *telemetry.StatsResponse) {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "QUEUE\tENQUEUED\tENQ pps\tDEQ pps\tMARKED\tMARK/s\tDROPS\tBYTES\tPEAK\tLIMIT\t")
 		for q, qs := range p.Queues {
-			var pq dataplane.QueueStats
+			var pq node.QueueStats
 			if prev != nil && q < len(prev.Ports[i].Queues) {
 				pq = prev.Ports[i].Queues[q]
 			}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	iofs "io/fs"
 	"net/netip"
@@ -10,29 +11,32 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
-	"github.com/ecnswitch/ecnswitch/dataplane"
 	"github.com/ecnswitch/ecnswitch/node"
 	"github.com/ecnswitch/ecnswitch/telemetry"
 	"github.com/ecnswitch/ecnswitch/testbed"
 )
 
-func testbedCmd(e *env, args []string) int {
-	if len(args) > 0 {
-		switch args[0] {
-		case "up":
-			return testbedUp(e, args[1:])
-		case "down":
-			return testbedDown(e, args[1:])
-		}
+// testbedCommand is `ecnswitch testbed`: hosts in network namespaces,
+// wired to this one, for kernel TCP through the switch.
+func testbedCommand() *command {
+	return &command{
+		name: "testbed", synopsis: "up -n N [--state FILE] | down [--state FILE]",
+		summary: "create or remove hosts in network namespaces (root)",
+		subs: []*command{
+			{name: "up", synopsis: "-n N [--state FILE] [flags]", summary: "create N hosts and a switch config for them",
+				short: map[string]string{"n": "hosts"},
+				help: "Create N hosts, each a network namespace wired by a veth pair to this namespace,\n" +
+					"in one L2 subnet of 198.18.0.0/15, ready for kernel TCP through the switch.\n" +
+					"Writes a switch config for them next to the state file (testbed-ID.yaml).\nNeeds root.",
+				setup: testbedUpSetup},
+			{name: "down", synopsis: "[--state FILE]", summary: "remove the hosts 'testbed up' created",
+				help: "Remove exactly what 'testbed up' created, recorded in its state file, and the\n" +
+					"switch config written next to it. Needs root.",
+				setup: testbedDownSetup},
+		},
 	}
-	fmt.Fprintln(e.stderr, "usage: ecnswitch testbed up -n N [--state FILE] [flags]")
-	fmt.Fprintln(e.stderr, "       ecnswitch testbed down [--state FILE]")
-	fmt.Fprintln(e.stderr, "\n'ecnswitch testbed up -h' lists the flags.")
-	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-		return exitOK
-	}
-	return exitUsage
 }
 
 // stateRE is the name testbed.StatePath gives a state file.
@@ -50,54 +54,92 @@ func splitState(path string) (dir, id string, err error) {
 // configPath is the switch config written next to a state file.
 func configPath(state string) string { return strings.TrimSuffix(state, ".json") + ".yaml" }
 
-func testbedUp(e *env, args []string) int {
-	fs, level := e.flagSet("testbed up", "-n N [--state FILE] [flags]",
-		"Create N hosts, each a network namespace wired by a veth pair to this namespace,\n"+
-			"in one L2 subnet of 198.18.0.0/15, ready for kernel TCP through the switch.\n"+
-			"Writes a switch config for them next to the state file (testbed-ID.yaml).\nNeeds root.")
-	n := fs.Int("n", 0, "number of hosts (required)")
-	state := fs.String("state", "", "state file DIR/testbed-ID.json (default: "+testbed.DefaultStateDir+"/testbed-<random ID>.json)")
+func testbedUpSetup(fs *flag.FlagSet) action {
+	n := fs.Int("hosts", 0, "number of hosts (required)")
+	state := fs.String("state", "", "state `FILE` DIR/testbed-ID.json (default: "+testbed.DefaultStateDir+"/testbed-<random ID>.json)")
 	mtu := fs.Int("mtu", testbed.DefaultMTU, "MTU of every veth end")
-	subnet := fs.String("subnet", testbed.DefaultSubnet, "the hosts' IPv4 subnet, inside 198.18.0.0/15")
+	subnet := fs.String("subnet", testbed.DefaultSubnet, "the hosts' IPv4 `PREFIX`, inside 198.18.0.0/15")
 	ipv6 := fs.Bool("ipv6", false, "also give hosts addresses in 2001:2::/48")
 	noECN := fs.Bool("no-ecn", false, "leave net.ipv4.tcp_ecn at the kernel default instead of 1")
 	cc := fs.String("cc", testbed.DefaultCongestionControl, "the hosts' default TCP congestion control: "+strings.Join(testbed.CongestionControls(), ", ")+
 		" (dctcp: the kernel's, or else ecnswitch's BPF DCTCP, held until testbed down); bbr ignores ECN marks")
-	rtoMin := fs.Duration("rto-min", 0, "the hosts' minimum TCP retransmission timeout, net.ipv4.tcp_rto_min_us, 1µs..35m47s\n"+
+	rtoMin := durationFlag(fs, "rto-min", 0, "the hosts' minimum TCP retransmission timeout, net.ipv4.tcp_rto_min_us, 1us..35m47s\n"+
 		"(e.g. 10ms as 001 §5.1, 5ms as 002 §V-A; 0 keeps the kernel's 200ms)")
-	place := fs.Bool("place", true, "split the CPUs: the switch's worker on the highest one this process may use (cpus: in the\n"+
-		"config), the hosts' receive processing (RPS) on the rest; false leaves every CPU shared")
-	if code, ok := parse(fs, args, 0); !ok {
-		return code
+	ect1Ports := fs.String("ect1-ports", "", "TCP `PORTS` (comma-separated; 0 for all) whose packets every host sends with ECT(1) in place of ECT(0),\n"+
+		"rewritten by a tc egress BPF program until testbed down: with --cc dctcp, L4S senders for a dualq port")
+	noPlace := fs.Bool("no-place", false, "leave every CPU shared; by default the switch's worker gets the highest CPU this\n"+
+		"process may use (cpus: in the config) and the hosts' receive processing (RPS) the rest")
+	level := logLevelFlag(fs, "info", "")
+	return func(e *env, _ []string) int {
+		return testbedUp(e, testbedUpFlags{n: *n, state: *state, mtu: *mtu, subnet: *subnet, ipv6: *ipv6,
+			noECN: *noECN, cc: *cc, rtoMin: *rtoMin, ect1: *ect1Ports, place: !*noPlace, level: *level})
 	}
-	if *n < 1 {
-		fmt.Fprintln(e.stderr, "ecnswitch testbed up: -n N (at least 1 host) is required")
-		fs.Usage()
-		return exitUsage
+}
+
+// parsePorts parses a comma-separated list of ports; "" is none.
+func parsePorts(s string) ([]uint16, error) {
+	if s == "" {
+		return nil, nil
 	}
-	log, err := newLogger(logLevel(*level, ""), e.stderr)
+	var ps []uint16
+	for _, f := range strings.Split(s, ",") {
+		p, err := strconv.ParseUint(strings.TrimSpace(f), 10, 16)
+		if err != nil {
+			return nil, fmt.Errorf("port %q: want 0..65535", f)
+		}
+		ps = append(ps, uint16(p))
+	}
+	return ps, nil
+}
+
+// formatPorts formats ports as parsePorts takes them, 0 as "all".
+func formatPorts(ps []uint16) string {
+	var s []string
+	for _, p := range ps {
+		if p == 0 {
+			s = append(s, "all")
+		} else {
+			s = append(s, strconv.Itoa(int(p)))
+		}
+	}
+	return strings.Join(s, ",")
+}
+
+// testbedUpFlags are the flags of testbed up.
+type testbedUpFlags struct {
+	n, mtu                         int
+	state, subnet, cc, level, ect1 string
+	ipv6, noECN, place             bool
+	rtoMin                         time.Duration
+}
+
+func testbedUp(e *env, f testbedUpFlags) int {
+	if f.n < 1 {
+		return e.usageError("testbed up", "-n N (at least 1 host) is required")
+	}
+	log, err := newLogger(f.level, e.stderr)
 	if err != nil {
-		fmt.Fprintln(e.stderr, "ecnswitch testbed up:", err)
-		return exitUsage
+		return e.usageError("testbed up", "%v", err)
 	}
-	pfx, err := netip.ParsePrefix(*subnet)
+	pfx, err := netip.ParsePrefix(f.subnet)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "ecnswitch testbed up: --subnet %q: %v\n", *subnet, err)
-		return exitUsage
+		return e.usageError("testbed up", "--subnet %q: %v", f.subnet, err)
 	}
-	opts := testbed.Options{Hosts: *n, MTU: *mtu, Subnet: pfx, IPv6: *ipv6, DisableECN: *noECN, CongestionControl: *cc, RTOMin: *rtoMin, Logger: log}
-	if *state != "" {
-		if opts.StateDir, opts.ID, err = splitState(*state); err != nil {
-			fmt.Fprintln(e.stderr, "ecnswitch testbed up:", err)
-			return exitUsage
+	opts := testbed.Options{Hosts: f.n, MTU: f.mtu, Subnet: pfx, IPv6: f.ipv6, DisableECN: f.noECN, CongestionControl: f.cc, RTOMin: f.rtoMin, Logger: log}
+	if opts.ECT1Ports, err = parsePorts(f.ect1); err != nil {
+		return e.usageError("testbed up", "--ect1-ports %q: %v", f.ect1, err)
+	}
+	if f.state != "" {
+		if opts.StateDir, opts.ID, err = splitState(f.state); err != nil {
+			return e.usageError("testbed up", "%v", err)
 		}
 	}
 	if err := node.CheckPrivileges(); err != nil {
 		return e.fail("testbed up", fmt.Errorf("creating namespaces: %w", err))
 	}
-	var pl dataplane.Placement
-	if *place {
-		if pl, err = dataplane.Place(dataplane.DefaultWorkers); err != nil {
+	var pl node.Placement
+	if f.place {
+		if pl, err = node.Place(node.DefaultWorkers); err != nil {
 			return e.fail("testbed up", err)
 		}
 		if len(pl.Workers) > 0 {
@@ -135,18 +177,21 @@ func testbedUp(e *env, args []string) int {
 	if r := tb.RTOMin(); r > 0 {
 		fmt.Fprintf(e.stdout, "        RTO_min %v in every host (net.ipv4.tcp_rto_min_us)\n", r)
 	}
+	if ps := tb.ECT1Ports(); len(ps) > 0 {
+		fmt.Fprintf(e.stdout, "        ECT(1) in place of ECT(0) on TCP ports %s (a tc egress program on every host)\n", formatPorts(ps))
+	}
 	if w := tb.ECNWarning(); w != "" {
 		fmt.Fprintln(e.stderr, "ecnswitch testbed up: warning:", w)
 	}
 	hostRun := ""
 	switch {
 	case len(pl.Workers) > 0:
-		others := dataplane.FormatCPUs(pl.Others)
+		others := node.FormatCPUs(pl.Others)
 		fmt.Fprintf(e.stdout, "cpus    the switch's worker on CPU %s (cpus: in the config); the hosts' receive processing on CPU %s\n",
-			dataplane.FormatCPUs(pl.Workers), others)
+			node.FormatCPUs(pl.Workers), others)
 		fmt.Fprintf(e.stdout, "        run the hosts' programs on CPU %s too, so that they never take the worker's CPU\n", others)
 		hostRun = "taskset -c " + others + " "
-	case *place:
+	case f.place:
 		fmt.Fprintf(e.stdout, "cpus    %s\n", pl)
 	}
 	fmt.Fprintf(e.stdout, "state   %s\nconfig  %s\n\n", tb.StatePath(), cfgPath)
@@ -158,19 +203,18 @@ func testbedUp(e *env, args []string) int {
 	return exitOK
 }
 
-func testbedDown(e *env, args []string) int {
-	fs, level := e.flagSet("testbed down", "[--state FILE]",
-		"Remove exactly what 'testbed up' created, recorded in its state file, and the\nswitch config written next to it. Needs root.")
-	state := fs.String("state", "", "state file (default: the only testbed-*.json in "+testbed.DefaultStateDir+")")
-	if code, ok := parse(fs, args, 0); !ok {
-		return code
-	}
-	log, err := newLogger(logLevel(*level, ""), e.stderr)
+func testbedDownSetup(fs *flag.FlagSet) action {
+	state := fs.String("state", "", "state `FILE` (default: the only testbed-*.json in "+testbed.DefaultStateDir+")")
+	level := logLevelFlag(fs, "info", "")
+	return func(e *env, _ []string) int { return testbedDown(e, *state, *level) }
+}
+
+func testbedDown(e *env, state, level string) int {
+	log, err := newLogger(level, e.stderr)
 	if err != nil {
-		fmt.Fprintln(e.stderr, "ecnswitch testbed down:", err)
-		return exitUsage
+		return e.usageError("testbed down", "%v", err)
 	}
-	path := *state
+	path := state
 	if path == "" {
 		found, _ := filepath.Glob(filepath.Join(testbed.DefaultStateDir, "testbed-*.json"))
 		switch len(found) {
@@ -200,7 +244,7 @@ func testbedDown(e *env, args []string) int {
 // host on its veth's switch end, native XDP (veth supports it; zero-copy it
 // does not, so auto falls back to copy mode), and the MQ-ECN prototype's
 // emulated 1 Gbit/s link (001 §4.2) with DCTCP marking. cpus, when set, pins
-// the switch (dataplane.Place's Workers).
+// the switch (node.Place's Workers).
 func testbedConfig(id, state string, hosts []testbed.Host, cpus []int) []byte {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# ecnswitch config for testbed %s (written by 'ecnswitch testbed up').\n", id)

@@ -1,30 +1,43 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/ecnswitch/ecnswitch/config"
-	"github.com/ecnswitch/ecnswitch/dataplane"
 	"github.com/ecnswitch/ecnswitch/marking"
+	"github.com/ecnswitch/ecnswitch/node"
+	"github.com/ecnswitch/ecnswitch/packet"
 )
 
-func validateCmd(e *env, args []string) int {
-	fs, _ := e.flagSet("validate", "-c FILE", "Check a config: decode it strictly and validate every key, marker and piece of\n"+
-		"the switch it describes, as the switch would (no root needed). Prints a summary, or\nevery error with its key, value and allowed range.")
-	path := fs.String("c", "", "config file (required)")
-	cfg, code, ok := loadConfig(e, fs, path, args)
-	if !ok {
-		return code
+// validateCommand is `ecnswitch validate`: a config checked as the
+// switch would, without root.
+func validateCommand() *command {
+	return &command{
+		name: "validate", synopsis: "-c FILE", short: map[string]string{"c": "config"},
+		summary: "check a config and print a summary",
+		help: "Check a config: decode it strictly and validate every key, marker and piece of\n" +
+			"the switch it describes, as the switch would (no root needed). Prints a summary, or\n" +
+			"every error with its key, value and allowed range.",
+		setup: func(fs *flag.FlagSet) action {
+			path := fs.String("config", "", "config `FILE` (required)")
+			return func(e *env, _ []string) int {
+				cfg, code, ok := loadConfig(e, "validate", *path)
+				if !ok {
+					return code
+				}
+				fmt.Fprintf(e.stdout, "%s: ok\n", *path)
+				for _, w := range cfg.Warnings {
+					fmt.Fprintf(e.stdout, "warning: %s\n", w)
+				}
+				summarize(e.stdout, cfg)
+				return exitOK
+			}
+		},
 	}
-	fmt.Fprintf(e.stdout, "%s: ok\n", *path)
-	for _, w := range cfg.Warnings {
-		fmt.Fprintf(e.stdout, "warning: %s\n", w)
-	}
-	summarize(e.stdout, cfg)
-	return exitOK
 }
 
 // summarize prints what a config sets up, one block per port.
@@ -98,6 +111,9 @@ func summarize(w io.Writer, c *config.Config) {
 		if d := describeDelay(p.Delay); d != "" {
 			lines = append(lines, "delay: "+d)
 		}
+		if t := p.Trim; t != nil {
+			lines = append(lines, "trim: "+describeTrim(t.Size, t.Queue, t.DSCP, t.Queues))
+		}
 		for i, l := range lines {
 			label := ""
 			if i == 0 {
@@ -108,8 +124,8 @@ func summarize(w io.Writer, c *config.Config) {
 	}
 }
 
-func describeDelay(d dataplane.Delay) string {
-	one := func(d dataplane.Delay) string {
+func describeDelay(d node.Delay) string {
+	one := func(d node.Delay) string {
 		s := d.Fixed.String()
 		if d.Jitter > 0 {
 			s += " + U[0, " + d.Jitter.String() + ")"
@@ -126,4 +142,19 @@ func describeDelay(d dataplane.Delay) string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// describeTrim says what a port's trimming (its size, queue, DSCP and
+// eligible queues) does: "what every queue but 7 refuses is cut to the
+// headers + 64 B, DSCP 46, onto queue 7".
+func describeTrim(size, queue int, dscp uint8, queues []int) string {
+	which := fmt.Sprintf("every queue but %d refuses", queue)
+	if queues != nil {
+		which = fmt.Sprintf("queues %v refuse", queues)
+	}
+	cut := fmt.Sprintf("the headers + %d B", packet.DefaultTrimPayload)
+	if size > 0 {
+		cut = fmt.Sprintf("%d B", size)
+	}
+	return fmt.Sprintf("what %s is cut to %s, DSCP %d, onto queue %d (UDP only)", which, cut, dscp, queue)
 }

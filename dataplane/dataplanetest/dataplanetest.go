@@ -159,10 +159,12 @@ func Frame(tb testing.TB, from, to int, o packettest.Options) []byte {
 }
 
 // Gen is a port that receives copies of Frame forever, like a NIC under
-// line-rate load writing frames into the switch's arena. N counts them.
+// line-rate load writing frames into the switch's arena; with Frames set,
+// copies of those in turn instead. N counts them.
 type Gen struct {
-	Frame []byte
-	N     int
+	Frame  []byte
+	Frames [][]byte
+	N      int
 }
 
 var _ ports.Port = (*Gen)(nil)
@@ -170,10 +172,15 @@ var _ ports.Port = (*Gen)(nil)
 // Name returns "gen".
 func (g *Gen) Name() string { return "gen" }
 
-// Receive fills every descriptor with a copy of Frame.
+// Receive fills every descriptor with a copy of Frame, or of the next of
+// Frames.
 func (g *Gen) Receive(ds []*packet.Desc) (int, error) {
-	for _, d := range ds {
-		d.Len = copy(d.Buf, g.Frame)
+	for i, d := range ds {
+		f := g.Frame
+		if len(g.Frames) > 0 {
+			f = g.Frames[(g.N+i)%len(g.Frames)]
+		}
+		d.Len = copy(d.Buf, f)
 		d.RxTime = 0
 	}
 	g.N += len(ds)

@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"fmt"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -30,7 +31,7 @@ func TestLinkFlapWithTraffic(t *testing.T) {
 	// h2's interface counters count what reached it: a capture socket
 	// would end at the first link down (ENETDOWN).
 	received := func() uint64 { return hostLinkStats(t, h2).RxPackets }
-	p1, p2, l1, r2 := r.port(h1), r.port(h2), hostLinkStats(t, h1), received()
+	before, r2 := r.path(h1, h2), received()
 	sent, stop := stream(t, h1, h2)
 	setLink := func(up bool) {
 		err := h2.Do(func() error {
@@ -61,27 +62,16 @@ func TestLinkFlapWithTraffic(t *testing.T) {
 	stop()
 	r.quiesce()
 
-	q1, q2, m1 := r.port(h1), r.port(h2), hostLinkStats(t, h1)
-	delta := func(a, b map[string]uint64) (n uint64) {
-		for k, v := range b {
-			n += v - a[k]
-		}
-		return n
-	}
+	d := r.path(h1, h2).dropsSince(before)
 	n := sent()
 	got := received() - r2
-	switchDrops := delta(p1.Drops, q1.Drops) + delta(p2.Drops, q2.Drops)
-	deviceDrops := q2.Device.TxErrors - p2.Device.TxErrors
-	kernelDrops := (q1.Device.RxDropped + q1.Device.RxOversize) - (p1.Device.RxDropped + p1.Device.RxOversize)
-	vethDrops := m1.TxDropped - l1.TxDropped
-	t.Logf("sent %d: h2 received %d; dropped by the switch %d (h2's port %v), by h2's port's device %d, by the kernel %d (socket) + %d (veth)",
-		n, got, switchDrops, q2.Drops, deviceDrops, kernelDrops, vethDrops)
+	t.Logf("sent %d: h2 received %d; dropped %s", n, got, d)
 	// h1's own frames (a neighbour solicitation, say) may be among those
 	// received or dropped, so the sum may exceed what the test sent by a few.
-	if sum := got + switchDrops + deviceDrops + kernelDrops + vethDrops; got > n || sum < n || sum > n+10 {
+	if sum := got + d.total(); got > n || sum < n || sum > n+10 {
 		t.Errorf("sent %d, accounted for %d: frames lost uncounted, or counted twice", n, sum)
 	}
-	if switchDrops+deviceDrops == 0 {
+	if d.switchDrops+d.device == 0 {
 		t.Errorf("no drop counted while h2's link was down twice for 200 ms under traffic")
 	}
 	r.stop()
@@ -175,7 +165,7 @@ func TestSwitchEndDownWithTraffic(t *testing.T) {
 	}
 	t.Cleanup(func() { netlink.LinkSetUp(sw) })
 	received := func() uint64 { return hostLinkStats(t, h2).RxPackets }
-	p1, p2, l1, r2 := r.port(h1), r.port(h2), hostLinkStats(t, h1), received()
+	before, r2 := r.path(h1, h2), received()
 	sent, stop := stream(t, h1, h2)
 	// Once the link is down, a transmit call finds it so and keeps its
 	// frames (the one that was under way when it went down may have sent
@@ -216,30 +206,64 @@ func TestSwitchEndDownWithTraffic(t *testing.T) {
 	downFor()
 	stop()
 	r.quiesce()
-	q1, q2, m1 := r.port(h1), r.port(h2), hostLinkStats(t, h1)
+	d := r.path(h1, h2).dropsSince(before)
 	r.stop() // with the link down
 	held := r.frames[1]
 	if !held.LinkDown || !held.AtRest() || held.Tx > oneCall {
 		t.Errorf("frames of the downed port at stop %+v: want the link down, at rest, at most %d held", held, oneCall)
 	}
+	n := sent()
+	got := received() - r2
+	t.Logf("sent %d: h2 received %d; dropped %s; %d held by the downed link", n, got, d, held.Tx)
+	if sum := got + d.total() + uint64(held.Tx); got > n || sum < n || sum > n+10 {
+		t.Errorf("sent %d, accounted for %d: frames lost uncounted, or counted twice", n, sum)
+	}
+	if a := r.sw.Account(); !a.Balanced() || a.Held != 0 {
+		t.Errorf("packet balance after stop %+v: want balanced, nothing held", a)
+	}
+}
+
+// pathCounters are the counters along h1 → switch → h2 at one instant:
+// both switch ports and h1's host end.
+type pathCounters struct {
+	p1, p2 dataplane.PortStats
+	l1     netlink.LinkStatistics
+}
+
+// path reads the counters along h1 → switch → h2.
+func (r *rig) path(h1, h2 testbed.Host) pathCounters {
+	return pathCounters{p1: r.port(h1), p2: r.port(h2), l1: hostLinkStats(r.t, h1)}
+}
+
+// pathDrops are the frames dropped on the way from h1 to h2, by where.
+type pathDrops struct {
+	switchDrops uint64 // by the switch, with a reason, on either port
+	device      uint64 // by h2's port's device (TX errors)
+	kernel      uint64 // by the kernel below h1's port (no fill frame, ring full, too large)
+	veth        uint64 // by h1's veth
+	h2Drops     map[string]uint64
+}
+
+// dropsSince returns the drops between snapshot a and c.
+func (c pathCounters) dropsSince(a pathCounters) pathDrops {
 	delta := func(a, b map[string]uint64) (n uint64) {
 		for k, v := range b {
 			n += v - a[k]
 		}
 		return n
 	}
-	n := sent()
-	got := received() - r2
-	switchDrops := delta(p1.Drops, q1.Drops) + delta(p2.Drops, q2.Drops)
-	deviceDrops := q2.Device.TxErrors - p2.Device.TxErrors
-	kernelDrops := (q1.Device.RxDropped + q1.Device.RxOversize) - (p1.Device.RxDropped + p1.Device.RxOversize)
-	vethDrops := m1.TxDropped - l1.TxDropped
-	t.Logf("sent %d: h2 received %d; dropped by the switch %d (h2's port %v), by h2's port's device %d, by the kernel %d (socket) + %d (veth); %d held by the downed link",
-		n, got, switchDrops, q2.Drops, deviceDrops, kernelDrops, vethDrops, held.Tx)
-	if sum := got + switchDrops + deviceDrops + kernelDrops + vethDrops + uint64(held.Tx); got > n || sum < n || sum > n+10 {
-		t.Errorf("sent %d, accounted for %d: frames lost uncounted, or counted twice", n, sum)
+	return pathDrops{
+		switchDrops: delta(a.p1.Drops, c.p1.Drops) + delta(a.p2.Drops, c.p2.Drops),
+		device:      c.p2.Device.TxErrors - a.p2.Device.TxErrors,
+		kernel:      (c.p1.Device.RxDropped + c.p1.Device.RxOversize) - (a.p1.Device.RxDropped + a.p1.Device.RxOversize),
+		veth:        c.l1.TxDropped - a.l1.TxDropped,
+		h2Drops:     c.p2.Drops,
 	}
-	if a := r.sw.Account(); !a.Balanced() || a.Held != 0 {
-		t.Errorf("packet balance after stop %+v: want balanced, nothing held", a)
-	}
+}
+
+func (d pathDrops) total() uint64 { return d.switchDrops + d.device + d.kernel + d.veth }
+
+func (d pathDrops) String() string {
+	return fmt.Sprintf("by the switch %d (h2's port %v), by h2's port's device %d, by the kernel %d (socket) + %d (veth)",
+		d.switchDrops, d.h2Drops, d.device, d.kernel, d.veth)
 }

@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"net"
@@ -152,6 +153,9 @@ type capture struct {
 	byDst  map[netip.Addr]int
 	empty  int // receive timeouts: times the loop found the socket empty
 	err    error
+
+	keep uint16   // a UDP destination port whose frames are kept whole; 0 for none
+	kept [][]byte // those frames, as they arrived
 }
 
 // startCapture opens the socket in h's namespace, with PACKET_IGNORE_OUTGOING
@@ -159,7 +163,14 @@ type capture struct {
 // large enough that nothing is lost at 100s of Mbit/s (stop checks that).
 func startCapture(tb testing.TB, h testbed.Host) *capture {
 	tb.Helper()
-	c := &capture{done: make(chan struct{}), byDst: map[netip.Addr]int{}}
+	return startCaptureKeeping(tb, h, 0)
+}
+
+// startCaptureKeeping is startCapture that also keeps, whole, the frames
+// of UDP to port keep (0: none).
+func startCaptureKeeping(tb testing.TB, h testbed.Host, keep uint16) *capture {
+	tb.Helper()
+	c := &capture{done: make(chan struct{}), byDst: map[netip.Addr]int{}, keep: keep}
 	err := h.Do(func() error {
 		ifi, err := net.InterfaceByName(h.HostIf)
 		if err != nil {
@@ -233,6 +244,9 @@ func (c *capture) loop() {
 		case d.DstAddr().IsValid():
 			c.ip[d.DSCP&63][d.ECN&3]++
 			c.byDst[d.DstAddr()]++
+			if c.keep != 0 && d.Proto == packet.ProtoUDP && d.DstPort == c.keep {
+				c.kept = append(c.kept, bytes.Clone(buf[:n]))
+			}
 		}
 		c.mu.Unlock()
 	}

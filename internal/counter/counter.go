@@ -5,7 +5,7 @@
 // writer, the worker that owns the port, and readers elsewhere (telemetry,
 // the API). An atomic add is a locked instruction on amd64, which drains
 // the store buffer; about a dozen per packet cost the in-memory pipeline a
-// third of its time (see the README's pipeline benchmark). A counter here
+// third of its time (docs/results/pipeline.md). A counter here
 // adds with a plain load and store instead: correct because no other
 // goroutine writes it, and readers still see whole values, because an
 // aligned word is stored in one instruction (the Go memory model: a racing

@@ -135,10 +135,25 @@ func Guard(next http.Handler, hosts Hosts) http.Handler {
 	})
 }
 
-func deny(w http.ResponseWriter, code int, msg string) {
+func deny(w http.ResponseWriter, code int, msg string) { WriteError(w, code, msg) }
+
+// WriteJSON writes v, indented, as the body of a response with status
+// code. A failed write is not reported: the status line is out, and the
+// client that went away has no one to tell.
+func WriteJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
-	json.NewEncoder(w).Encode(map[string]string{"error": msg})
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+// WriteError writes {"error": msg} as the body of a response with status
+// code: every listener's errors have that shape.
+func WriteError(w http.ResponseWriter, code int, msg string) {
+	WriteJSON(w, code, struct {
+		Error string `json:"error"`
+	}{msg})
 }
 
 // ListenUnix listens on a UNIX socket at path whose file permissions

@@ -14,11 +14,11 @@ const module = "github.com/ecnswitch/ecnswitch/"
 
 // The floors of the house, bottom up (DESIGN.md, docs/architecture.md):
 //
-//	cmd → experiment → node → {config, telemetry, capture, bench, demo, closedloop} → {dataplane, loadgen} → leaves → packet
+//	cmd → experiment → node → {config, telemetry, capture, bench, demo, closedloop, doctor} → {dataplane, loadgen} → leaves → packet
 //
 // A package may import packages of lower floors only, except the
-// same-floor edges in sideways. testbed/dctcp, a leaf that testbed
-// imports, sits on the ground floor. A package's sub-packages
+// same-floor edges in sideways. testbed/dctcp and testbed/ect1, leaves
+// that testbed imports, sit on the ground floor. A package's sub-packages
 // (dataplane/dataplanetest, testbed/bulk, …) live on its floor unless
 // listed, and may import their parent. internal/* leaves import nothing of
 // ours and may be imported from every floor.
@@ -27,11 +27,11 @@ const module = "github.com/ecnswitch/ecnswitch/"
 // the other, and bench, which compares devices, drives both. The
 // closed-loop simulator drives dataplane in virtual time, beside bench.
 var floors = [][]string{
-	{"packet", "testbed/dctcp"},
+	{"packet", "testbed/dctcp", "testbed/ect1"},
 	{"timestamp", "buffer", "scheduler", "marking", "ports", "testbed", "packet/packettest"},
 	{"ports/memport", "ports/afxdp", "loadgen/xdpgen", "loadgen/xdpsink", "transport"},
 	{"dataplane", "loadgen"},
-	{"config", "telemetry", "capture", "bench", "demo", "closedloop"},
+	{"config", "telemetry", "capture", "bench", "demo", "closedloop", "doctor"},
 	{"node"},
 	{"experiment"},
 	{"cmd"},
@@ -43,22 +43,31 @@ var sideways = map[string][]string{
 	"config": {"capture", "telemetry"},
 }
 
+// forbidden are imports the floors would allow but DESIGN.md does not:
+// cmd reaches the switch only through node and config, never the
+// dataplane directly.
+var forbidden = map[string][]string{
+	"cmd": {"dataplane"},
+}
+
 // leaves list exactly what the packages below dataplane, and the load
 // generator beside it, may import, as DESIGN.md's table does.
 var leaves = map[string][]string{
 	"packet":        {},
+	"packet/intmd":  {"packet"}, // INT-MD's headers and records, for the switch, the capture and the endpoints
 	"timestamp":     {"packet"},
 	"buffer":        {"packet"},
 	"scheduler":     {"packet"},
 	"marking":       {"packet"},
 	"ports":         {"packet"},
 	"ports/memport": {"packet", "ports"},
-	"ports/afxdp":   {"packet", "ports", "timestamp"}, // a NIC's hardware clock (PHC)
-	"transport":     {"timestamp"},                    // DX's queueing delay
-	"transport/udp": {"timestamp", "transport"},       // the endpoints: DX's stamps, the window laws
-	"testbed":       {"packet", "testbed/dctcp"},
+	"ports/afxdp":   {"packet", "ports", "timestamp"},           // a NIC's hardware clock (PHC)
+	"transport":     {"timestamp"},                              // DX's queueing delay
+	"transport/udp": {"timestamp", "transport", "packet/intmd"}, // the endpoints: DX's stamps, the window laws, HPCC's INT
+	"testbed":       {"packet", "testbed/dctcp", "testbed/ect1"},
 	"testbed/dctcp": {},
-	"dataplane":     {"packet", "timestamp", "buffer", "scheduler", "marking", "ports"},
+	"testbed/ect1":  {},
+	"dataplane":     {"packet", "packet/intmd", "timestamp", "buffer", "scheduler", "marking", "ports"},
 
 	// The generators and sinks run over any ports.Port, AF_XDP ones in a
 	// namespace, and load their own XDP programs.
@@ -132,6 +141,13 @@ func check(name, dep string) string {
 	if ok, listed := leaves[name]; listed && !slices.Contains(ok, dep) {
 		return name + " imports " + dep + "; DESIGN.md allows only " + strings.Join(ok, ", ")
 	}
+	for root, deps := range forbidden {
+		for _, d := range deps {
+			if within(name, root) && within(dep, d) {
+				return name + " imports " + dep + ": DESIGN.md keeps " + root + " off " + d + " (re-export what it needs through node)"
+			}
+		}
+	}
 	nf, nroot := floor(name)
 	df, droot := floor(dep)
 	switch {
@@ -180,6 +196,9 @@ func TestCheck(t *testing.T) {
 		{"closedloop", "experiment", false},
 		{"dataplane/dataplanetest", "ports/memport", true},
 		{"dataplane", "marking", true},
+		{"packet/intmd", "packet", true},
+		{"transport/udp", "packet/intmd", true},
+		{"packet/intmd", "timestamp", false},
 		{"config", "node", false},
 		{"demo", "node", false},
 		{"experiment", "node", true},
@@ -193,11 +212,16 @@ func TestCheck(t *testing.T) {
 		{"dataplane", "ports/afxdp", false},
 		{"marking", "buffer", false},
 		{"node", "cmd/ecnswitch", false},
+		{"cmd/ecnswitch", "dataplane", false},
+		{"cmd/ecnswitch", "dataplane/dataplanetest", false},
+		{"cmd/ecnswitch", "config", true},
 		{"internal/spsc", "packet", false},
 		{"ports/memport", "internal/spsc", true},
 		{"testbed", "testbed/dctcp", true},
 		{"testbed/dctcp", "testbed", false},
 		{"testbed/dctcp", "packet", false},
+		{"testbed", "testbed/ect1", true},
+		{"testbed/ect1", "testbed", false},
 	} {
 		if got := check(c.name, c.dep) == ""; got != c.ok {
 			t.Errorf("%s → %s allowed = %v, want %v (%s)", c.name, c.dep, got, c.ok, check(c.name, c.dep))

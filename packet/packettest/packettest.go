@@ -53,6 +53,10 @@ type Options struct {
 	// fills it. Zero gives the headers padded to Ethernet's 60-byte
 	// minimum; a Size below the headers' length fails the test.
 	Size int
+	// Payload, if set, starts the transport payload; zeros follow it up
+	// to Size. A zero Size fits the frame to it; a Size too small for it
+	// fails the test.
+	Payload []byte
 }
 
 // UDP4 returns an Ethernet/IPv4/UDP frame.
@@ -151,6 +155,12 @@ func build(tb testing.TB, o Options, v6, tcp bool) []byte {
 	if o.Size != 0 && o.Size < hdr {
 		tb.Fatalf("packettest: Size %d below the %d bytes of headers", o.Size, hdr)
 	}
+	if o.Size == 0 && len(o.Payload) > 0 {
+		o.Size = hdr + len(o.Payload)
+	}
+	if o.Size != 0 && o.Size < hdr+len(o.Payload) {
+		tb.Fatalf("packettest: Size %d below the %d bytes of headers and payload", o.Size, hdr+len(o.Payload))
+	}
 
 	ls := make([]gopacket.SerializableLayer, 0, 4+len(o.Tags))
 	eth := &layers.Ethernet{DstMAC: net.HardwareAddr(o.DstMAC[:]), SrcMAC: net.HardwareAddr(o.SrcMAC[:])}
@@ -172,7 +182,9 @@ func build(tb testing.TB, o Options, v6, tcp bool) []byte {
 	*typ = et
 	ls = append(ls, l3, l4)
 	if o.Size > hdr {
-		ls = append(ls, gopacket.Payload(make([]byte, o.Size-hdr)))
+		p := make([]byte, o.Size-hdr)
+		copy(p, o.Payload)
+		ls = append(ls, gopacket.Payload(p))
 	}
 
 	buf := gopacket.NewSerializeBuffer()

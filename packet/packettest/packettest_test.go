@@ -142,3 +142,22 @@ func TestBadOptionsFail(t *testing.T) {
 		t.Errorf("Size 54: %d bytes", n)
 	}
 }
+
+// TestPayload: Payload starts the transport payload, zeros fill it up to
+// Size, and a zero Size fits the frame to it.
+func TestPayload(t *testing.T) {
+	pl := []byte{1, 2, 3, 4, 5}
+	for _, c := range []struct {
+		size, want int
+	}{{0, 14 + 20 + 8 + 5}, {100, 100}} {
+		f := packettest.UDP4(t, packettest.Options{Payload: pl, Size: c.size})
+		if len(f) != c.want {
+			t.Fatalf("Size %d: %d bytes, want %d", c.size, len(f), c.want)
+		}
+		p := gopacket.NewPacket(f, layers.LayerTypeEthernet, gopacket.Default)
+		u, ok := p.Layer(layers.LayerTypeUDP).(*layers.UDP)
+		if !ok || len(u.Payload) != c.want-42 || string(u.Payload[:5]) != string(pl) || (len(u.Payload) > 5 && u.Payload[5] != 0) {
+			t.Fatalf("Size %d: UDP payload %v", c.size, u)
+		}
+	}
+}

@@ -245,6 +245,14 @@ type Options struct {
 	// RxStamp selects hardware receive timestamps; default RxStampAuto.
 	RxStamp RxStampMode
 
+	// RxStampRaw leaves hardware receive stamps on the device's PHC
+	// instead of putting them onto CLOCK_MONOTONIC: for a load tester's
+	// sink comparing them with TX stamps read from another PHC that
+	// phc2sys or PTP keeps in step with this one (RxClock names the
+	// PHC). The dataplane never sets it: it runs on CLOCK_MONOTONIC.
+	// Needs RxStamp auto or on.
+	RxStampRaw bool
+
 	// TxStamps asks the kernel for every transmitted frame's completion
 	// stamp (XSK TX metadata, Linux 6.8+): the NIC's where its driver
 	// has xsk_tx_metadata_ops, in copy mode the kernel's CLOCK_TAI when
@@ -356,6 +364,9 @@ func (o Options) Validate() error {
 	}
 	if o.RxStamp == RxStampOn && o.Attach == AttachGeneric {
 		return errors.New("afxdp: RxStamp = on with Attach = generic: the device-bound program that reads hardware stamps attaches natively only")
+	}
+	if o.RxStampRaw && o.RxStamp == RxStampOff {
+		return errors.New("afxdp: RxStampRaw with RxStamp = off: there are no hardware stamps to leave on the PHC")
 	}
 	if o.TxStamps && o.Transmit == TxXDP {
 		return errors.New("afxdp: TxStamps with Transmit = xdp: live frames have no completion to stamp; use Transmit auto or socket")

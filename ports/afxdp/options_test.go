@@ -34,6 +34,7 @@ func TestOptionsValidate(t *testing.T) {
 		{"rx stamp mode", Options{RxStamp: 7}, "RxStamp = 7: must be RxStampAuto, RxStampOff or RxStampOn"},
 		{"rx stamp generic", Options{RxStamp: RxStampOn, Attach: AttachGeneric}, "RxStamp = on with Attach = generic"},
 		{"rx stamp live frames", Options{RxStamp: RxStampOn, Transmit: TxXDP}, "RxStamp = on with Transmit = xdp"},
+		{"raw rx stamps without stamps", Options{RxStamp: RxStampOff, RxStampRaw: true}, "RxStampRaw with RxStamp = off"},
 		{"tx stamps live frames", Options{TxStamps: true, Transmit: TxXDP}, "TxStamps with Transmit = xdp"},
 		{"frame size 8192", Options{FrameSize: 8192}, "FrameSize = 8192"},
 		{"fill not pow2", Options{FillRingSize: 1000}, "FillRingSize = 1000: must be a power of two in [64, 65536]"},

@@ -127,13 +127,14 @@ func phcIndex(ifname string) int {
 type stampPlan struct {
 	bound *deviceBound // nil: the plain program
 	phc   int          // the device's PHC, -1 for none
+	raw   bool         // Options.RxStampRaw: stamps stay on the PHC
 }
 
 // planStamps decides, before the program is loaded, whether the Port
 // loads the device-bound stamping program (see RxStampMode). It logs why
 // not where RxStampAuto declines, and fails only for RxStampOn.
 func planStamps(o *Options, ifname string, ifindex int, log *zap.Logger) (stampPlan, error) {
-	plan := stampPlan{phc: phcIndex(ifname)}
+	plan := stampPlan{phc: phcIndex(ifname), raw: o.RxStampRaw}
 	if o.RxStamp == RxStampOff || o.Attach == AttachGeneric {
 		return plan, nil
 	}
@@ -170,9 +171,10 @@ func planStamps(o *Options, ifname string, ifindex int, log *zap.Logger) (stampP
 }
 
 // rxStamps converts the hardware stamps Receive found, in the PHC's time,
-// to CLOCK_MONOTONIC.
+// to CLOCK_MONOTONIC, or with raw leaves them on the PHC.
 type rxStamps struct {
 	phc    *timestamp.PHC // nil: stamps cannot be read against a clock, so none are used
+	raw    bool           // Options.RxStampRaw: no conversion
 	offset int64          // PHC − CLOCK_MONOTONIC
 	resync time.Time      // when to measure offset again
 	synced bool
@@ -182,10 +184,12 @@ type rxStamps struct {
 	syncErrs atomic.Uint64 // failed offset measurements (stamps then wait for the next)
 }
 
-// convert turns ds' raw stamps into CLOCK_MONOTONIC ns, zeroing those it
-// cannot use, and counts both.
+// convert turns ds' raw stamps into CLOCK_MONOTONIC ns (with raw, leaves
+// them on the PHC), zeroing those it cannot use, and counts both.
 func (r *rxStamps) convert(ds []*packet.Desc) {
-	if r.phc != nil {
+	if r.raw {
+		r.synced, r.offset = true, 0
+	} else if r.phc != nil {
 		if now := time.Now(); now.After(r.resync) {
 			r.resync = now.Add(phcResync)
 			if off, _, err := r.phc.Offset(); err == nil {
@@ -260,7 +264,7 @@ func (p *Port) loadBound(plan stampPlan, usable, queues, pid int, start uint64) 
 		return 0, err
 	}
 	p.prog, p.xdp = prog, xdp
-	p.stamps = &rxStamps{}
+	p.stamps = &rxStamps{raw: plan.raw}
 	if plan.phc >= 0 {
 		if p.stamps.phc, err = timestamp.OpenPHC(plan.phc); err != nil {
 			p.log.Warn("hardware receive stamps unused: cannot open the device's PHC", zap.Error(err))
@@ -270,7 +274,9 @@ func (p *Port) loadBound(plan stampPlan, usable, queues, pid int, start uint64) 
 }
 
 // RxClock names the clock of Receive's hardware stamps: "phcN", or ""
-// when the Port has none and leaves RxTime zero (ports.RxStamper).
+// when the Port has none and leaves RxTime zero (ports.RxStamper). The
+// stamps are on CLOCK_MONOTONIC, or with Options.RxStampRaw on the PHC
+// itself.
 func (p *Port) RxClock() string {
 	if p.stamps == nil || p.stamps.phc == nil {
 		return ""

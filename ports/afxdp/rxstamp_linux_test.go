@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ecnswitch/ecnswitch/packet"
 )
 
 // TestRxStampsOnVeth: with RxStamp on, a veth gets the device-bound
@@ -111,5 +113,20 @@ func TestRxStampsAutoOnVeth(t *testing.T) {
 	}
 	if st := p.RxStamps(); st != (RxStampStats{}) {
 		t.Fatalf("RxStamps = %+v without the stamping program", st)
+	}
+}
+
+// TestRawRxStampsNeedAPHC: with RxStampRaw, stamps stay as the device
+// gave them, but only against a PHC that names their clock: a device
+// without one (veth) gives stamps of no clock, and Receive zeroes them
+// and counts them as none rather than hand a sink numbers it would take
+// for a PHC's.
+func TestRawRxStampsNeedAPHC(t *testing.T) {
+	r := &rxStamps{raw: true}
+	ds := []*packet.Desc{{RxTime: 1_000_000}, {RxTime: 0}}
+	r.convert(ds)
+	if ds[0].RxTime != 0 || ds[1].RxTime != 0 || r.stamped.Load() != 0 || r.unstamp.Load() != 2 {
+		t.Errorf("RxTime %d, %d; stamped %d, none %d: want both zeroed and counted as none",
+			ds[0].RxTime, ds[1].RxTime, r.stamped.Load(), r.unstamp.Load())
 	}
 }

@@ -8,6 +8,11 @@
 // takes (len + Overhead)·8/Rate to serialize, and can be received on the
 // other end Delay later. The receiver sees the arrival time as the frame's
 // RxTime, as a NIC with hardware timestamps would report it.
+//
+// A link copies frames by default. With Link.Swap its ports exchange
+// buffers with the caller instead, as AF_XDP ports do with the frames of a
+// UMEM they share with the switch: ports.Port allows both, and a switch
+// must work with either.
 package memport
 
 import (
@@ -31,6 +36,12 @@ type Link struct {
 	Overhead  int   // bytes added per frame on the wire (24 for preamble, IFG and FCS)
 	Capacity  int   // frames in flight per direction; a power of two, default 4096
 	FrameSize int   // largest frame the link carries, default 2048
+	// Swap makes the ports exchange buffers with their callers instead of
+	// copying frames: Transmit puts the caller's buffer itself on the wire
+	// and gives the caller a free one, and Receive hands the caller the
+	// buffer the frame crossed the wire in and takes the caller's. Only a
+	// buffer of FrameSize bytes is exchanged; others are copied.
+	Swap bool
 }
 
 func (l *Link) setDefaults() error {
@@ -97,10 +108,11 @@ func (w *wire) serialize(n int) int64 {
 // Port is one end of a pair. Use from one goroutine at a time; the two ends
 // of a pair may be used from two different goroutines.
 type Port struct {
-	name   string
-	tx, rx *wire
-	closed atomic.Bool
-	stats  struct {
+	name    string
+	tx, rx  *wire
+	closed  atomic.Bool
+	swapped atomic.Uint64 // buffers exchanged with callers (Link.Swap)
+	stats   struct {
 		rxPackets, rxBytes, txPackets, txBytes atomic.Uint64
 	}
 }
@@ -151,7 +163,13 @@ func (p *Port) Transmit(ds []*packet.Desc) (int, error) {
 			p.stats.txBytes.Add(bytes)
 			return i, nil
 		}
-		s.n = copy(s.buf, d.Frame())
+		if w.link.Swap && len(d.Buf) == w.link.FrameSize {
+			s.buf, d.Buf = d.Buf, s.buf
+			s.n = d.Len
+			p.swapped.Add(1)
+		} else {
+			s.n = copy(s.buf, d.Frame())
+		}
 		start := max(now, w.busy)
 		w.busy = start + w.serialize(s.n)
 		s.arrive = w.busy + w.link.Delay
@@ -189,7 +207,13 @@ func (p *Port) Receive(ds []*packet.Desc) (int, error) {
 			w.free.Push(s)
 			continue
 		}
-		d.Len = copy(d.Buf, s.buf[:s.n])
+		if w.link.Swap && len(d.Buf) == w.link.FrameSize {
+			s.buf, d.Buf = d.Buf, s.buf
+			d.Len = s.n
+			p.swapped.Add(1)
+		} else {
+			d.Len = copy(d.Buf, s.buf[:s.n])
+		}
 		d.RxTime = s.arrive
 		w.free.Push(s)
 		bytes += uint64(d.Len)
@@ -213,6 +237,10 @@ func (p *Port) NextArrival() (int64, bool) {
 
 // InFlight returns the number of frames on the wire toward this port.
 func (p *Port) InFlight() int { return p.rx.full.Len() }
+
+// Swapped returns how many buffers the port exchanged with its callers
+// (Link.Swap), transmitting and receiving.
+func (p *Port) Swapped() uint64 { return p.swapped.Load() }
 
 // Stats returns the port's counters.
 func (p *Port) Stats() ports.Stats {

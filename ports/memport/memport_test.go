@@ -118,3 +118,49 @@ func TestBadLink(t *testing.T) {
 		}
 	}
 }
+
+// With Swap a frame crosses the link in the buffer it was sent from: the
+// sender gets a free buffer in exchange, and the receiver gets the
+// sender's buffer for its own. A buffer of another size is copied.
+func TestSwap(t *testing.T) {
+	clk := timestamp.NewVirtual(0)
+	a, b, err := Pair("a", "b", clk, Link{Swap: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx := descs(2, 100)
+	sent := tx[0].Buf
+	odd := &packet.Desc{Buf: make([]byte, 4096), Len: 100}
+	odd.Buf[0] = 2
+	tx = append(tx, odd)
+	if n, err := a.Transmit(tx); n != 3 || err != nil {
+		t.Fatalf("Transmit = %d, %v", n, err)
+	}
+	if &tx[0].Buf[0] == &sent[0] || len(tx[0].Buf) != 2048 {
+		t.Error("the sender kept its buffer: want a free one of the link's frame size in exchange")
+	}
+	if len(odd.Buf) != 4096 {
+		t.Error("a buffer of another size was exchanged")
+	}
+	rx := descs(3, 0)
+	mine := rx[0].Buf
+	if n, _ := b.Receive(rx); n != 3 {
+		t.Fatalf("received %d", n)
+	}
+	if &rx[0].Buf[0] != &sent[0] || rx[0].Len != 100 || rx[0].Buf[0] != 0 || rx[1].Buf[0] != 1 || rx[2].Buf[0] != 2 {
+		t.Error("the receiver did not get the frames, the first in the sender's buffer")
+	}
+	if &rx[0].Buf[0] == &mine[0] {
+		t.Error("the receiver kept its buffer")
+	}
+	if a.Swapped() != 2 || b.Swapped() != 3 {
+		t.Errorf("swapped %d and %d, want 2 and 3", a.Swapped(), b.Swapped())
+	}
+	// The receiver's buffer is the link's now, and goes out with a later
+	// frame: nothing is lost or shared.
+	tx2 := descs(1, 50)
+	b.Transmit(tx2)
+	if n, _ := a.Receive(descs(1, 0)); n != 1 {
+		t.Fatal("the link lost its way back")
+	}
+}

@@ -1,8 +1,10 @@
 package udp
 
 import (
+	"errors"
 	"fmt"
 	"net"
+	"os"
 	"time"
 
 	"golang.org/x/net/ipv4"
@@ -72,3 +74,28 @@ func Prepare(c *net.UDPConn, tos uint8) (*ipv4.PacketConn, error) {
 // now is the endpoints' clock: CLOCK_REALTIME, the clock of the kernel's
 // SO_TIMESTAMPNS stamps, in ns.
 func now() int64 { return time.Now().UnixNano() }
+
+// readWaiting reads the datagrams waiting in c's receive queue without
+// waiting for more (MSG_DONTWAIT), batch after batch into ms, and hands
+// each batch's count to f; it clears c's read deadline to do so. A
+// sender calls it before its retransmission timer decides: a goroutine
+// that ran late on a busy machine finds the ACKs that came in meanwhile
+// waiting, and must not take their absence for silence.
+func readWaiting(c Conn, ms []ipv4.Message, f func(n int)) error {
+	if err := c.SetReadDeadline(time.Time{}); err != nil {
+		return err
+	}
+	for {
+		n, err := c.ReadBatch(ms, unix.MSG_DONTWAIT)
+		switch {
+		case errors.Is(err, unix.EAGAIN) || errors.Is(err, os.ErrDeadlineExceeded):
+			return nil
+		case err != nil:
+			return err
+		}
+		f(n)
+		if n < len(ms) {
+			return nil
+		}
+	}
+}

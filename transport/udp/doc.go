@@ -15,7 +15,8 @@
 //     ACKs, which it reports to the congestion control as a loss, or on a
 //     retransmission timeout, which it does not (a timeout is not
 //     congestion, 004 §IV-B).
-//   - Data leave with ECT(0) (IP_TOS). The receiver reads each packet's
+//   - Data leave with ECT(0), or a Prague sender's with ECT(1) (IP_TOS,
+//     Codepoint). The receiver reads each packet's
 //     ECN field (IP_RECVTOS) and echoes CE in the ACK that covers it; a
 //     change of the CE state starts a new ACK, DCTCP's receiver rule with
 //     delayed ACKs (Alizadeh et al. §3.1), so the sender learns exactly
@@ -36,7 +37,25 @@
 //     the paper's does anyway.
 //   - A sender paces at most at its link rate with a token bucket of at
 //     most 10 packets (004 §III, "Burst"), when Config.Rate is set.
+//   - With Config.INTHops, data datagrams start with INT-MD headers
+//     (package intmd) that ask each switch for HPCC's fields; a receiver
+//     with ReceiverConfig.INT echoes the records in its ACKs, and the
+//     sender hands them to its congestion control (transport.Ack.Hops):
+//     HPCC's window law, which also paces at W/T (int.go).
 //
 // Sockets are read and written in batches (recvmmsg and sendmmsg through
 // x/net/ipv4), so that one sender can keep a 1 Gbit/s port busy.
+//
+// # NDP
+//
+// NDPSender and NDPReceiver are a receiver-driven transport of messages
+// in NDP's way (Handley et al., SIGCOMM 2017), for switches that trim
+// (dataplane.Trim): the sender sends a first window at line rate
+// unasked; the receiver ACKs what arrives whole, NACKs a trimmed header
+// (a data datagram shorter than its size) at once, and for every arrival
+// queues a PULL, which it sends paced at its link rate; each PULL lets
+// the sender send one packet, NACKed ones first. A header lost outright
+// is recovered by a retransmission timeout. ndp.go holds the state
+// machines, without clock or socket; its package comment says what the
+// model keeps of NDP and what it leaves out.
 package udp

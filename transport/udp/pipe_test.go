@@ -48,17 +48,29 @@ func (p *pipeEnd) SetReadDeadline(t time.Time) error {
 	return nil
 }
 
-func (p *pipeEnd) ReadBatch(ms []ipv4.Message, _ int) (int, error) {
-	p.mu.Lock()
-	d := time.Until(p.deadline)
-	p.mu.Unlock()
-	timer := time.NewTimer(max(d, 0))
-	defer timer.Stop()
+func (p *pipeEnd) ReadBatch(ms []ipv4.Message, flags int) (int, error) {
 	var first datagram
-	select {
-	case first = <-p.in:
-	case <-timer.C:
-		return 0, os.ErrDeadlineExceeded
+	if flags&unix.MSG_DONTWAIT != 0 {
+		select {
+		case first = <-p.in:
+		default:
+			return -1, unix.EAGAIN
+		}
+	} else {
+		p.mu.Lock()
+		deadline := p.deadline
+		p.mu.Unlock()
+		var expired <-chan time.Time // none: no deadline
+		if !deadline.IsZero() {
+			timer := time.NewTimer(max(time.Until(deadline), 0))
+			defer timer.Stop()
+			expired = timer.C
+		}
+		select {
+		case first = <-p.in:
+		case <-expired:
+			return -1, os.ErrDeadlineExceeded // as recvmmsg returns it
+		}
 	}
 	n := 0
 	for {

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/net/ipv4"
 
+	"github.com/ecnswitch/ecnswitch/packet/intmd"
 	"github.com/ecnswitch/ecnswitch/timestamp"
 )
 
@@ -38,13 +39,17 @@ type ReceiverConfig struct {
 	// It delays the window's growth by up to AckDelay where a flow's next
 	// packet waits for this ACK; DX's RTT excludes it (t3 − t2).
 	AckDelay time.Duration
+	// INT says every data datagram starts with INT headers and their
+	// records (a sender's Config.INTHops): the receiver reads its
+	// transport header after them and echoes them in the ACK (int.go).
+	INT bool
 }
 
 // FlowStats are what a receiver counted of one flow.
 type FlowStats struct {
 	Flow       uint32
 	Packets    uint64 // delivered in order
-	Bytes      uint64 // UDP payload bytes delivered in order
+	Bytes      uint64 // UDP payload bytes delivered in order, as sent (without the INT records switches added)
 	CE         uint64 // data packets that arrived with CE (delivered or not)
 	NotECT     uint64 // data packets that arrived without ECN capability
 	Unstamped  uint64 // data packets the kernel gave no receive stamp (t2 is the read's time)
@@ -71,6 +76,7 @@ type Receiver struct {
 	conn     Conn
 	ackEvery int
 	ackDelay int64 // ns
+	int      bool  // data start with INT headers, which ACKs echo
 
 	mu        sync.Mutex
 	flows     map[uint32]*FlowStats
@@ -91,7 +97,7 @@ func NewReceiver(conn Conn, cfg ReceiverConfig) (*Receiver, error) {
 		return nil, fmt.Errorf("udp transport: ack delay %v: want 0..%v", cfg.AckDelay, maxAckDelay)
 	}
 	return &Receiver{
-		conn: conn, ackEvery: cfg.AckEvery, ackDelay: int64(cfg.AckDelay),
+		conn: conn, ackEvery: cfg.AckEvery, ackDelay: int64(cfg.AckDelay), int: cfg.INT,
 		flows: map[uint32]*FlowStats{}, expected: map[uint32]uint64{},
 	}, nil
 }
@@ -124,6 +130,10 @@ type ack struct {
 	f    *FlowStats
 	addr net.Addr
 	due  int64 // it may wait for the flow's next packet until then (AckDelay)
+	// in holds the INT headers and records of the newest data packet
+	// covered, inLen bytes of it, to echo.
+	in    [maxINT]byte
+	inLen int
 }
 
 // waits reports whether a may wait past t for the flow's next packet: it
@@ -149,9 +159,13 @@ func (r *Receiver) Run(ctx context.Context) error {
 		rms[i].OOB = make([]byte, controlLen+64)
 	}
 	wms := make([]ipv4.Message, batch)
-	wbuf := make([]byte, batch*HeaderLen)
+	size := HeaderLen
+	if r.int {
+		size += maxINT
+	}
+	wbuf := make([]byte, batch*size)
 	for i := range wms {
-		wms[i].Buffers = [][]byte{wbuf[i*HeaderLen : (i+1)*HeaderLen]}
+		wms[i].Buffers = [][]byte{wbuf[i*size : (i+1)*size]}
 	}
 	acks := make([]ack, 0, batch) // the read's, after those still waiting
 	out := make([]ack, 0, batch)
@@ -257,6 +271,7 @@ func (r *Receiver) join(acks []ack, a *ack) bool {
 		}
 		p.h.Seq, p.h.Cum, p.t2 = a.h.Seq, a.h.Cum, a.t2
 		p.owd.Add(a.owd.Mean()) // a covers one packet
+		p.inLen = copy(p.in[:], a.in[:a.inLen])
 		return true
 	}
 	return false
@@ -274,7 +289,12 @@ func (r *Receiver) send(wms []ipv4.Message, acks []ack) error {
 		a.h.DX.Stamp = a.owd.Mean()
 		a.h.DX.Count = uint16(a.owd.Count())
 		a.h.DX.Hold = uint32(t3 - a.t2)
-		a.h.Put(wms[i].Buffers[0])
+		b := wms[i].Buffers[0][:cap(wms[i].Buffers[0])]
+		if a.inLen > 0 {
+			a.h.Flags |= FlagINT
+		}
+		a.h.Put(b)
+		wms[i].Buffers[0] = b[:HeaderLen+copy(b[HeaderLen:], a.in[:a.inLen])]
 		wms[i].Addr = a.addr
 		a.f.Acks++
 	}
@@ -293,6 +313,17 @@ func (r *Receiver) send(wms []ipv4.Message, acks []ack) error {
 // delay in DX.Stamp, without Hold) and whether the packet was the next in
 // order, or false if it is not data. The caller holds r.mu.
 func (r *Receiver) data(b []byte, rx RX, read int64) (a ack, inOrder, ok bool) {
+	var in []byte
+	sent := len(b) // the datagram as sent: without the records switches added
+	if r.int {
+		var err error
+		if in, b, err = splitINT(b); err != nil {
+			r.malformed++
+			return ack{}, false, false
+		}
+		h, _, _ := intmd.Parse(in)
+		sent -= h.StackLen()
+	}
 	h, err := Parse(b)
 	if err != nil || h.Type != TypeData {
 		r.malformed++
@@ -327,7 +358,7 @@ func (r *Receiver) data(b []byte, rx RX, read int64) (a ack, inOrder, ok bool) {
 			f.First = t2
 		}
 		f.Packets++
-		f.Bytes += uint64(len(b))
+		f.Bytes += uint64(sent)
 		f.Last = t2
 	case h.Seq < exp:
 		f.Duplicates++
@@ -345,5 +376,6 @@ func (r *Receiver) data(b []byte, rx RX, read int64) (a ack, inOrder, ok bool) {
 	if ce {
 		a.h.Flags |= FlagCE
 	}
+	a.inLen = copy(a.in[:], in)
 	return a, inOrder, true
 }

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/net/ipv4"
 
+	"github.com/ecnswitch/ecnswitch/packet/intmd"
 	"github.com/ecnswitch/ecnswitch/timestamp"
 	"github.com/ecnswitch/ecnswitch/transport"
 )
@@ -50,6 +51,10 @@ type Config struct {
 	CC   transport.Kind // congestion control
 	// Headroom is DX's (004 §V-B): queueing delays below it count as none.
 	Headroom time.Duration
+	// Target is Prague's virtual RTT (transport.Prague.Target): a flow of
+	// a shorter RTT grows and cuts as if its RTT were Target; 0 for none,
+	// and for every other congestion control.
+	Target time.Duration
 	// Tolerance is how far above the minimum RTT a sample re-takes
 	// OWD_base (timestamp.Delay.Tolerance).
 	Tolerance time.Duration
@@ -81,14 +86,25 @@ type Config struct {
 	// as no stamp exists before the packet leaves). A sample whose
 	// packets lack a stamp keeps the time read in user space.
 	TxStamps *TxStamps
+	// INTHops, when above 0, starts every data datagram with INT
+	// headers asking up to this many switches for HPCC's fields (int.go);
+	// Size then defaults to DefaultSize less the room their records take.
+	// The receiver must read INT (ReceiverConfig.INT). At most
+	// intmd.MaxHops.
+	INTHops int
+	// HPCC is HPCC's parameters, for CC hpcc (which needs INTHops).
+	HPCC transport.HPCCConfig
 }
 
 func (c Config) withDefaults() (Config, error) {
-	if c.Size == 0 {
-		c.Size = DefaultSize
+	if c.INTHops < 0 || c.INTHops > intmd.MaxHops {
+		return c, fmt.Errorf("udp transport: int hops %d: want 0..%d", c.INTHops, intmd.MaxHops)
 	}
-	if c.Size < HeaderLen || c.Size > maxSize {
-		return c, fmt.Errorf("udp transport: size %d: want %d..%d bytes", c.Size, HeaderLen, maxSize)
+	if c.Size == 0 {
+		c.Size = DefaultSize - intRoom(c.INTHops)
+	}
+	if min := HeaderLen + c.intLen(); c.Size < min || c.Size > maxSize {
+		return c, fmt.Errorf("udp transport: size %d: want %d..%d bytes", c.Size, min, maxSize)
 	}
 	if c.Rate < 0 {
 		return c, fmt.Errorf("udp transport: rate %d: want ≥ 0 bit/s", c.Rate)
@@ -118,6 +134,14 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("udp transport: headroom %v, tolerance %v: want ≥ 0", c.Headroom, c.Tolerance)
 	}
 	return c, nil
+}
+
+// intLen returns the bytes of INT headers a data datagram starts with.
+func (c Config) intLen() int {
+	if c.INTHops == 0 {
+		return 0
+	}
+	return intmd.HeaderLen
 }
 
 // Sample is one line of a flow's log.
@@ -155,6 +179,8 @@ type Sender struct {
 	dst   net.Addr
 	cc    transport.Controller
 	delay timestamp.Delay
+	in    intmd.Header                         // a data datagram's INT headers, with INTHops
+	hops  [transport.HPCCMaxHops]transport.Hop // an ACK's INT records, decoded
 
 	// Per sequence number modulo the ring: the last send time and
 	// whether the packet was sent more than once (Karn: no sample).
@@ -185,14 +211,14 @@ type Sender struct {
 }
 
 // NewSender returns a sender of cfg's flow over conn, which should come
-// from Prepare with tos ECT0; dst is the receiver's address, or nil when
-// conn is connected.
+// from Prepare with tos Codepoint(cfg.CC); dst is the receiver's
+// address, or nil when conn is connected.
 func NewSender(conn Conn, dst net.Addr, cfg Config) (*Sender, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	cc, err := transport.New(cfg.CC, int64(cfg.Headroom))
+	cc, err := newController(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -214,6 +240,11 @@ func NewSender(conn Conn, dst net.Addr, cfg Config) (*Sender, error) {
 		}
 	}
 	s.delay.Tolerance = int64(cfg.Tolerance)
+	if cfg.INTHops > 0 {
+		if s.in, err = hpccHeader(cfg.INTHops); err != nil {
+			return nil, err
+		}
+	}
 	for i := range s.ringSeq {
 		s.ringSeq[i] = ^uint64(0)
 	}
@@ -245,13 +276,41 @@ func (s *Sender) Run(ctx context.Context) error {
 	gso := segmentControl(size)
 	rms := make([]ipv4.Message, batch)
 	for i := range rms {
-		rms[i].Buffers = [][]byte{make([]byte, 2*HeaderLen)}
+		rms[i].Buffers = [][]byte{make([]byte, 65536)} // ACKs merged by GRO (UDP_GRO), INT echoes and all
 		rms[i].OOB = make([]byte, controlLen+64)
 	}
 	s.start = now()
 	s.logAt = s.start
+	var stampErr error // the first error reading transmit stamps
+	take := func(n int) {
+		read := now()
+		if stampErr == nil {
+			stampErr = s.readTxStamps() // the stamps before the ACKs that need them
+		}
+		for i := range rms[:n] {
+			m := &rms[i]
+			rx, err := ParseControl(m.OOB[:m.NN])
+			if err != nil {
+				s.stats.Malformed++
+				continue
+			}
+			segments(m.Buffers[0][:m.N], rx, func(b []byte) { s.ack(b, rx, read) })
+		}
+		s.record(read)
+	}
 	for ctx.Err() == nil && (s.cfg.Packets == 0 || s.una < s.cfg.Packets) {
 		t := now()
+		if s.timerDue(t) {
+			// ACKs that came in while this goroutine waited for a CPU
+			// are not silence: take them before the timer decides.
+			if err := readWaiting(s.conn, rms, take); err != nil {
+				return fmt.Errorf("udp transport: flow %d: receive: %w", s.cfg.Flow, err)
+			}
+			if stampErr != nil {
+				return stampErr
+			}
+			t = now()
+		}
 		s.timeout(t)
 		if n := s.ready(t); n > 0 {
 			t1 := now()
@@ -283,20 +342,10 @@ func (s *Sender) Run(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("udp transport: flow %d: receive: %w", s.cfg.Flow, err)
 		}
-		read := now()
-		if err := s.readTxStamps(); err != nil {
-			return err
+		take(n)
+		if stampErr != nil {
+			return stampErr
 		}
-		for i := range rms[:n] {
-			m := &rms[i]
-			rx, err := ParseControl(m.OOB[:m.NN])
-			if err != nil {
-				s.stats.Malformed++
-				continue
-			}
-			segments(m.Buffers[0][:m.N], rx, func(b []byte) { s.ack(b, rx, read) })
-		}
-		s.record(read)
 	}
 	s.record(now())
 	return nil
@@ -324,14 +373,26 @@ func (s *Sender) maxBurst() int { return min(batch, 65000/s.cfg.Size) }
 
 // txTime returns one datagram's time on the paced link, ns.
 func (s *Sender) txTime() int64 {
-	return timestamp.TransmissionTime(s.cfg.Size+wireOverhead, s.cfg.Rate)
+	return timestamp.TransmissionTime(s.cfg.Size+wireOverhead, s.rate())
+}
+
+// rate returns the pace, bit/s: Config.Rate, and no more than HPCC's
+// W/T; 0 for none.
+func (s *Sender) rate() int64 {
+	r := s.cfg.Rate
+	if p, ok := s.cc.(pacer); ok {
+		if w := max(p.PaceRate(s.cfg.Size+wireOverhead), 1); r == 0 || w < r {
+			r = w
+		}
+	}
+	return r
 }
 
 // ready returns how many packets may leave at t: what the window allows,
 // and with pacing what the token bucket holds.
 func (s *Sender) ready(t int64) int {
 	n := s.room()
-	if n == 0 || s.cfg.Rate == 0 {
+	if n == 0 || s.rate() == 0 {
 		return n
 	}
 	tx := s.txTime()
@@ -341,8 +402,13 @@ func (s *Sender) ready(t int64) int {
 	return min(n, tokens)
 }
 
-// stamp writes the header of packet seq, with t1, into b.
+// stamp writes the headers of packet seq, with t1, into b: the INT
+// headers first, with INTHops.
 func (s *Sender) stamp(b []byte, seq uint64, t1 int64) {
+	if s.cfg.INTHops > 0 {
+		s.in.Put(b)
+		b = b[intmd.HeaderLen:]
+	}
 	h := Header{Type: TypeData, Flow: s.cfg.Flow, Seq: seq, DX: timestamp.Option{Stamp: uint32(t1)}}
 	h.Put(b)
 }
@@ -350,7 +416,7 @@ func (s *Sender) stamp(b []byte, seq uint64, t1 int64) {
 // sent books the k packets from next on as sent at t1.
 func (s *Sender) sent(k int, t1 int64) {
 	tx := int64(0)
-	if s.cfg.Rate > 0 {
+	if s.rate() > 0 {
 		tx = s.txTime()
 	}
 	for range k {
@@ -424,15 +490,21 @@ func (s *Sender) rto() int64 {
 	return max(s.srtt+4*s.rttvar, int64(s.cfg.MinRTO)) * s.backoff
 }
 
+// timerDue reports whether the oldest unacknowledged packet has waited a
+// retransmission timeout at t.
+func (s *Sender) timerDue(t int64) bool {
+	if s.una >= s.next {
+		return false
+	}
+	i := s.una % uint64(len(s.ringSeq))
+	return s.ringSeq[i] == s.una && t-s.ringT1[i] >= s.rto()
+}
+
 // timeout goes back to the oldest unacknowledged packet when it has
 // waited a retransmission timeout. The congestion control is not told: a
 // timeout is not congestion (004 §IV-B).
 func (s *Sender) timeout(t int64) {
-	if s.una >= s.next {
-		return
-	}
-	i := s.una % uint64(len(s.ringSeq))
-	if s.ringSeq[i] != s.una || t-s.ringT1[i] < s.rto() {
+	if !s.timerDue(t) {
 		return
 	}
 	s.goBack()
@@ -463,7 +535,7 @@ func (s *Sender) wake(t int64) int64 {
 	}
 	if s.room() > 0 {
 		at := t
-		if s.cfg.Rate > 0 {
+		if s.rate() > 0 {
 			at = s.paceAt + s.txTime()
 		}
 		w = min(w, at)
@@ -533,7 +605,11 @@ func (s *Sender) ack(b []byte, rx RX, read int64) {
 		}
 	}
 	base, _ := s.delay.MinRTT()
-	s.cc.OnAck(transport.Ack{Seq: h.Seq, Next: s.next, CE: ce, Lost: lost, Queue: s.lastQ, BaseRTT: base, Packets: n})
+	var hops []transport.Hop
+	if h.Flags&FlagINT != 0 {
+		hops = s.hops[:hopsOf(s.hops[:], b[HeaderLen:])]
+	}
+	s.cc.OnAck(transport.Ack{Seq: h.Seq, Next: s.next, CE: ce, Lost: lost, Queue: s.lastQ, BaseRTT: base, RTT: s.srtt, Packets: n, Hops: hops})
 }
 
 // rttSample updates srtt and rttvar (RFC 6298 §2).

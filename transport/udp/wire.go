@@ -20,6 +20,12 @@ import (
 // datagram is padding. On an ACK, seq names the data packet the ACK
 // answers and cum is the next sequence number the receiver expects;
 // FlagCE echoes that data packet's CE mark.
+//
+// NDP's messages (ndp.go) use the same header: on data, cum is the
+// message's length in packets; an ACK's seq names the packet it answers
+// and cum counts the packets the receiver holds; a NACK's seq names the
+// packet whose trimmed header arrived; a PULL's seq is the flow's pull
+// counter, the number of pulls the receiver has sent it.
 
 // HeaderLen is the length of the header every datagram starts with.
 const HeaderLen = 22 + timestamp.OptionLen
@@ -34,6 +40,8 @@ type Type uint8
 const (
 	TypeData Type = 1
 	TypeAck  Type = 2
+	TypePull Type = 3 // NDP: send one more packet
+	TypeNack Type = 4 // NDP: a packet arrived trimmed; send it again when pulled
 )
 
 // Header flags.
@@ -79,7 +87,7 @@ func Parse(b []byte) (Header, error) {
 		return Header{}, fmt.Errorf("%w: %d, want %d", ErrVersion, v, version)
 	}
 	t := Type(b[0] & 0xf)
-	if t != TypeData && t != TypeAck {
+	if t < TypeData || t > TypeNack {
 		return Header{}, fmt.Errorf("%w: %d", ErrType, t)
 	}
 	o, err := timestamp.ParseOption(b[22:HeaderLen])

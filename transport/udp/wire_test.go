@@ -11,6 +11,8 @@ func TestHeaderRoundTrip(t *testing.T) {
 	for _, h := range []Header{
 		{Type: TypeData, Flow: 7, Seq: 1<<40 + 3, DX: timestamp.Option{Stamp: 0xdeadbeef}},
 		{Type: TypeAck, Flags: FlagCE, Flow: 1, Seq: 9, Cum: 10, DX: timestamp.Option{Stamp: 1234, Hold: 5678, Count: 1, Flags: timestamp.FlagACK}},
+		{Type: TypePull, Flow: 2, Seq: 17},
+		{Type: TypeNack, Flow: 3, Seq: 4, Cum: 20},
 	} {
 		b := make([]byte, HeaderLen+10)
 		h.Put(b)
@@ -36,7 +38,8 @@ func TestParseRejects(t *testing.T) {
 	}{
 		{"short", good[:HeaderLen-1], ErrShort},
 		{"version", mod(func(b []byte) { b[0] = 2<<4 | 1 }), ErrVersion},
-		{"type", mod(func(b []byte) { b[0] = 1<<4 | 3 }), ErrType},
+		{"type", mod(func(b []byte) { b[0] = 1<<4 | 5 }), ErrType},
+		{"type 0", mod(func(b []byte) { b[0] = 1 << 4 }), ErrType},
 		{"option kind", mod(func(b []byte) { b[22] = 1 }), timestamp.ErrOptionKind},
 		{"option length", mod(func(b []byte) { b[23] = 12 }), timestamp.ErrOptionLength},
 	} {

@@ -1,0 +1,5 @@
+//go:build !linux
+
+package buildinfo
+
+func kernelRelease() string { return "" }
