@@ -98,7 +98,16 @@ const (
 	DefaultBuffer   = 96 << 10    // bytes per port, shared by its queues (001 §5.1)
 	DefaultK        = 32 << 10    // bytes, the standard threshold at 1 Gbit/s (001 §5.1)
 	DefaultBeta     = 0.75        // MQ-ECN's round-time EWMA weight (001 §5)
-	DefaultCC       = "cubic"
+	// DefaultCC is the hosts' TCP: DCTCP, which the MQ-ECN testbed ran
+	// (001 §5.1: "DCTCP is enabled"), the kernel's or testbed/dctcp's BPF
+	// one. Where neither loads, Run says so and runs FallbackCC.
+	DefaultCC = "dctcp"
+	// FallbackCC is the hosts' TCP when DCTCP does not load: cubic, which
+	// cuts its window to 0.7 on an ECN echo, once per round trip.
+	FallbackCC = "cubic"
+	// DefaultRTOMin is the hosts' least retransmission timeout: the MQ-ECN
+	// testbed's 10 ms (001 §5.1), not Linux's 200 ms.
+	DefaultRTOMin = 10 * time.Millisecond
 )
 
 // MinBusy is the least fraction of the time the bottleneck port may be
@@ -189,10 +198,19 @@ type Options struct {
 	// Scheduler is the ports' scheduler: DWRR (the default), WRR, WFQ or
 	// SP; with some Class.Strict set, SP over it.
 	Scheduler scheduler.Kind
-	// CongestionControl is the senders' TCP congestion control, set per
-	// socket; "reno" and "cubic" react to ECN marks, bbr (the usual system
-	// default here) ignores them. Default DefaultCC.
+	// CongestionControl is the hosts' TCP congestion control, their
+	// namespaces' default and every demo socket's: "dctcp" cuts its window
+	// by half the marked fraction's moving average, "reno" and "cubic"
+	// react to an ECN echo once per round trip, bbr (the usual system
+	// default here) ignores marks. Default DefaultCC; where DCTCP does not
+	// load, FallbackCC runs instead and Result.CCNote says why. Any other
+	// must load. A DCTCP sender negotiates ECN only with a DCTCP listener,
+	// so every host runs the one given.
 	CongestionControl string
+	// RTOMin is the hosts' least TCP retransmission timeout
+	// (net.ipv4.tcp_rto_min_us); default DefaultRTOMin, negative for the
+	// kernel's 200 ms.
+	RTOMin time.Duration
 
 	// WorkerCPUs pins the switch's worker (one CPU), and HostCPUs are where
 	// the hosts' receive processing runs (testbed.Options.HostCPUs); empty
@@ -307,6 +325,12 @@ func (o Options) withDefaults() (Options, error) {
 	if o.CongestionControl == "" {
 		o.CongestionControl = DefaultCC
 	}
+	switch {
+	case o.RTOMin == 0:
+		o.RTOMin = DefaultRTOMin
+	case o.RTOMin < 0:
+		o.RTOMin = 0 // testbed: the kernel's
+	}
 	if o.Out == nil {
 		o.Out = io.Discard
 	}
@@ -326,6 +350,8 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("demo: k %d bytes outside [1, buffer = %d]", o.K, o.Buffer)
 	case o.Delay < 0 || o.Delay > time.Second:
 		return o, fmt.Errorf("demo: delay %v outside [0, 1s]", o.Delay)
+	case o.RTOMin%time.Microsecond != 0 || o.RTOMin > time.Minute:
+		return o, fmt.Errorf("demo: rto_min %v: want whole microseconds up to 1m (negative for the kernel's)", o.RTOMin)
 	case len(o.HostDelay) > Hosts:
 		return o, fmt.Errorf("demo: host_delay: %d entries, want at most %d (one per host)", len(o.HostDelay), Hosts)
 	case o.Sample != 0 && (o.Sample < 10*time.Millisecond || o.Sample > o.Duration):
@@ -382,8 +408,12 @@ type Result struct {
 	Flows    []int         // per class
 	Warmup   time.Duration
 	Duration time.Duration // requested measurement time per scheme
-	CC       string        // senders' congestion control
-	Schemes  []SchemeResult
+	CC       string        // the hosts' congestion control
+	// CCSource says where CC came from: "BPF struct_ops, testbed/dctcp"
+	// or "the kernel's"; CCNote, when set, why CC is not DefaultCC.
+	CCSource, CCNote string
+	RTOMin           time.Duration // the hosts' least RTO; 0: the kernel's
+	Schemes          []SchemeResult
 }
 
 // SchemeResult is one scheme's run.
@@ -402,6 +432,13 @@ type SchemeResult struct {
 	// Worker is where the switch worker's thread spent the window:
 	// fractions busy, spinning and asleep (dataplane.WorkerStats).
 	Worker struct{ Busy, Spin, Sleep float64 }
+	// Load is what the machine did in the window: each CPU's busy split,
+	// the worker's, the senders' TCP limits; Load.Busy is Busy.
+	Load Load
+	// Drops are what the switch dropped on any port, by reason and kind:
+	// in the warm-up (from the switch's start, SYNs included) and in the
+	// window.
+	WarmupDrops, Drops Drops
 	// Series is each queue's goodput over the window, one Sample per
 	// Options.Sample; empty unless Options.Sample was set.
 	Series []Sample
@@ -461,7 +498,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	}
 	res = &Result{
 		Rate: o.Rate, K: o.K, Buffer: o.Buffer, Bucket: o.Bucket, Delay: o.Delay, Flows: o.flows(),
-		Warmup: o.Warmup, Duration: o.Duration, CC: o.CongestionControl,
+		Warmup: o.Warmup, Duration: o.Duration,
 	}
 	say := func(format string, args ...any) { fmt.Fprintf(o.Out, format+"\n", args...) }
 
@@ -470,14 +507,20 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	if err != nil {
 		return res, err
 	}
+	res.CC, res.CCSource, res.CCNote, res.RTOMin = bed.Transport()
+	o = bed.o
 	defer func() {
 		say("tearing down the testbed")
 		err = errors.Join(err, bed.Down())
 	}()
 	tb, hosts := bed.tb, bed.Hosts()
 	say("testbed %s: hosts h1–h5 in %s, switch ports %s…%s", tb.ID(), tb.Subnet(), hosts[0].SwitchIf, hosts[Hosts-1].SwitchIf)
-	say("every port: shaped to %s, %v with %d queues, %d KB buffer, K = %d KB; %s TCP with ECN",
-		strings.TrimSpace(mbit(float64(o.Rate))), o.Scheduler, len(o.Classes), o.Buffer>>10, o.K>>10, o.CongestionControl)
+	say("hosts' TCP: %s", res.TransportLine())
+	if res.CCNote != "" {
+		say("  (%s)", res.CCNote)
+	}
+	say("every port: shaped to %s, %v with %d queues, %d KB buffer, K = %d KB; Not-ECT packets a marker would mark are dropped (RFC 3168 §7)",
+		strings.TrimSpace(mbit(float64(o.Rate))), o.Scheduler, len(o.Classes), o.Buffer>>10, o.K>>10)
 	for q, c := range o.Classes {
 		var hs []string
 		for _, h := range c.Senders {
@@ -519,6 +562,8 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 type Bed struct {
 	o  Options
 	tb *testbed.Testbed
+	// ccNote says why the hosts run FallbackCC, when they do.
+	ccNote string
 }
 
 // Up validates o, fills its defaults and brings up the testbed. The
@@ -535,7 +580,7 @@ func Up(o Options) (*Bed, error) {
 }
 
 func up(o Options) (*Bed, error) {
-	tbo := testbed.Options{Hosts: Hosts, ID: o.ID, Subnet: o.Subnet, StateDir: o.StateDir, Logger: o.Logger, HostCPUs: o.HostCPUs}
+	tbo := testbed.Options{Hosts: Hosts, ID: o.ID, Subnet: o.Subnet, StateDir: o.StateDir, Logger: o.Logger, HostCPUs: o.HostCPUs, RTOMin: o.RTOMin}
 	if o.WorkerRX {
 		tbo.HostCPUs = nil
 	}
@@ -543,10 +588,32 @@ func up(o Options) (*Bed, error) {
 		tbo.CongestionControl = o.CongestionControl // the hosts' default too, not only the demo's sockets'
 	}
 	tb, err := testbed.Up(tbo)
+	var note string
+	if err != nil && o.CongestionControl == DefaultCC {
+		note = fmt.Sprintf("%s did not load, %s stands in: %v", o.CongestionControl, FallbackCC, err)
+		o.CongestionControl, tbo.CongestionControl = FallbackCC, FallbackCC
+		var ferr error
+		if tb, ferr = testbed.Up(tbo); ferr != nil {
+			err = errors.Join(err, ferr)
+		} else {
+			err = nil
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
 	}
-	return &Bed{o: o, tb: tb}, nil
+	return &Bed{o: o, tb: tb, ccNote: note}, nil
+}
+
+// Transport returns the hosts' TCP: its congestion control, where it came
+// from ("BPF struct_ops, testbed/dctcp" or "the kernel's"), why it is not
+// the default when it is not, and the hosts' least RTO (0: the kernel's).
+func (b *Bed) Transport() (cc, source, note string, rtoMin time.Duration) {
+	source = "the kernel's"
+	if b.tb.HoldsDCTCP() {
+		source = "BPF struct_ops, testbed/dctcp"
+	}
+	return b.tb.CongestionControl(), source, b.ccNote, b.tb.RTOMin()
 }
 
 // Options returns the options the bed runs with, defaults filled in.

@@ -7,8 +7,11 @@
 // port is the MQ-ECN testbed's (001 §5.1): shaped to 99.5% of 1 Gbit/s
 // (the prototype's rate limiter, 001 §4.2), two DWRR queues of equal
 // quantum, a 96 KB buffer both queues share first come first served, and
-// the standard threshold K = 32 KB at 1 Gbit/s. Host h1 sends one
-// long-lived ECN-capable TCP flow in queue 1, hosts h2–h4 four flows in
+// the standard threshold K = 32 KB at 1 Gbit/s. The hosts run the MQ-ECN
+// testbed's transport: DCTCP with a 10 ms RTO_min (001 §5.1), the kernel's
+// DCTCP or, where it has none, testbed/dctcp's BPF struct_ops one; where
+// neither loads, cubic stands in and the header says why. Host h1 sends
+// one long-lived ECN-capable TCP flow in queue 1, hosts h2–h4 four flows in
 // queue 2, all to h5, whose port is the bottleneck; the flows' DSCP selects
 // the queue. The schemes, in the order they run:
 //
@@ -25,7 +28,13 @@
 // experiment's mqecn-static runs them all.
 //
 // For each it reports per-queue goodput and share, CE marks, drops and
-// queueing delay (the switch's per-queue sojourn time). The paper's point:
+// queueing delay (the switch's per-queue sojourn time), and where the
+// window's time went (Load): each CPU's busy split from /proc/stat, the
+// worker's own busy fraction, the senders' TCP_INFO limits, and the
+// switch's drops by reason and packet kind (DropTap). A port busy less
+// than MinBusy of the time is not comparable when the machine limited it
+// (a saturated CPU, senders not cwnd-limited); otherwise its idle time is
+// the scheme's and the transport's. The paper's point:
 // per-port marking lets the queue with more flows take more than its half
 // of the link, because the single flow of queue 1 is marked for queue 2's
 // backlog (001 Observation 3); per-queue marking, and MQ-ECN, restore 1:1.

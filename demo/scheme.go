@@ -25,6 +25,12 @@ func runScheme(ctx context.Context, bed *Bed, name string, say func(string, ...a
 	}
 	defer func() { err = errors.Join(err, sw.Stop()) }()
 	say("switch up on %d AF_XDP ports", len(hosts))
+	drops := new(DropTap)
+	if tp, ok := sw.(Tapper); ok {
+		if err := TapEveryPort(tp, len(hosts), drops); err != nil {
+			return res, err
+		}
+	}
 
 	rcv, err := listen(hosts[bottleneck], len(o.Classes))
 	if err != nil {
@@ -39,7 +45,7 @@ func runScheme(ctx context.Context, bed *Bed, name string, say func(string, ...a
 	defer run.stop() // on an early return; a no-op after the one below
 	say("%d flows up", len(fl.all()))
 
-	w, err := measure(ctx, o, sw, rcv, fl, say)
+	w, err := measure(ctx, o, sw, rcv, fl, drops, say)
 	if err != nil {
 		return res, err
 	}
@@ -60,6 +66,10 @@ func runScheme(ctx context.Context, bed *Bed, name string, say func(string, ...a
 	}
 	say("done: %s, port busy %.1f%%; worker busy %.0f%%, asleep %.0f%%",
 		strings.Join(qs, ", "), 100*res.Busy, 100*res.Worker.Busy, 100*res.Worker.Sleep)
+	say("where the time went: %s", res.Load)
+	if n := res.Drops.Total() + res.WarmupDrops.Total(); n > 0 {
+		say("drops: warm-up %s; window %s", res.WarmupDrops, res.Drops)
+	}
 	return res, nil
 }
 
@@ -229,11 +239,13 @@ type window struct {
 	start, end     time.Time
 	series         []Sample          // every o.Sample, if set
 	rtts           [][]time.Duration // the flows' smoothed RTTs, every o.Sample
+	load           Load              // the machine over the window
+	drops0, drops1 Drops             // the switch's drops at the window's ends
 }
 
 // measure warms the flows up, then measures for o.Duration, printing the
 // last second's goodput as it goes.
-func measure(ctx context.Context, o Options, sw Switch, rcv *receivers, fl *flows, say func(string, ...any)) (window, error) {
+func measure(ctx context.Context, o Options, sw Switch, rcv *receivers, fl *flows, drops *DropTap, say func(string, ...any)) (window, error) {
 	var w window
 	p := progress{rcv: rcv, fl: fl, sw: sw, say: say, start: time.Now(), lastBytes: make([]int64, len(rcv.r))}
 	p.last = p.start
@@ -245,6 +257,8 @@ func measure(ctx context.Context, o Options, sw Switch, rcv *receivers, fl *flow
 	w.bytes0, w.retx0 = rcv.bytes(), fl.retransmits()
 	sw.ResetSojourn() // delays describe the window, not the warm-up
 	st := sw.Stats()
+	w.drops0 = drops.Drops()
+	meter := StartMeter(st, fl.all())
 	w.port0, w.start = st.Ports[bottleneck], time.Now()
 	if len(st.Workers) > 0 {
 		w.wrk0 = st.Workers[0]
@@ -262,6 +276,8 @@ func measure(ctx context.Context, o Options, sw Switch, rcv *receivers, fl *flow
 	w.bytes1, w.retx1 = rcv.bytes(), fl.retransmits()
 	st = sw.Stats()
 	w.port1, w.end = st.Ports[bottleneck], time.Now()
+	w.drops1 = drops.Drops()
+	w.load = meter.Stop(st, PortBusy(w.port0, w.port1, o.Rate, w.end.Sub(w.start)))
 	if len(st.Workers) > 0 {
 		w.wrk1 = st.Workers[0]
 	}
@@ -342,6 +358,9 @@ func (res *SchemeResult) fill(o Options, w window) {
 	s0, s1 := w.port0, w.port1
 	res.Busy = PortBusy(s0, s1, o.Rate, res.Elapsed)
 	res.Peak = s1.Peak
+	res.Load = w.load
+	res.Load.Busy = res.Busy
+	res.WarmupDrops, res.Drops = w.drops0, w.drops1.Sub(w.drops0)
 	busy, spin, sleep := float64(w.wrk1.Busy-w.wrk0.Busy), float64(w.wrk1.Spin-w.wrk0.Spin), float64(w.wrk1.Sleep-w.wrk0.Sleep)
 	if t := busy + spin + sleep; t > 0 {
 		res.Worker.Busy, res.Worker.Spin, res.Worker.Sleep = busy/t, spin/t, sleep/t

@@ -26,7 +26,7 @@ func (r *Result) WriteTable(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\nMQ-ECN static flows on ecnswitch (001 §2.2.3, §5.1.1): h5's port shaped to %.1f Mbit/s, DWRR with 2 equal-quantum queues,\n",
 		float64(r.Rate)/1e6)
-	fmt.Fprintf(&b, "%d KB shared buffer, standard threshold K = %d KB, %s TCP with ECN", r.Buffer>>10, r.K>>10, r.CC)
+	fmt.Fprintf(&b, "%d KB shared buffer, standard threshold K = %d KB; hosts' TCP: %s", r.Buffer>>10, r.K>>10, r.TransportLine())
 	if r.Delay > 0 {
 		fmt.Fprintf(&b, ", %v added per egress port", r.Delay)
 	}
@@ -82,19 +82,54 @@ func (r *Result) WriteTable(w io.Writer) error {
 		return err
 	}
 	b.WriteString("\nDelay is the switch's enqueue-to-dequeue time of each packet (mean and p99 over the measured window, the p99 within 25%).\n")
-	var idle []string
+	if r.CCNote != "" {
+		fmt.Fprintf(&b, "The hosts ran %s, not %s: %s.\n", r.CC, DefaultCC, r.CCNote)
+	}
+	b.WriteString("\nWhere the time went in each window (/proc/stat per CPU; the worker's own count; the senders' TCP_INFO):\n")
 	for _, s := range r.Schemes {
-		if s.Busy < MinBusy {
-			idle = append(idle, fmt.Sprintf("%s %.1f%%", s.Title, 100*s.Busy))
+		l := s.Load
+		l.Busy = s.Busy
+		fmt.Fprintf(&b, "  %s: %s\n", s.Title, l)
+		if n := s.Drops.Total() + s.WarmupDrops.Total(); n > 0 {
+			fmt.Fprintf(&b, "    drops in the warm-up: %s; in the window: %s\n", s.WarmupDrops, s.Drops)
+		}
+	}
+	var idle, result []string
+	for _, s := range r.Schemes {
+		l := s.Load
+		l.Busy = s.Busy
+		switch {
+		case s.Busy >= MinBusy:
+		case !l.Comparable():
+			idle = append(idle, fmt.Sprintf("%s %.1f%% (%s)", s.Title, 100*s.Busy, l.Limit()))
+		default:
+			result = append(result, fmt.Sprintf("%s %.1f%%", s.Title, 100*s.Busy))
 		}
 	}
 	if len(idle) > 0 {
-		fmt.Fprintf(&b, "Not comparable: the bottleneck port was busy less than %.0f%% of the time (%s):\n"+
-			"this machine did not keep up with C, so the shares reflect CPU contention as well as marking\n"+
-			"(a quiet machine or a lower --rate helps).\n", 100*MinBusy, strings.Join(idle, ", "))
+		fmt.Fprintf(&b, "Not comparable: the bottleneck port was busy less than %.0f%% of the time while the machine limited it: %s.\n"+
+			"The shares reflect CPU contention as well as marking (a quiet machine or a lower --rate helps).\n", 100*MinBusy, strings.Join(idle, "; "))
+	}
+	if len(result) > 0 {
+		fmt.Fprintf(&b, "Busy less than %.0f%% with no CPU saturated and the senders cwnd-limited (%s): the idle time is the scheme's and %s's utilisation, a result.\n",
+			100*MinBusy, strings.Join(result, ", "), r.CC)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// TransportLine describes the hosts' TCP: "dctcp (BPF struct_ops,
+// testbed/dctcp) with ECN, RTO_min 10ms".
+func (r *Result) TransportLine() string {
+	s := r.CC
+	if r.CCSource != "" {
+		s += " (" + r.CCSource + ")"
+	}
+	s += " with ECN, RTO_min "
+	if r.RTOMin > 0 {
+		return s + r.RTOMin.String()
+	}
+	return s + "the kernel's (200ms)"
 }
 
 // MaxGoodput returns the TCP goodput of a port shaped to Rate carrying only

@@ -1,15 +1,22 @@
 // Package experiment reruns the papers' experiments on real kernel TCP
 // through ecnswitch: `ecnswitch experiment NAME` and `make experiments`.
 //
-// Each Experiment brings up a testbed (package testbed), runs ECN-capable
-// cubic flows through an ecnswitch on AF_XDP ports with its CPUs placed by
-// node (the worker on a CPU of its own, the hosts' TCP and receive
-// processing on the rest), tears everything down, and returns a Report:
-// report.md plus PNG plots (gonum/plot), the paper's figure or table
-// number and value beside ours with whether the direction and rough
-// magnitude hold, and the bottleneck port's busy fraction beside every
-// number. A run whose port was busy less than MinBusy of the time is
-// marked not comparable: the machine, not the marking, shaped it.
+// Each Experiment brings up a testbed (package testbed) whose hosts run
+// the paper's transport with the paper's RTO_min (DCTCP for 000, 001 and
+// 003, ECN* for 002, transport/udp's endpoints for 004), runs its flows
+// through an ecnswitch on AF_XDP ports with its CPUs placed by node (the
+// worker on a CPU of its own, the hosts' TCP and receive processing on the
+// rest), tears everything down, and returns a Report: report.md,
+// claims.json and PNG plots (gonum/plot), the paper's figure or table
+// number and value beside ours, the median of DefaultRuns runs with their
+// range, with whether the direction and rough magnitude hold, and the
+// bottleneck port's busy fraction beside every number. Every run records
+// where the machine's time went (demo.Load: each CPU's busy split, the
+// worker's, the senders' TCP limits) and what the switch dropped, by
+// reason and packet kind (demo.DropTap). A run whose port was busy less
+// than MinBusy of the time is marked not comparable when the machine
+// limited it; a port left idle by cwnd-limited senders on CPUs with time
+// to spare is the scheme's and the transport's utilisation, a result.
 //
 // Rates default to 995 Mbit/s, 99.5% of 1 Gbit/s (001 §4.2). Experiments
 // from papers measured at 10 Gbit/s scale their time constants with

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -71,8 +72,30 @@ var dxHeadrooms = []time.Duration{50 * time.Microsecond, 100 * time.Microsecond}
 // machine's one vCPU for them (they carry 360–450 Mbit/s of it).
 var dxRates = []int64{demo.DefaultRate, 250_000_000}
 
+// dxBaseRTT is the base RTT the delay lines give each rate (004 §VI): 250
+// µs at 995 Mbit/s, where K = 20 packets is C·RTT (the DCTCP paper's
+// recommended K at 1 Gbit/s, which 004 §VI-B sets), and 1 ms at 250
+// Mbit/s, the same K in bytes. Each egress port delays every packet by
+// half of it, so the testbed's own round trip comes on top.
+func dxBaseRTT(rate int64) time.Duration {
+	if rate <= 250_000_000 {
+		return time.Millisecond
+	}
+	return 250 * time.Microsecond
+}
+
+// dxHosts says what the hosts ran.
+const dxHosts = "004 §VI-B runs DX's prototype (DPDK, software stamps at 1 Gbit/s) and Linux's DCTCP, with iperf. Ours are " +
+	"transport/udp's endpoints, DX (004 §IV-B) and DCTCP (g = 1/16) over UDP sockets, with the kernel's software receive stamps; " +
+	"their least RTO is the endpoints' 10 ms (udp.DefaultMinRTO). Kernel TCP carries nothing here."
+
+// dxNonECT is the experiment's Not-ECT policy.
+const dxNonECT = nonECTDrop + " The endpoints' data are ECT(0) and their ACKs Not-ECT; DX's port has no marker, DCTCP's marks " +
+	"h5's port, where only data queue."
+
 // dxRun is one congestion control with one number of flows.
 type dxRun struct {
+	round    int   // which of the runs, from 0
 	rate     int64 // the bottleneck's, bit/s
 	cc       transport.Kind
 	headroom time.Duration // DX's
@@ -90,6 +113,8 @@ type dxRun struct {
 	senders     []udp.SenderStats
 	logs        [][]udp.Sample
 	received    []udp.FlowStats
+	load        demo.Load  // the machine over the window
+	dropped     demo.Drops // the switch's, every port, over the window
 	// errs are, for DX, each matched packet's queueing delay as its
 	// sender measured it minus the switch's sojourn for it, ns.
 	errs []int64
@@ -102,17 +127,21 @@ func runDX(ctx context.Context, env Env) (*Report, error) {
 	for _, rate := range dxRates {
 		var err error
 		o = dxOptions()
-		o.Rate = rate
+		o.Rate, o.Delay = rate, dxBaseRTT(rate)/2
 		o, err = env.withBed(ctx, o, func(b *bed) error {
-			for _, n := range dxFlows {
-				for _, k := range dxKinds() {
-					env.say("dx: %.0f Mbit/s, %d %s flows", float64(rate)/1e6, n, k.cc)
-					r, err := runDXFlows(ctx, b, k.cc, k.headroom, n, dxHostRate, warmup, duration)
-					if err != nil {
-						return fmt.Errorf("%d %s flows: %w", n, k.cc, err)
+			for round := range env.runs() {
+				for _, n := range dxFlows {
+					for _, k := range dxKinds() {
+						env.say("dx: run %d, %.0f Mbit/s, %d %s flows", round+1, float64(rate)/1e6, n, k.cc)
+						r, err := runDXFlows(ctx, b, k.cc, k.headroom, n, dxHostRate, warmup, duration)
+						if err != nil {
+							return fmt.Errorf("%d %s flows: %w", n, k.cc, err)
+						}
+						r.round = round
+						env.say("dx: %s: busy %s, mean queueing delay %.1f µs, base RTT %v; %s; drops %s",
+							r.title(), Busy(r.busy), mean(r.sojourn)/1e3, r.baseRTT(), r.load, r.dropped)
+						runs = append(runs, r)
 					}
-					env.say("dx: %s: busy %s, mean queueing delay %.1f µs", r.title(), Busy(r.busy), mean(r.sojourn)/1e3)
-					runs = append(runs, r)
 				}
 			}
 			return nil
@@ -192,8 +221,12 @@ func runDXFlows(ctx context.Context, b *bed, cc transport.Kind, headroom time.Du
 		}
 		bytes0 := received(g.rcv)
 		g.sw.ResetSojourn()
+		drops0 := switchDrops(g.sw)
+		meter := demo.StartMeter(g.sw.Stats(), nil)
 		st0, st1, elapsed, werr := g.window(ctx, &window, duration)
 		r.elapsed = elapsed
+		r.load = meter.Stop(g.sw.Stats(), demo.PortBusy(st0, st1, r.rate, elapsed))
+		r.dropped = switchDrops(g.sw).Sub(drops0)
 		bytes1 := received(g.rcv)
 		if err := errors.Join(werr, stop()); err != nil {
 			return err
@@ -268,6 +301,20 @@ func meanSojourn(sojourns map[uint64]int64, flow uint64, s flowSample) (int64, b
 // packets turns a queueing delay at rate C into the full frames ahead.
 func packets(ns float64, rate int64) float64 { return ns * float64(rate) / 1e9 / 8 / wireFrame }
 
+// baseRTT returns the least RTT any of the run's flows measured (their
+// logs, every millisecond): the base RTT, the delay lines and the testbed.
+func (r *dxRun) baseRTT() time.Duration {
+	var least int64
+	for _, log := range r.logs {
+		for _, l := range log {
+			if l.RTT > 0 && (least == 0 || l.RTT < least) {
+				least = l.RTT
+			}
+		}
+	}
+	return time.Duration(least).Round(time.Microsecond)
+}
+
 func (r *dxRun) title() string {
 	cc := r.cc.String()
 	if r.cc == transport.KindDX {
@@ -278,8 +325,12 @@ func (r *dxRun) title() string {
 
 // dxReport renders the runs, in the order runDX makes them.
 func dxReport(env Env, o demo.Options, warmup, duration time.Duration, runs []*dxRun) (*Report, error) {
-	if want := len(dxKinds()) * len(dxFlows) * len(dxRates); len(runs) != want {
-		return nil, fmt.Errorf("dx: %d runs, want %d", len(runs), want)
+	nruns := 0
+	for _, r := range runs {
+		nruns = max(nruns, r.round+1)
+	}
+	if want := len(dxKinds()) * len(dxFlows) * len(dxRates) * nruns; nruns == 0 || len(runs) != want {
+		return nil, fmt.Errorf("dx: %d runs, want %d kinds × %d flow counts × %d rates × the rounds", len(runs), len(dxKinds()), len(dxFlows), len(dxRates))
 	}
 	rep := env.report(dxExperiment(), "DX against DCTCP through ecnswitch, real traffic")
 	rep.Setup = []string{
@@ -290,8 +341,11 @@ func dxReport(env Env, o demo.Options, warmup, duration time.Duration, runs []*d
 			"packets of a flow that one read returns into one ACK, up to %d, carrying their mean one-way delay, 004 §V-A, "+
 			"and an ACK of a single packet waits up to %v for the flow's next, as delayed ACKs do; "+
 			"paced at %.0f Gbit/s in bursts of ≤ 10 packets, 004 §III), dealt out to h1–h4 in turn. "+
-			"Each count of flows runs DX, then DCTCP, %v of warm-up then %v measured.",
-			o.Buffer>>10, udp.DefaultAckEvery, dxAckDelay, dxHostRate/1e9, warmup, duration),
+			"Each count of flows runs DX, then DCTCP, %v of warm-up then %v measured, %d times (in turn). "+
+			"Delay lines on every egress port give the base RTT of 004 §VI: %v at 995 Mbit/s and %v at 250 Mbit/s (half of it each way), "+
+			"on top of the testbed's own; the flows measured a least RTT of %s.",
+			o.Buffer>>10, udp.DefaultAckEvery, dxAckDelay, dxHostRate/1e9, warmup, duration, nruns,
+			dxBaseRTT(demo.DefaultRate), dxBaseRTT(250_000_000), dxBaseRTTs(runs)),
 		fmt.Sprintf("DCTCP (g = 1/16; every packet's CE is echoed: a change of CE starts a new ACK) runs against RED cut-off marking of the port at "+
 			"K = %d bytes (20.3 frames), the closed loop's K = C·RTT at 1 Gbit/s and 250 µs. DX (004 §IV-B, "+
 			"headroom %v, each in turn) runs against the same port with no marker; its queueing delay is OWD − OWD_base "+
@@ -304,19 +358,34 @@ func dxReport(env Env, o demo.Options, warmup, duration time.Duration, runs []*d
 			"window; below 95% a run is not comparable (issue 10).",
 	}
 	rep.Scaling = "At 995 Mbit/s none: the paper's testbed is 1 Gbit/s. At 250 Mbit/s, K stays 31,250 bytes and the " +
-		"senders' pacing 1 Gbit/s; every delay is 4× longer for the same queue in packets, so the claims compare " +
-		"DX with DCTCP at the same rate (ratios and packets), not microseconds across rates."
-	// The claims take DX at the smallest headroom that kept the port
-	// comparable, else at the smallest: the paper sizes the headroom so
-	// that DX keeps the link full (004 §V-B, Fig. 15).
-	get := func(rate int64, cc transport.Kind, n int) *dxRun {
-		var pick *dxRun
+		"senders' pacing 1 Gbit/s; every delay is 4× longer for the same queue in packets (and the base RTT 4× too, so that K " +
+		"stays C·RTT), so the claims compare DX with DCTCP at the same rate (ratios and packets), not microseconds across rates."
+	rep.Transport, rep.NonECT = dxHosts, dxNonECT
+	// The claims take DX at the smallest headroom whose runs all kept the
+	// port comparable, else at the smallest: the paper sizes the headroom
+	// so that DX keeps the link full (004 §V-B, Fig. 15).
+	of := func(rate int64, cc transport.Kind, n int, headroom time.Duration) []*dxRun {
+		var out []*dxRun
 		for _, r := range runs {
-			if r.rate != rate || r.cc != cc || r.flows != n {
-				continue
+			if r.rate == rate && r.cc == cc && r.flows == n && r.headroom == headroom {
+				out = append(out, r)
 			}
-			if pick == nil || !Comparable(pick.busy) && Comparable(r.busy) {
-				pick = r
+		}
+		return out
+	}
+	get := func(rate int64, cc transport.Kind, n int) []*dxRun {
+		if cc != transport.KindDX {
+			return of(rate, cc, n, 0)
+		}
+		var pick []*dxRun
+		for _, h := range dxHeadrooms {
+			rs := of(rate, cc, n, h)
+			ok := !slices.ContainsFunc(rs, func(r *dxRun) bool { return !r.load.Comparable() || r.busy < MinBusy })
+			if pick == nil || ok {
+				pick = rs
+			}
+			if ok {
+				break
 			}
 		}
 		return pick
@@ -337,71 +406,112 @@ func dxReport(env Env, o demo.Options, warmup, duration time.Duration, runs []*d
 	return rep, nil
 }
 
-// dxClaims sets the paper's numbers beside the runs at rate.
-func dxClaims(get func(int64, transport.Kind, int) *dxRun, rate int64) []Claim {
+// dxLoads returns the loads of runs.
+func dxLoads(rs ...[]*dxRun) []demo.Load {
+	var ls []demo.Load
+	for _, x := range rs {
+		for _, r := range x {
+			ls = append(ls, r.load)
+		}
+	}
+	return ls
+}
+
+// dxBaseRTTs formats the least RTT the runs' flows measured, per rate.
+func dxBaseRTTs(runs []*dxRun) string {
+	var out []string
+	for _, rate := range dxRates {
+		least := time.Duration(0)
+		for _, r := range runs {
+			if b := r.baseRTT(); r.rate == rate && b > 0 && (least == 0 || b < least) {
+				least = b
+			}
+		}
+		out = append(out, fmt.Sprintf("%v at %.0f Mbit/s", least, float64(rate)/1e6))
+	}
+	return strings.Join(out, ", ")
+}
+
+// dxClaims sets the paper's numbers beside the runs at rate, each the
+// median of the runs.
+func dxClaims(get func(int64, transport.Kind, int) []*dxRun, rate int64) []Claim {
 	var cs []Claim
 	at := fmt.Sprintf(", %.0f Mbit/s", float64(rate)/1e6)
+	us := func(x float64) string { return fmt.Sprintf("%.1f", x) }
+	pkt := func(x float64) string { return fmt.Sprintf("%.1f", x) }
+	meanUS := func(r *dxRun) float64 { return mean(r.sojourn) / 1e3 }
 	dx2, dc2 := get(rate, transport.KindDX, 2), get(rate, transport.KindDCTCP, 2)
 	for _, n := range dxFlows {
 		dx, dc := get(rate, transport.KindDX, n), get(rate, transport.KindDCTCP, n)
-		dm, cm := mean(dx.sojourn)/1e3, mean(dc.sojourn)/1e3
+		dm, cm := over(dx, meanUS), over(dc, meanUS)
 		paper, src := "—", "004 §VI"
 		if n == 2 {
 			paper, src = fmt.Sprintf("%.1f vs %.1f µs (%.2f×)", paperDXMean, paperDCTCPMean, paperDCTCPMean/paperDXMean), "004 Fig. 13, Table III"
 		}
 		cs = append(cs, Claim{
 			Source: src, What: fmt.Sprintf("mean queueing delay, DX vs DCTCP, %d flows%s", n, at),
-			Paper: paper, Ours: fmt.Sprintf("%.1f vs %.1f µs (%.2f×)", dm, cm, cm/max(dm, 1e-3)),
-			Busy: []float64{dx.busy, dc.busy}, Rule: atLeastOf("DCTCP's mean", cm, dm, 2, "DX's"),
+			Paper: paper, Ours: fmt.Sprintf("%s vs %s µs (%.2f×)", dm.Format(us), cm.Format(us), cm.Median()/max(dm.Median(), 1e-3)),
+			Loads: dxLoads(dx, dc), Rule: atLeastOf("DCTCP's mean", cm.Median(), dm.Median(), 2, "DX's"),
 		})
 	}
-	dmed, cmed := packets(float64(quantile(dx2.sojourn, 0.5)), rate), packets(float64(quantile(dc2.sojourn, 0.5)), rate)
+	median := func(r *dxRun) float64 { return packets(float64(quantile(r.sojourn, 0.5)), rate) }
+	dmed, cmed := over(dx2, median), over(dc2, median)
 	cs = append(cs, Claim{
 		Source: "004 Table III", What: "median queue, DX vs DCTCP, 2 flows" + at,
 		Paper: fmt.Sprintf("%d vs %d pkt", paperDXMedian, paperDCTCPMedian),
-		Ours:  fmt.Sprintf("%.1f vs %.1f pkt", dmed, cmed),
-		Busy:  []float64{dx2.busy, dc2.busy}, Rule: atLeastOf("DCTCP's median", cmed, dmed, 2, "DX's"),
+		Ours:  fmt.Sprintf("%s vs %s pkt", dmed.Format(pkt), cmed.Format(pkt)),
+		Loads: dxLoads(dx2, dc2), Rule: atLeastOf("DCTCP's median", cmed.Median(), dmed.Median(), 2, "DX's"),
 	})
-	dmax, cmax := packets(float64(slices.Max(append(dx2.sojourn, 0))), rate), packets(float64(slices.Max(append(dc2.sojourn, 0))), rate)
+	most := func(r *dxRun) float64 { return packets(float64(slices.Max(append(r.sojourn, 0))), rate) }
+	dmax, cmax := over(dx2, most), over(dc2, most)
 	cs = append(cs, Claim{
 		Source: "004 Table III", What: "max queue, DX vs DCTCP, 2 flows" + at,
 		Paper: fmt.Sprintf("%d vs %d pkt", paperDXMax, paperDCTCPMax),
-		Ours:  fmt.Sprintf("%.1f vs %.1f pkt", dmax, cmax),
-		Busy:  []float64{dx2.busy, dc2.busy}, Rule: below("DX's max", dmax, cmax, "DCTCP's"),
+		Ours:  fmt.Sprintf("%s vs %s pkt", dmax.Format(pkt), cmax.Format(pkt)),
+		Loads: dxLoads(dx2, dc2), Rule: below("DX's max", dmax.Median(), cmax.Median(), "DCTCP's"),
 	})
+	busy := func(r *dxRun) float64 { return r.busy }
+	pct := func(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
 	for _, n := range dxFlows {
 		dx, dc := get(rate, transport.KindDX, n), get(rate, transport.KindDCTCP, n)
+		db, cb := over(dx, busy), over(dc, busy)
 		cs = append(cs, Claim{
 			Source: "004 §VI", What: fmt.Sprintf("utilisation, DX vs DCTCP, %d flows%s (both saturate the link)", n, at),
-			Paper: "both ≈ 100%", Ours: fmt.Sprintf("%.1f%% vs %.1f%% busy", 100*dx.busy, 100*dc.busy),
-			Busy: []float64{dx.busy, dc.busy}, Rule: atLeastOf("DX's busy", dx.busy, dc.busy, 0.95, "DCTCP's"),
+			Paper: "both ≈ 100%", Ours: fmt.Sprintf("%s vs %s busy", db.Format(pct), cb.Format(pct)),
+			Loads: dxLoads(dx, dc), Rule: atLeastOf("DX's busy", db.Median(), cb.Median(), 0.95, "DCTCP's"),
 		})
 	}
 	return cs
 }
 
 // dxHeadroomClaim sets 004 Fig. 15 beside DX's 2-flow runs at rate: the
-// largest headroom against the smallest.
+// largest headroom against the smallest, the medians of their runs.
 func dxHeadroomClaim(runs []*dxRun, rate int64) Claim {
-	var lo, hi *dxRun
+	lo, hi := slices.Min(dxHeadrooms), slices.Max(dxHeadrooms)
+	var los, his []*dxRun
 	for _, r := range runs {
 		if r.rate != rate || r.cc != transport.KindDX || r.flows != 2 {
 			continue
 		}
-		if lo == nil || r.headroom < lo.headroom {
-			lo = r
-		}
-		if hi == nil || r.headroom > hi.headroom {
-			hi = r
+		switch r.headroom {
+		case lo:
+			los = append(los, r)
+		case hi:
+			his = append(his, r)
 		}
 	}
-	ml, mh := mean(lo.sojourn)/1e3, mean(hi.sojourn)/1e3
+	busy := func(r *dxRun) float64 { return r.busy }
+	meanUS := func(r *dxRun) float64 { return mean(r.sojourn) / 1e3 }
+	bl, bh := over(los, busy), over(his, busy)
+	ml, mh := over(los, meanUS), over(his, meanUS)
+	pct := func(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
+	us := func(x float64) string { return fmt.Sprintf("%.1f", x) }
 	return Claim{
-		Source: "004 Fig. 15", What: fmt.Sprintf("DX, 2 flows, %.0f Mbit/s: headroom %v → %v", float64(rate)/1e6, lo.headroom, hi.headroom),
+		Source: "004 Fig. 15", What: fmt.Sprintf("DX, 2 flows, %.0f Mbit/s: headroom %v → %v", float64(rate)/1e6, lo, hi),
 		Paper: "more headroom: full utilisation, and the queue longer by about the headroom added",
-		Ours:  fmt.Sprintf("busy %.1f%% → %.1f%%, mean queueing delay %.1f → %.1f µs", 100*lo.busy, 100*hi.busy, ml, mh),
-		Busy:  []float64{lo.busy, hi.busy},
-		Rule:  notBelow("busy", hi.busy, lo.busy, "the smaller headroom's").and(above("mean queue", mh, ml, "the smaller headroom's")),
+		Ours:  fmt.Sprintf("busy %s → %s, mean queueing delay %s → %s µs", bl.Format(pct), bh.Format(pct), ml.Format(us), mh.Format(us)),
+		Loads: dxLoads(los, his),
+		Rule:  notBelow("busy", bh.Median(), bl.Median(), "the smaller headroom's").and(above("mean queue", mh.Median(), ml.Median(), "the smaller headroom's")),
 	}
 }
 
@@ -421,7 +531,7 @@ func dxTables(runs []*dxRun) []Table {
 			acks += f.Acks
 		}
 		rows = append(rows, []string{
-			fmt.Sprintf("%.0f", float64(r.rate)/1e6), fmt.Sprint(r.flows), r.cc.String(), Busy(r.busy), fmt.Sprintf("%.1f", r.goodput/1e6),
+			fmt.Sprintf("%.0f", float64(r.rate)/1e6), fmt.Sprint(r.flows), r.kind(), fmt.Sprint(r.round + 1), loadBusy(r.load), fmt.Sprintf("%.1f", r.goodput/1e6),
 			fmt.Sprintf("%.1f µs", mean(r.sojourn)/1e3),
 			fmt.Sprintf("%.1f pkt", packets(mean(r.sojourn), rate)),
 			fmt.Sprintf("%.1f pkt", packets(float64(quantile(r.sojourn, 0.5)), rate)),
@@ -434,7 +544,7 @@ func dxTables(runs []*dxRun) []Table {
 	}
 	ts = append(ts, Table{
 		Title:  "The bottleneck port, per run",
-		Header: []string{"port Mbit/s", "flows", "CC", "busy", "goodput Mbit/s", "mean delay", "mean queue", "median", "p99", "max", "switch histogram mean / p50", "packets", "CE marks", "drops", "resent / timeouts", "packets per ACK"},
+		Header: []string{"port Mbit/s", "flows", "CC", "run", "busy", "goodput Mbit/s", "mean delay", "mean queue", "median", "p99", "max", "switch histogram mean / p50", "packets", "CE marks", "drops", "resent / timeouts", "packets per ACK"},
 		Rows:   rows,
 		Note: "Delays and queues are per data packet, from the tap; the histogram column is the switch's own " +
 			"sojourn histogram over the same window (its buckets are 25% wide), as a cross-check. Packets per ACK " +
@@ -443,6 +553,9 @@ func dxTables(runs []*dxRun) []Table {
 
 	var frows [][]string
 	for _, r := range runs {
+		if r.round > 0 {
+			continue
+		}
 		for i, s := range r.senders {
 			var cw, q, rtt float64
 			for _, l := range r.logs[i] {
@@ -463,7 +576,7 @@ func dxTables(runs []*dxRun) []Table {
 		}
 	}
 	ts = append(ts, Table{
-		Title:  "Per flow (the senders' logs, one line a millisecond over the whole run, warm-up included)",
+		Title:  "Per flow, the first run (the senders' logs, one line a millisecond over the whole run, warm-up included)",
 		Header: []string{"run", "flow", "host", "mean cwnd (pkt)", "mean measured queue", "mean RTT", "CE echoed (pkt)", "sent", "resent", "delivered"},
 		Rows:   frows,
 	})
@@ -478,7 +591,7 @@ func dxTables(runs []*dxRun) []Table {
 			abs[i] = max(e, -e)
 		}
 		arows = append(arows, []string{
-			r.title(), fmt.Sprint(len(r.errs)),
+			fmt.Sprintf("%s, run %d", r.title(), r.round+1), fmt.Sprint(len(r.errs)),
 			fmt.Sprintf("%.1f µs", float64(quantile(r.errs, 0.5))/1e3),
 			fmt.Sprintf("%.1f µs", float64(quantile(abs, 0.99))/1e3),
 			fmt.Sprintf("%.1f µs", stddev(r.errs)/1e3),
@@ -493,12 +606,24 @@ func dxTables(runs []*dxRun) []Table {
 			"004 Fig. 12 reports σ = 1.98 µs for DPDK software stamps and 0.53 µs for hardware stamps.",
 	})
 
-	return ts
+	var loads []loadRow
+	for _, r := range runs {
+		loads = append(loads, loadRow{label: fmt.Sprintf("%s, run %d", r.title(), r.round+1), load: r.load, drops: r.dropped})
+	}
+	return append(ts, loadTable(loads))
+}
+
+// kind names the run's congestion control, with DX's headroom.
+func (r *dxRun) kind() string {
+	if r.cc == transport.KindDX {
+		return fmt.Sprintf("dx (%v)", r.headroom)
+	}
+	return r.cc.String()
 }
 
 // dxPlots are the report's plots: the queue over time and its CDF, and
 // the windows of two flows.
-func dxPlots(get func(int64, transport.Kind, int) *dxRun, runs []*dxRun) []Plot {
+func dxPlots(get func(int64, transport.Kind, int) []*dxRun, runs []*dxRun) []Plot {
 	return []Plot{
 		{File: "testbed-queue-time.png", Caption: "The bottleneck's queue over the first 50 ms of each window (per data packet, from the tap).", Draw: func(path string) error {
 			var ps []*plot.Plot
@@ -506,7 +631,7 @@ func dxPlots(get func(int64, transport.Kind, int) *dxRun, runs []*dxRun) []Plot 
 				for _, n := range dxFlows {
 					var lines []Line
 					for _, cc := range []transport.Kind{transport.KindDX, transport.KindDCTCP} {
-						r := get(rate, cc, n)
+						r := get(rate, cc, n)[0]
 						var xy plotter.XYs
 						for i, t := range r.at {
 							if t > int64(50*time.Millisecond) {
@@ -525,9 +650,12 @@ func dxPlots(get func(int64, transport.Kind, int) *dxRun, runs []*dxRun) []Plot 
 			}
 			return saveTiles(path, 2, ps, 12*vg.Centimeter, 8*vg.Centimeter)
 		}},
-		{File: "testbed-queue-cdf.png", Caption: "CDF of the bottleneck's queueing delay per data packet.", Draw: func(path string) error {
+		{File: "testbed-queue-cdf.png", Caption: "CDF of the bottleneck's queueing delay per data packet (the first run of each).", Draw: func(path string) error {
 			var lines []Line
 			for _, r := range runs {
+				if r.round > 0 {
+					continue
+				}
 				ds := make([]time.Duration, len(r.sojourn))
 				for i, s := range r.sojourn {
 					ds[i] = time.Duration(s)
@@ -546,7 +674,7 @@ func dxPlots(get func(int64, transport.Kind, int) *dxRun, runs []*dxRun) []Plot 
 			var ps []*plot.Plot
 			for _, rc := range dxRates {
 				for _, cc := range []transport.Kind{transport.KindDX, transport.KindDCTCP} {
-					r := get(rc, cc, 2)
+					r := get(rc, cc, 2)[0]
 					var lines []Line
 					for i, log := range r.logs {
 						xy := make(plotter.XYs, len(log))

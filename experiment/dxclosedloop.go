@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/ecnswitch/ecnswitch/closedloop"
+	"github.com/ecnswitch/ecnswitch/demo"
 )
 
 // dxClosedLoopExperiment is DX against DCTCP in the closed loop of package
@@ -79,6 +80,16 @@ func (e Env) progress(format string, a ...any) {
 	}
 }
 
+// virtualLoads are the loads of runs in virtual time: the ports' busy
+// fractions, and no machine to limit them.
+func virtualLoads(busy ...float64) []demo.Load {
+	ls := make([]demo.Load, len(busy))
+	for i, b := range busy {
+		ls[i] = demo.Load{Busy: b, WorkerCPU: -1}
+	}
+	return ls
+}
+
 // delayUS converts bytes at the bottleneck to µs of queueing at rate.
 func delayUS(bytes float64, rate int64) float64 { return bytes * 8 / float64(rate) * 1e6 }
 
@@ -126,7 +137,7 @@ func dxModelReport(env Env, duration time.Duration, pairs []dxModelPair) *Report
 func dxModelClaims(pairs []dxModelPair) []Claim {
 	two := pairs[0]
 	rate := two.dx.Scenario.Rate
-	busy := []float64{two.dx.Throughput, two.dctcp.Throughput}
+	busy := virtualLoads(two.dx.Throughput, two.dctcp.Throughput)
 	dm, cm := delayUS(two.dx.PortMean, rate), delayUS(two.dctcp.PortMean, rate)
 	dmed, cmed := two.dx.PortMedian/dxModelFrame, two.dctcp.PortMedian/dxModelFrame
 	dmax, cmax := two.dx.PortMax/dxModelFrame, two.dctcp.PortMax/dxModelFrame
@@ -135,27 +146,27 @@ func dxModelClaims(pairs []dxModelPair) []Claim {
 			Source: "004 Fig. 13, Table III", What: "mean queueing delay, DX vs DCTCP, 2 flows",
 			Paper: fmt.Sprintf("%.1f vs %.1f µs (%.2f×)", paperDXMean, paperDCTCPMean, paperDCTCPMean/paperDXMean),
 			Ours:  fmt.Sprintf("%.1f vs %.1f µs (%.2f×)", dm, cm, cm/max(dm, 1e-3)),
-			Busy:  busy, Rule: atLeastOf("DCTCP's mean", cm, dm, 2, "DX's"),
+			Loads: busy, Rule: atLeastOf("DCTCP's mean", cm, dm, 2, "DX's"),
 		},
 		{
 			Source: "004 Table III", What: "median queue, DX vs DCTCP, 2 flows",
 			Paper: fmt.Sprintf("%d vs %d pkt", paperDXMedian, paperDCTCPMedian),
 			Ours:  fmt.Sprintf("%.0f vs %.0f pkt", dmed, cmed),
-			Busy:  busy, Rule: atLeastOf("DCTCP's median", cmed, dmed, 2, "DX's"),
+			Loads: busy, Rule: atLeastOf("DCTCP's median", cmed, dmed, 2, "DX's"),
 		},
 		{
 			Source: "004 Table III", What: "max queue, DX vs DCTCP, 2 flows",
 			Paper: fmt.Sprintf("%d vs %d pkt", paperDXMax, paperDCTCPMax),
 			Ours:  fmt.Sprintf("%.0f vs %.0f pkt", dmax, cmax),
-			Busy:  busy, Rule: below("DX's max", dmax, cmax, "DCTCP's"),
+			Loads: busy, Rule: below("DX's max", dmax, cmax, "DCTCP's"),
 		},
 	}
 	for _, p := range pairs {
 		cs = append(cs, Claim{
 			Source: "004 §VI", What: fmt.Sprintf("utilisation, DX vs DCTCP, %d flows (both saturate the link)", p.n),
 			Paper: "both ≈ 100%", Ours: fmt.Sprintf("%.1f%% vs %.1f%% busy", 100*p.dx.Throughput, 100*p.dctcp.Throughput),
-			Busy: []float64{p.dx.Throughput, p.dctcp.Throughput},
-			Rule: atLeastOf("DX's busy", p.dx.Throughput, p.dctcp.Throughput, 0.95, "DCTCP's"),
+			Loads: virtualLoads(p.dx.Throughput, p.dctcp.Throughput),
+			Rule:  atLeastOf("DX's busy", p.dx.Throughput, p.dctcp.Throughput, 0.95, "DCTCP's"),
 		})
 	}
 	if e := two.dx.DXErrors; len(e) > 0 {
@@ -163,7 +174,7 @@ func dxModelClaims(pairs []dxModelPair) []Claim {
 		cs = append(cs, Claim{
 			Source: "004 Fig. 12", What: "σ of DX's queueing delay per packet against the switch's sojourn, 2 flows",
 			Paper: "1.98 µs (software stamps), 0.53 µs (hardware)", Ours: fmt.Sprintf("%.0f ns (exact stamps)", sd),
-			Busy: []float64{two.dx.Throughput}, Rule: atMost("σ", sd, 530, " ns").because("the paper's 0.53 µs with hardware stamps"),
+			Loads: virtualLoads(two.dx.Throughput), Rule: atMost("σ", sd, 530, " ns").because("the paper's 0.53 µs with hardware stamps"),
 		})
 	}
 	return cs

@@ -82,7 +82,7 @@ func sharpRuns(rate int64, warmup, duration time.Duration) []sharpRun {
 	one := []demo.Class{{Flows: sharpFlowsPerHost * (demo.Hosts - 1), Senders: []int{0, 1, 2, 3}}}
 	base := demo.Options{
 		Classes: one, Buffer: sharpBuffer, HostDelay: sharpHostDelays(sc), ECNSharp: ecn, CoDel: codel,
-		Warmup: warmup, Duration: duration, Sample: sampleEvery,
+		Warmup: warmup, Duration: duration, Sample: sampleEvery, RTOMin: sharpRTO,
 	}
 	tail, avg, dwrr := base, base, base
 	tail.K, tail.Schemes = sharpKTail, []string{demo.PerQueue, demo.ECNSharp, demo.CoDel}
@@ -93,61 +93,84 @@ func sharpRuns(rate int64, warmup, duration time.Duration) []sharpRun {
 	return []sharpRun{{"tail", tail}, {"avg", avg}, {"dwrr", dwrr}}
 }
 
+// sharpRTO is the hosts' least RTO. 000 states none; its DCTCP takes the
+// DCTCP paper's settings (§5.1), and we use the DCTCP testbed's 10 ms of
+// 001 §5.1.
+const sharpRTO = 10 * time.Millisecond
+
+// sharpHosts cites what the ECN♯ paper's hosts ran.
+const sharpHosts = "000 §5.1: \"We use DCTCP at the end host by default. In testbed experiments, we use the DCTCP in Linux kernel 4.9.0 … " +
+	"All endhosts in our evaluation are running DCTCP\"; no RTO_min is stated, so the hosts take the DCTCP testbed's 10 ms of 001 §5.1."
+
 func runECNSharp(ctx context.Context, env Env) (*Report, error) {
 	warmup, duration := env.times(demo.DefaultDuration)
-	var runs []*demo.Result
+	var runs [][]*demo.Result
 	for _, r := range sharpRuns(demo.DefaultRate, warmup, duration) {
-		res, err := env.demo(ctx, r.opts)
+		rs, err := env.demoRuns(ctx, r.opts)
 		if err != nil {
 			return nil, fmt.Errorf("ecnsharp-rtt: %s: %w", r.tag, err)
 		}
-		runs = append(runs, res)
+		runs = append(runs, rs)
 	}
 	return sharpReport(env, runs)
 }
 
-// sharpScheme is one scheme of the RTT-variation runs, measured.
+// sharpScheme is one scheme of the RTT-variation runs, measured: each
+// statistic the median of the runs'.
 type sharpScheme struct {
-	title     string
-	s         demo.SchemeResult
-	queue     float64 // mean port occupancy over the samples, packets of 1514 B
-	queueP99  float64
-	rtt, rtt9 time.Duration
+	title           string
+	s               demo.SchemeResult   // the first run, for the plots
+	runs            []demo.SchemeResult // every run
+	queue, queueP99 Runs                // port occupancy over the samples, packets of 1514 B: mean, p99
+	rtt, rtt9       Runs                // pooled smoothed RTT, ns: mean, p99
+	goodput         Runs                // bit/s
 }
 
-func newSharpScheme(title string, s demo.SchemeResult) sharpScheme {
-	var occ []float64
-	for _, smp := range s.Series {
-		occ = append(occ, float64(smp.PortBytes)/1514)
+func newSharpScheme(title string, ss []demo.SchemeResult) sharpScheme {
+	occ := func(s demo.SchemeResult) []float64 {
+		var o []float64
+		for _, smp := range s.Series {
+			o = append(o, float64(smp.PortBytes)/1514)
+		}
+		return o
 	}
-	x := sharpScheme{title: title, s: s, queue: mean(occ), queueP99: quantile(occ, 0.99)}
-	x.rtt, x.rtt9 = meanP99(pooled(s))
-	return x
+	return sharpScheme{
+		title: title, s: ss[0], runs: ss,
+		queue:    over(ss, func(s demo.SchemeResult) float64 { return mean(occ(s)) }),
+		queueP99: over(ss, func(s demo.SchemeResult) float64 { return quantile(occ(s), 0.99) }),
+		rtt:      over(ss, func(s demo.SchemeResult) float64 { m, _ := meanP99(pooled(s)); return float64(m) }),
+		rtt9:     over(ss, func(s demo.SchemeResult) float64 { _, p := meanP99(pooled(s)); return float64(p) }),
+		goodput:  over(ss, func(s demo.SchemeResult) float64 { return s.Goodput() }),
+	}
 }
 
-// sharpReport renders the runs of sharpRuns, in order.
-func sharpReport(env Env, runs []*demo.Result) (*Report, error) {
+// sharpReport renders the runs of sharpRuns, in order, each its rounds.
+func sharpReport(env Env, runs [][]*demo.Result) (*Report, error) {
 	if len(runs) != 3 {
-		return nil, fmt.Errorf("ecnsharp-rtt: %d runs, want 3", len(runs))
+		return nil, fmt.Errorf("ecnsharp-rtt: %d configurations ran, want 3", len(runs))
 	}
 	need := [][]string{{demo.PerQueue, demo.ECNSharp, demo.CoDel}, {demo.PerQueue}, {demo.ECNSharp, demo.TCN}}
-	for i, r := range runs {
-		for _, n := range need[i] {
-			if _, ok := scheme(r, n); !ok {
-				return nil, fmt.Errorf("ecnsharp-rtt: run %d lacks scheme %s", i+1, n)
+	for i, rs := range runs {
+		if len(rs) == 0 {
+			return nil, fmt.Errorf("ecnsharp-rtt: configuration %d did not run", i+1)
+		}
+		for _, r := range rs {
+			for _, n := range need[i] {
+				if _, ok := scheme(r, n); !ok {
+					return nil, fmt.Errorf("ecnsharp-rtt: a run of configuration %d lacks scheme %s", i+1, n)
+				}
 			}
 		}
 	}
-	if len(runs[2].Flows) != 3 {
-		return nil, fmt.Errorf("ecnsharp-rtt: the DWRR run has %d queues, want 3", len(runs[2].Flows))
+	if len(runs[2][0].Flows) != 3 {
+		return nil, fmt.Errorf("ecnsharp-rtt: the DWRR run has %d queues, want 3", len(runs[2][0].Flows))
 	}
-	r0 := runs[0]
+	r0 := runs[0][0]
 	sc := ecnsharpScaling(r0.Rate)
-	get := func(r *demo.Result, name string) demo.SchemeResult { s, _ := scheme(r, name); return s }
-	tail := newSharpScheme(fmt.Sprintf("DCTCP-RED-Tail (K = %d KB)", sharpKTail/1000), get(runs[0], demo.PerQueue))
-	avg := newSharpScheme(fmt.Sprintf("DCTCP-RED-AVG (K = %d KB)", sharpKAvg/1000), get(runs[1], demo.PerQueue))
-	sharp := newSharpScheme("ECN♯", get(runs[0], demo.ECNSharp))
-	codel := newSharpScheme("CoDel", get(runs[0], demo.CoDel))
+	tail := newSharpScheme(fmt.Sprintf("DCTCP-RED-Tail (K = %d KB)", sharpKTail/1000), schemeRuns(runs[0], demo.PerQueue))
+	avg := newSharpScheme(fmt.Sprintf("DCTCP-RED-AVG (K = %d KB)", sharpKAvg/1000), schemeRuns(runs[1], demo.PerQueue))
+	sharp := newSharpScheme("ECN♯", schemeRuns(runs[0], demo.ECNSharp))
+	codel := newSharpScheme("CoDel", schemeRuns(runs[0], demo.CoDel))
 	all := []sharpScheme{tail, avg, codel, sharp}
 
 	var delays []string
@@ -164,81 +187,105 @@ func sharpReport(env Env, runs []*demo.Result) (*Report, error) {
 			"CoDel with target %v and interval %v; ECN♯ with ins_target %v, pst_target %v and pst_interval %v (000 §3.4's rule of thumb). "+
 			"Queue occupancy is the bottleneck port's backlog sampled every %v.",
 			sharpKTail/1000, sharpKAvg/1000, sc.Time(sharpTarget), sc.Time(sharpInterval), sc.Time(sharpInterval), sc.Time(sharpTarget), sc.Time(sharpInterval), sampleEvery),
-		fmt.Sprintf("DWRR 2:1:1 (000 §5.5, Fig. 19): three queues of quanta 2, 1 and 1 MTU, one flow each from h1, h2, h3 (no added delay), all started together, ECN♯ as above. Each run lasts %v after %v of warm-up.",
-			r0.Duration, r0.Warmup),
+		fmt.Sprintf("DWRR 2:1:1 (000 §5.5, Fig. 19): three queues of quanta 2, 1 and 1 MTU, one flow each from h1, h2, h3 (no added delay), all started together, ECN♯ as above. "+
+			"Each run lasts %v after %v of warm-up; each configuration runs %d times, its schemes in turn.",
+			r0.Duration, r0.Warmup, len(runs[0])),
 	}
+	rep.Transport, rep.NonECT = hostsText(r0, sharpHosts), nonECTDrop
 	rep.Scaling = sc.String() + " So the base RTTs of 70–210 µs become " + fmt.Sprintf("%v–%v", sc.Time(sharpRTTLow).Round(time.Microsecond), sc.Time(sharpRTTHigh).Round(time.Microsecond)) +
 		", the time targets grow the same, and the byte thresholds (250 KB, 80 KB) stay: each is the same multiple of the bandwidth-delay product as in the paper."
 	rep.Limits = []string{
 		"Incast (000 §5.4, Fig. 16–17: query completion with 25 to 200 concurrent senders) is its own experiment, ecnsharp-incast.",
 		"The paper drives these schemes with the web-search workload and reports FCT (Fig. 9–11) and, in simulation, the queue under query traffic (Fig. 16); " +
 			"we run long-lived flows and compare the standing queue and the goodput, which is what those figures' differences come from.",
-		"DCTCP is not in this kernel: cubic with ECN stands in for the paper's DCTCP.",
-		fmt.Sprintf("One run per scheme, no repetitions: each verdict rests on a single %v window.", r0.Duration),
 	}
-	redQ := 1 - sharp.queue/tail.queue
+	pk := func(x float64) string { return fmt.Sprintf("%.0f", x) }
+	mb := func(x float64) string { return fmt.Sprintf("%.0f", x/1e6) }
+	tq, sq := tail.queue.Median(), sharp.queue.Median()
 	rep.Claims = append(rep.Claims, Claim{
 		Source: "000 Fig. 16", What: "mean queue occupancy, ECN♯ vs DCTCP-RED-Tail",
-		Paper: "8 vs 182 packets (95.6% lower)", Ours: fmt.Sprintf("%.0f vs %.0f packets (%s)", sharp.queue, tail.queue, lowerBy(redQ, 0)),
-		Busy: []float64{sharp.s.Busy, tail.s.Busy}, Rule: lower("ECN♯", tail.queue, sharp.queue, 0.5, 1),
+		Paper: "8 vs 182 packets (95.6% lower)", Ours: fmt.Sprintf("%s vs %s packets (%s)", sharp.queue.Format(pk), tail.queue.Format(pk), lowerBy(1-sq/tq, 0)),
+		Loads: loadsOf(sharp.runs, tail.runs), Rule: lower("ECN♯", tq, sq, 0.5, 1),
 	})
-	lossAvg := 1 - avg.s.Goodput()/tail.s.Goodput()
+	tg, ag, sg := tail.goodput.Median(), avg.goodput.Median(), sharp.goodput.Median()
 	rep.Claims = append(rep.Claims, Claim{
 		Source: "000 §2.3 Obs. 1", What: "goodput, DCTCP-RED-AVG vs DCTCP-RED-Tail",
-		Paper: "K from the mean RTT loses throughput (8% longer large-flow FCT)", Ours: fmt.Sprintf("%.0f vs %.0f Mbit/s (%s)", avg.s.Goodput()/1e6, tail.s.Goodput()/1e6, lowerBy(lossAvg, 1)),
-		Busy: []float64{avg.s.Busy, tail.s.Busy}, Rule: lower("AVG", tail.s.Goodput(), avg.s.Goodput(), 0.02, 0.3),
+		Paper: "K from the mean RTT loses throughput (8% longer large-flow FCT)",
+		Ours:  fmt.Sprintf("%s vs %s Mbit/s (%s)", avg.goodput.Format(mb), tail.goodput.Format(mb), lowerBy(1-ag/tg, 1)),
+		Loads: loadsOf(avg.runs, tail.runs), Rule: lower("AVG", tg, ag, 0.02, 0.3),
 	})
-	keep := sharp.s.Goodput() / tail.s.Goodput()
 	rep.Claims = append(rep.Claims, Claim{
 		Source: "000 §5.2", What: "goodput, ECN♯ vs DCTCP-RED-Tail",
-		Paper: "similar (large flows' FCT within a few %)", Ours: fmt.Sprintf("%.0f vs %.0f Mbit/s (%.1f%%)", sharp.s.Goodput()/1e6, tail.s.Goodput()/1e6, 100*keep),
-		Busy: []float64{sharp.s.Busy, tail.s.Busy}, Rule: atLeastOf("ECN♯", sharp.s.Goodput(), tail.s.Goodput(), 0.95, "Tail's"),
+		Paper: "similar (large flows' FCT within a few %)", Ours: fmt.Sprintf("%s vs %s Mbit/s (%.1f%%)", sharp.goodput.Format(mb), tail.goodput.Format(mb), 100*sg/tg),
+		Loads: loadsOf(sharp.runs, tail.runs), Rule: atLeastOf("ECN♯", sg, tg, 0.95, "Tail's"),
 	})
-	dw := get(runs[2], demo.ECNSharp)
+	dw, tcn := schemeRuns(runs[2], demo.ECNSharp), schemeRuns(runs[2], demo.TCN)
+	most := runs[2][0].MaxGoodput()
 	want := []float64{0.5, 0.25, 0.25}
 	var got []float64
 	var ours []string
 	for q := range want {
-		got = append(got, dw.Queues[q].Goodput/runs[2].MaxGoodput())
-		ours = append(ours, fmt.Sprintf("%.0f", dw.Queues[q].Goodput/1e6))
+		g := over(dw, func(s demo.SchemeResult) float64 { return s.Queues[q].Goodput })
+		got = append(got, g.Median()/most)
+		ours = append(ours, g.Format(mb))
 	}
 	rep.Claims = append(rep.Claims, Claim{
 		Source: "000 Fig. 19a", What: "ECN♯ under DWRR 2:1:1: goodput per queue",
-		Paper: "4.82 / 2.40 / 2.40 Gbit/s of 9.6", Ours: strings.Join(ours, " / ") + fmt.Sprintf(" Mbit/s of %.0f", runs[2].MaxGoodput()/1e6),
-		Busy: []float64{dw.Busy}, Rule: shares(got, want, 0.1),
+		Paper: "4.82 / 2.40 / 2.40 Gbit/s of 9.6", Ours: strings.Join(ours, " / ") + fmt.Sprintf(" Mbit/s of %.0f", most/1e6),
+		Loads: loadsOf(dw), Rule: shares(got, want, 0.1),
 	})
-	tcn := get(runs[2], demo.TCN)
-	dd, td := meanDelay(dw), meanDelay(tcn)
+	delay := func(s demo.SchemeResult) float64 { return float64(meanDelay(s)) }
+	dd, td := over(dw, delay), over(tcn, delay)
+	us := func(x float64) string { return micros(time.Duration(x)) }
 	rep.Claims = append(rep.Claims, Claim{
 		Source: "000 §5.4, Fig. 19", What: fmt.Sprintf("mean queueing delay under DWRR 2:1:1, ECN♯ vs TCN (threshold %v)", sc.Time(sharpTCN).Round(time.Microsecond)),
-		Paper: "ECN♯ lower: short flows' mean FCT 2341 vs 2913 µs (19.6% lower)", Ours: fmt.Sprintf("%s vs %s (%s)", micros(dd), micros(td), lowerBy(1-float64(dd)/float64(max(td, 1)), 0)),
-		Busy: []float64{dw.Busy, tcn.Busy}, Rule: below("ECN♯", float64(dd), float64(td), "TCN"),
+		Paper: "ECN♯ lower: short flows' mean FCT 2341 vs 2913 µs (19.6% lower)",
+		Ours:  fmt.Sprintf("%s vs %s (%s)", dd.Format(us), td.Format(us), lowerBy(1-dd.Median()/max(td.Median(), 1), 0)),
+		Loads: loadsOf(dw, tcn), Rule: below("ECN♯", dd.Median(), td.Median(), "TCN"),
 	})
 
 	t := Table{
 		Title:  "RTT variation: one queue, 8 flows, base RTTs " + fmt.Sprintf("%v–%v", sc.Time(sharpRTTLow).Round(time.Microsecond), sc.Time(sharpRTTHigh).Round(time.Microsecond)),
 		Header: []string{"scheme", "goodput", "queue mean / p99 (packets)", "queueing delay mean / p99", "RTT mean / p99", "CE marks", "drops", "port busy"},
-		Note:   "Goodput in Mbit/s, as a share of C·1448/1538. Queue in packets of 1514 B, from the samples; queueing delay is the switch's enqueue-to-dequeue time.",
+		Note: fmt.Sprintf("Medians of %d runs. Goodput in Mbit/s, as a share of C·1448/1538. Queue in packets of 1514 B, from the samples; "+
+			"queueing delay is the switch's enqueue-to-dequeue time.", len(runs[0])),
 	}
 	for _, x := range all {
-		q := x.s.Queues[0]
+		m := func(f func(demo.SchemeResult) float64) float64 { return over(x.runs, f).Median() }
+		g := x.goodput.Median()
 		t.Rows = append(t.Rows, []string{x.title,
-			fmt.Sprintf("%.0f (%.1f%%)", x.s.Goodput()/1e6, 100*x.s.Goodput()/r0.MaxGoodput()),
-			fmt.Sprintf("%.0f / %.0f", x.queue, x.queueP99), micros(q.MeanDelay) + " / " + micros(q.P99Delay),
-			micros(x.rtt) + " / " + micros(x.rtt9), fmt.Sprint(q.Marks), fmt.Sprint(q.Drops), Busy(x.s.Busy)})
+			fmt.Sprintf("%.0f (%.1f%%)", g/1e6, 100*g/r0.MaxGoodput()),
+			fmt.Sprintf("%.0f / %.0f", x.queue.Median(), x.queueP99.Median()),
+			micros(time.Duration(m(func(s demo.SchemeResult) float64 { return float64(s.Queues[0].MeanDelay) }))) + " / " +
+				micros(time.Duration(m(func(s demo.SchemeResult) float64 { return float64(s.Queues[0].P99Delay) }))),
+			micros(time.Duration(x.rtt.Median())) + " / " + micros(time.Duration(x.rtt9.Median())),
+			fmt.Sprintf("%.0f", m(func(s demo.SchemeResult) float64 { return float64(s.Queues[0].Marks) })),
+			fmt.Sprintf("%.0f", m(func(s demo.SchemeResult) float64 { return float64(s.Queues[0].Drops) })),
+			busyRuns(x.runs)})
 	}
 	t2 := Table{
 		Title:  "DWRR 2:1:1, ECN♯ and TCN",
 		Header: []string{"scheme", "queue (weight)", "goodput (Mbit/s)", "share", "queueing delay mean / p99", "CE marks", "port busy"},
+		Note:   fmt.Sprintf("Medians of %d runs.", len(runs[2])),
 	}
-	for _, s := range []demo.SchemeResult{dw, tcn} {
+	for _, ss := range [][]demo.SchemeResult{dw, tcn} {
 		for q, w := range []int{2, 1, 1} {
-			x := s.Queues[q]
-			t2.Rows = append(t2.Rows, []string{s.Title, fmt.Sprintf("%d (%d)", q+1, w), fmt.Sprintf("%.0f", x.Goodput/1e6), fmt.Sprintf("%.1f%%", 100*x.Share),
-				micros(x.MeanDelay) + " / " + micros(x.P99Delay), fmt.Sprint(x.Marks), Busy(s.Busy)})
+			m := func(f func(demo.QueueResult) float64) float64 {
+				return over(ss, func(s demo.SchemeResult) float64 { return f(s.Queues[q]) }).Median()
+			}
+			t2.Rows = append(t2.Rows, []string{ss[0].Title, fmt.Sprintf("%d (%d)", q+1, w),
+				fmt.Sprintf("%.0f", m(func(x demo.QueueResult) float64 { return x.Goodput / 1e6 })),
+				fmt.Sprintf("%.1f%%", 100*m(func(x demo.QueueResult) float64 { return x.Share })),
+				micros(time.Duration(m(func(x demo.QueueResult) float64 { return float64(x.MeanDelay) }))) + " / " +
+					micros(time.Duration(m(func(x demo.QueueResult) float64 { return float64(x.P99Delay) }))),
+				fmt.Sprintf("%.0f", m(func(x demo.QueueResult) float64 { return float64(x.Marks) })), busyRuns(ss)})
 		}
 	}
-	rep.Tables = []Table{t, t2}
+	var loads []loadRow
+	for i, tag := range []string{"Tail, ECN♯, CoDel", "AVG", "DWRR 2:1:1"} {
+		loads = append(loads, demoLoadRows(tag, runs[i])...)
+	}
+	rep.Tables = []Table{t, t2, loadTable(loads)}
 	rep.Plots = []Plot{{
 		File:    "queue.png",
 		Caption: fmt.Sprintf("The bottleneck port's queue over the measured window, sampled every %v (000 Fig. 16 plots the same for its simulation).", sampleEvery),
@@ -264,7 +311,7 @@ func sharpReport(env Env, runs []*demo.Result) (*Report, error) {
 			var lines []Line
 			for q, w := range []int{2, 1, 1} {
 				l := Line{Label: fmt.Sprintf("queue %d (weight %d)", q+1, w)}
-				for _, smp := range dw.Series {
+				for _, smp := range dw[0].Series {
 					l.XY = append(l.XY, plotter.XY{X: smp.At.Seconds(), Y: smp.Goodput[q] / 1e6})
 				}
 				lines = append(lines, l)
@@ -273,7 +320,7 @@ func sharpReport(env Env, runs []*demo.Result) (*Report, error) {
 			if err != nil {
 				return err
 			}
-			p.Y.Max = max(p.Y.Max, float64(runs[2].Rate)/1e6)
+			p.Y.Max = max(p.Y.Max, float64(runs[2][0].Rate)/1e6)
 			return saveTiles(path, 1, []*plot.Plot{p}, 6*vg.Inch, 4*vg.Inch)
 		},
 	}}

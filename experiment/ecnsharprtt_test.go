@@ -50,7 +50,7 @@ func TestSharpRuns(t *testing.T) {
 
 // sharpResults are the three runs with the given mean queues (packets)
 // for Tail and ECN♯, AVG's goodput loss and the DWRR shares.
-func sharpResults(tailQ, sharpQ, avgLoss float64, shares []float64, busy float64) []*demo.Result {
+func sharpResults(tailQ, sharpQ, avgLoss float64, shares []float64, busy float64) [][]*demo.Result {
 	mk := func(flows []int, schemes map[string]float64, queue map[string]float64, qshares []float64) *demo.Result {
 		r := &demo.Result{Rate: demo.DefaultRate, K: sharpKTail, Buffer: sharpBuffer, Bucket: 2500, Flows: flows, CC: "cubic", Warmup: time.Second, Duration: 10 * time.Second}
 		for _, name := range []string{demo.PerQueue, demo.ECNSharp, demo.CoDel, demo.TCN} {
@@ -58,7 +58,7 @@ func sharpResults(tailQ, sharpQ, avgLoss float64, shares []float64, busy float64
 			if !ok {
 				continue
 			}
-			s := demo.SchemeResult{Scheme: name, Title: demo.Title(name), Busy: busy}
+			s := demo.SchemeResult{Scheme: name, Title: demo.Title(name), Busy: busy, Load: testLoad(busy)}
 			for _, sh := range qshares {
 				s.Queues = append(s.Queues, demo.QueueResult{Goodput: g * sh * r.MaxGoodput(), Share: sh, MeanDelay: time.Duration(queue[name] * 12_000)})
 				s.RTTs = append(s.RTTs, rtts(time.Millisecond, 2*time.Millisecond, 10))
@@ -70,15 +70,15 @@ func sharpResults(tailQ, sharpQ, avgLoss float64, shares []float64, busy float64
 		}
 		return r
 	}
-	return []*demo.Result{
-		mk([]int{8}, map[string]float64{demo.PerQueue: 0.98, demo.ECNSharp: 0.97, demo.CoDel: 0.9}, map[string]float64{demo.PerQueue: tailQ, demo.ECNSharp: sharpQ, demo.CoDel: 5}, []float64{1}),
-		mk([]int{8}, map[string]float64{demo.PerQueue: 0.98 * (1 - avgLoss)}, map[string]float64{demo.PerQueue: 40}, []float64{1}),
-		mk([]int{1, 1, 1}, map[string]float64{demo.ECNSharp: 0.97, demo.TCN: 0.97}, map[string]float64{demo.ECNSharp: sharpQ, demo.TCN: tailQ}, shares),
+	return [][]*demo.Result{
+		rounds(mk([]int{8}, map[string]float64{demo.PerQueue: 0.98, demo.ECNSharp: 0.97, demo.CoDel: 0.9}, map[string]float64{demo.PerQueue: tailQ, demo.ECNSharp: sharpQ, demo.CoDel: 5}, []float64{1})),
+		rounds(mk([]int{8}, map[string]float64{demo.PerQueue: 0.98 * (1 - avgLoss)}, map[string]float64{demo.PerQueue: 40}, []float64{1})),
+		rounds(mk([]int{1, 1, 1}, map[string]float64{demo.ECNSharp: 0.97, demo.TCN: 0.97}, map[string]float64{demo.ECNSharp: sharpQ, demo.TCN: tailQ}, shares)),
 	}
 }
 
 func TestSharpClaims(t *testing.T) {
-	verdicts := func(runs []*demo.Result) []bool {
+	verdicts := func(runs [][]*demo.Result) []bool {
 		rep, err := sharpReport(Env{Command: "test"}, runs)
 		if err != nil {
 			t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 
 	"gonum.org/v1/plot"
 
+	"github.com/ecnswitch/ecnswitch/demo"
 	"github.com/ecnswitch/ecnswitch/internal/buildinfo"
 )
 
@@ -41,21 +42,20 @@ func TestScaling(t *testing.T) {
 	}
 }
 
-// TestBusy: a run is comparable from MinBusy up, and the report says so
-// beside the number.
+// TestBusy: a run below MinBusy is not comparable when the machine
+// limited it, and the report says so beside the number.
 func TestBusy(t *testing.T) {
 	for _, c := range []struct {
-		busy float64
-		ok   bool
+		load demo.Load
 		text string
 	}{
-		{0.99, true, "99.0%"},
-		{0.95, true, "95.0%"},
-		{0.9499, false, "95.0% (not comparable)"},
-		{0.5, false, "50.0% (not comparable)"},
+		{testLoad(0.99), "99.0%"},
+		{testLoad(0.95), "95.0%"},
+		{testLoad(0.9499), "95.0% (not comparable)"},
+		{demo.Load{Busy: 0.5}, "50.0%"}, // nothing limited it: the scheme's utilisation
 	} {
-		if Comparable(c.busy) != c.ok || Busy(c.busy) != c.text {
-			t.Errorf("busy %g: Comparable %v, Busy %q; want %v, %q", c.busy, Comparable(c.busy), Busy(c.busy), c.ok, c.text)
+		if got := loadBusy(c.load); got != c.text {
+			t.Errorf("busy %g: %q, want %q", c.load.Busy, got, c.text)
 		}
 	}
 	for _, c := range []struct {
@@ -63,10 +63,10 @@ func TestBusy(t *testing.T) {
 		want  string
 		busy  string
 	}{
-		{Claim{Rule: Rule{holds: true}, Busy: []float64{0.97, 0.98}}, "holds", "97.0–98.0%"},
-		{Claim{Rule: Rule{holds: false}, Busy: []float64{0.97}}, "does not hold", "97.0%"},
-		{Claim{Rule: Rule{holds: true}, Busy: []float64{0.97, 0.93}}, "holds (not comparable)", "93.0–97.0% (not comparable)"},
-		{Claim{Rule: Rule{holds: false}, Busy: []float64{0.5}}, "does not hold (not comparable)", "50.0% (not comparable)"},
+		{Claim{Rule: Rule{holds: true}, Loads: []demo.Load{testLoad(0.97), testLoad(0.98)}}, "holds", "97.0–98.0%"},
+		{Claim{Rule: Rule{holds: false}, Loads: []demo.Load{testLoad(0.97)}}, "does not hold", "97.0%"},
+		{Claim{Rule: Rule{holds: true}, Loads: []demo.Load{testLoad(0.97), testLoad(0.93)}}, "holds (not comparable)", "93.0–97.0% (not comparable)"},
+		{Claim{Rule: Rule{holds: false}, Loads: []demo.Load{testLoad(0.5)}}, "does not hold (not comparable)", "50.0% (not comparable)"},
 	} {
 		if got := c.claim.Verdict(); got != c.want {
 			t.Errorf("%+v: Verdict %q, want %q", c.claim, got, c.want)
@@ -89,8 +89,8 @@ func TestReportWrite(t *testing.T) {
 		Setup:   []string{"Two hosts."},
 		Scaling: Scaling{PaperRate: 10e9, Rate: 995e6}.String(),
 		Claims: []Claim{
-			{Source: "001 Fig. 3(a)", What: "ratio", Paper: "1.34", Ours: "1.50", Busy: []float64{0.97}, Rule: Rule{true, "in [1.1, 2.7]"}},
-			{Source: "001 Fig. 6(b)", What: "a|b", Paper: "−32%", Ours: "−5%", Busy: []float64{0.90}, Rule: Rule{false, "lower by 10–70%"}},
+			{Source: "001 Fig. 3(a)", What: "ratio", Paper: "1.34", Ours: "1.50", Loads: []demo.Load{testLoad(0.97)}, Rule: Rule{true, "in [1.1, 2.7]"}},
+			{Source: "001 Fig. 6(b)", What: "a|b", Paper: "−32%", Ours: "−5%", Loads: []demo.Load{testLoad(0.90)}, Rule: Rule{false, "lower by 10–70%"}},
 		},
 		Tables: []Table{{Title: "runs", Header: []string{"scheme", "busy"}, Rows: [][]string{{"MQ-ECN", Busy(0.97)}}, Note: "a note"}},
 		Plots: []Plot{{File: "cdf.png", Caption: "a CDF", Draw: func(path string) error {
@@ -114,8 +114,8 @@ func TestReportWrite(t *testing.T) {
 		"Made by `ecnswitch experiment x` on 2026-11-23 18:00 UTC.",
 		"\n\nRan on ecnswitch (devel) (106b487abcde) built with go1.26.0 on Linux 6.18.44, 2 × AMD EPYC (amd64).\n\n",
 		"## Scaling\n\nThe paper measured at 10 Gbit/s",
-		"| 001 Fig. 3(a) | ratio | 1.34 | 1.50 | 97.0% | **holds** | in [1.1, 2.7] |",
-		`| 001 Fig. 6(b) | a\|b | −32% | −5% | 90.0% (not comparable) | **does not hold (not comparable)** | lower by 10–70% |`,
+		"| 001 Fig. 3(a) | ratio | 1.34 | 1.50 | 97.0% | **holds** | in [1.1, 2.7] | – |",
+		`| 001 Fig. 6(b) | a\|b | −32% | −5% | 90.0% (not comparable) | **does not hold (not comparable)** | lower by 10–70% | machine-limited in 1 of 1 runs: CPU 1 100% busy |`,
 		"## runs\n\n| scheme | busy |\n| --- | --- |\n| MQ-ECN | 97.0% |\n\na note\n",
 		"![cdf.png](cdf.png)\n\na CDF",
 		"## Limits\n\n- stops at 8 senders\n",

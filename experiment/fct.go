@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"math/rand/v2"
-	"net"
-	"net/netip"
 	"slices"
 	"strings"
 	"sync"
@@ -20,7 +17,6 @@ import (
 	"gonum.org/v1/plot"
 
 	"github.com/ecnswitch/ecnswitch/demo"
-	"github.com/ecnswitch/ecnswitch/testbed"
 )
 
 // fctExperiment is the papers' realistic-workload experiment as 001 §5.1.2
@@ -48,8 +44,12 @@ func fctExperiment(workload string) Experiment {
 }
 
 // The experiment's setting (001 §5.1): 4 equal-quantum DWRR queues, the
-// demo's 96 KB port buffer and K = 32 KB.
+// demo's 96 KB port buffer and K = 32 KB, the hosts' RTO_min 10 ms; and
+// the persistent connections each server opens per queue before the
+// flows start (more open as flows need them).
 const (
+	fctRTO      = 10 * time.Millisecond
+	fctConns    = 4
 	fctQueues   = 4
 	fctSmall    = 100_000    // bytes: small flows are (0, 100 KB] (001 §5.1.2)
 	fctLarge    = 10_000_000 // bytes: large flows are over 10 MB
@@ -95,13 +95,23 @@ func fctArrivals(cdf *CDF, load float64, rate int64, duration time.Duration, see
 	}
 }
 
-// fctRun is one scheme at one load.
+// fctHosts cites what the paper's hosts ran.
+const fctHosts = "001 §5.1: \"All the servers run Linux kernel 3.18.11 and DCTCP is enabled. We set TCP RTOmin to 10ms\"; §5.1.2: " +
+	"\"The client application, running on 1 server, generates requests through persistent TCP connections to the other 8 servers\". " +
+	"Our client runs on h5 and fetches from h1–h4: each keeps connections open to it, per queue, and a flow is one request on an idle one " +
+	"(a new one opens when all of its server's and queue's are busy). A connection idle for longer than its RTO restarts from the initial " +
+	"window (net.ipv4.tcp_slow_start_after_idle, on as in the paper's kernel)."
+
+// fctRun is one scheme at one load, in one run.
 type fctRun struct {
 	scheme     string
 	load       float64
+	round      int // which of the runs, from 0
 	flows      []fctFlow
 	carried    float64 // share of the flows' bytes in flows that finished
 	unfinished int
+	load0      demo.Load  // the machine over the flows
+	drops      demo.Drops // the switch's, every port, over the flows
 }
 
 func runFCT(ctx context.Context, env Env, workload string) (*Report, error) {
@@ -115,21 +125,26 @@ func runFCT(ctx context.Context, env Env, workload string) (*Report, error) {
 		classes[q] = demo.Class{Flows: 1, Senders: []int{0, 1, 2, 3}} // the demo's long-lived flows are not used
 	}
 	var runs []fctRun
-	o, err := env.withBed(ctx, demo.Options{Classes: classes}, func(b *bed) error {
-		for _, name := range fctSchemes {
+	o, err := env.withBed(ctx, demo.Options{Classes: classes, RTOMin: fctRTO}, func(b *bed) error {
+		for round := range env.runs() {
 			for i, load := range fctLoads {
-				if err := ctx.Err(); err != nil {
-					return err
+				// Every scheme of a round sees the same flows; each round
+				// draws its own.
+				flows := fctArrivals(cdf, load, b.options().Rate, duration, uint64(100*round+i+1))
+				for _, name := range fctSchemes {
+					if err := ctx.Err(); err != nil {
+						return err
+					}
+					env.say("fct: run %d, %s at %.0f%% load: %d flows over %v", round+1, demo.Title(name), 100*load, len(flows), duration)
+					r, err := runFlows(ctx, b, name, load, flows, duration)
+					if err != nil {
+						return fmt.Errorf("%s at %.0f%% load: %w", name, 100*load, err)
+					}
+					r.round = round
+					env.say("fct: run %d, %s at %.0f%% load: %.1f%% of the bytes carried, %d flows unfinished; %s; drops %s",
+						round+1, demo.Title(name), 100*load, 100*r.carried, r.unfinished, r.load0, r.drops)
+					runs = append(runs, r)
 				}
-				flows := fctArrivals(cdf, load, b.options().Rate, duration, uint64(i+1))
-				env.say("fct: %s at %.0f%% load: %d flows over %v", demo.Title(name), 100*load, len(flows), duration)
-				r, err := runFlows(ctx, b, name, load, flows, duration)
-				if err != nil {
-					return fmt.Errorf("%s at %.0f%% load: %w", name, 100*load, err)
-				}
-				env.say("fct: %s at %.0f%% load: %.1f%% of the bytes carried, %d flows unfinished",
-					demo.Title(name), 100*load, 100*r.carried, r.unfinished)
-				runs = append(runs, r)
 			}
 		}
 		return nil
@@ -140,28 +155,27 @@ func runFCT(ctx context.Context, env Env, workload string) (*Report, error) {
 	return fctReport(env, o, workload, duration, runs)
 }
 
-// runFlows starts the switch of scheme name, plays flows against it and
-// stops it.
+// runFlows starts the switch of scheme name, plays flows against it
+// through the fetcher's persistent connections, and stops it.
 func runFlows(ctx context.Context, b *bed, name string, load float64, flows []fctFlow, duration time.Duration) (fctRun, error) {
 	r := fctRun{scheme: name, load: load, flows: slices.Clone(flows)}
-	err := b.withSwitch(name, func(demo.Switch) (err error) {
+	err := b.withSwitch(name, func(sw demo.Switch) (err error) {
 		hosts := b.hosts()
-		rcv := hosts[demo.Bottleneck]
-		ln, err := rcv.ListenTCP(0)
+		f, err := newFetcher(ctx, hosts[demo.Bottleneck], hosts[:demo.Bottleneck], fctQueues, fctConns)
 		if err != nil {
 			return err
 		}
-		srv := serveSink(ln)
-		defer func() { err = errors.Join(err, srv.close()) }()
-		dst := netip.AddrPortFrom(rcv.IPv4, uint16(ln.Addr().(*net.TCPAddr).Port))
+		defer func() { err = errors.Join(err, f.close()) }()
 
 		play, cancel := context.WithTimeout(ctx, duration+fctDrain)
 		defer cancel()
+		st0, drops0 := sw.Stats(), switchDrops(sw)
+		meter := demo.StartMeter(st0, nil)
 		start := time.Now()
 		var wg sync.WaitGroup
 		for i := range r.flows {
-			f := &r.flows[i]
-			if d := time.Until(start.Add(f.at)); d > 0 {
+			fl := &r.flows[i]
+			if d := time.Until(start.Add(fl.at)); d > 0 {
 				select {
 				case <-play.Done():
 				case <-time.After(d):
@@ -170,9 +184,13 @@ func runFlows(ctx context.Context, b *bed, name string, load float64, flows []fc
 			if play.Err() != nil {
 				break
 			}
-			wg.Go(func() { f.fct, f.done = sendFlow(play, hosts[f.host], dst, demo.DSCP(f.queue), f.size) })
+			wg.Go(func() { fl.fct, fl.done = f.fetch(play, fl.host, fl.queue, fl.size) })
 		}
 		wg.Wait()
+		st1 := sw.Stats()
+		r.load0 = meter.Stop(st1, demo.PortBusy(st0.Ports[demo.Bottleneck], st1.Ports[demo.Bottleneck], b.options().Rate, time.Since(start)))
+		r.load0.Open = true
+		r.drops = switchDrops(sw).Sub(drops0)
 		r.carried, r.unfinished = carried(r.flows)
 		return ctx.Err() // only the parent's cancellation: the drain timeout leaves flows unfinished, counted
 	})
@@ -197,30 +215,6 @@ func carried(flows []fctFlow) (share float64, unfinished int) {
 	return delivered / offered, unfinished
 }
 
-// sendFlow sends one flow of size bytes from h to dst and returns its
-// completion time: from before the connection is opened until the
-// receiver, having read every byte, closes its end.
-func sendFlow(ctx context.Context, h testbed.Host, dst netip.AddrPort, dscp uint8, size int64) (time.Duration, bool) {
-	start := time.Now()
-	c, err := h.DialTCP(ctx, dst, dscp)
-	if err != nil {
-		return 0, false
-	}
-	defer c.Close()
-	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
-	defer stop()
-	if _, err := io.CopyN(c, zeros{}, size); err != nil {
-		return 0, false
-	}
-	if err := c.(*net.TCPConn).CloseWrite(); err != nil {
-		return 0, false
-	}
-	if _, err := io.Copy(io.Discard, c); err != nil {
-		return 0, false
-	}
-	return time.Since(start), true
-}
-
 // fctStats are the FCT statistics of one run's finished flows of a size
 // class: mean and 99th percentile (nearest rank), and how many.
 type fctStats struct {
@@ -241,16 +235,42 @@ func statsOf(r fctRun, keep func(size int64) bool) fctStats {
 
 func small(size int64) bool { return size <= fctSmall }
 func large(size int64) bool { return size > fctLarge }
-func every(int64) bool      { return true }
+func all(int64) bool        { return true }
 
 // fctReport renders the runs, fctSchemes × fctLoads in that order.
 func fctReport(env Env, o demo.Options, workload string, duration time.Duration, runs []fctRun) (*Report, error) {
-	if len(runs) != len(fctSchemes)*len(fctLoads) {
-		return nil, fmt.Errorf("fct: %d runs, want %d", len(runs), len(fctSchemes)*len(fctLoads))
+	nruns := 0
+	for _, r := range runs {
+		nruns = max(nruns, r.round+1)
 	}
-	at := func(scheme string, load float64) fctRun {
-		i := slices.IndexFunc(runs, func(r fctRun) bool { return r.scheme == scheme && r.load == load })
-		return runs[i]
+	if nruns == 0 || len(runs) != nruns*len(fctSchemes)*len(fctLoads) {
+		return nil, fmt.Errorf("fct: %d runs, want %d schemes × %d loads × the rounds", len(runs), len(fctSchemes), len(fctLoads))
+	}
+	// every returns the runs of scheme at load, one a round.
+	every := func(scheme string, load float64) []fctRun {
+		var out []fctRun
+		for _, r := range runs {
+			if r.scheme == scheme && r.load == load {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	// stat returns a statistic of a size class over the runs of scheme at
+	// load, in ns.
+	stat := func(scheme string, load float64, keep func(int64) bool, f func(fctStats) time.Duration) Runs {
+		return over(every(scheme, load), func(r fctRun) float64 { return float64(f(statsOf(r, keep))) })
+	}
+	meanOf := func(st fctStats) time.Duration { return st.mean }
+	p99Of := func(st fctStats) time.Duration { return st.p99 }
+	loadsAt := func(load float64, names ...string) []demo.Load {
+		var ls []demo.Load
+		for _, n := range names {
+			for _, r := range every(n, load) {
+				ls = append(ls, r.load0)
+			}
+		}
+		return ls
 	}
 	x := fctExperiment(workload)
 	title := x.Name + ": flow completion times of the " + workload + " workload over 4 DWRR queues (001 §5.1.2, Fig. 7)"
@@ -270,45 +290,55 @@ func fctReport(env Env, o demo.Options, workload string, duration time.Duration,
 			"(λ = load·C/(8·mean size), mean %.2f MB), sizes from the %s CDF (experiment/workloads/%s.cdf), each from one of h1–h4 at random "+
 			"in one of the 4 queues at random (the paper's balanced pattern), to h5.",
 			rate(o.Rate), o.Bucket, fctQueues, o.Buffer>>10, o.K>>10, duration, mustMean(workload)/1e6, workload, workload),
-		"Each flow is a new cubic TCP connection with ECN: it writes its bytes, half-closes, and completes when the receiver, having read them all, closes its end; " +
-			"its FCT runs from before the connect to that close, so it includes the handshake (the paper's client used persistent connections). " +
-			fmt.Sprintf("The same seed draws the same flows for every scheme. Flows still running %v after the arrivals end count as unfinished.", fctDrain),
+		fmt.Sprintf("Each flow is a request of the client on h5 on a persistent %s connection from its server (%d per server and queue opened before the flows, "+
+			"more as needed), answered with the flow's bytes; its FCT runs from the request's write to the response's last byte. "+
+			"Every scheme of a run sees the same flows, and each of the %d runs draws its own. Flows still running %v after the arrivals end count as unfinished.",
+			o.CongestionControl, fctConns, nruns, fctDrain),
 	}
+	rep.Transport, rep.NonECT = fctHosts, nonECTDrop
 	rep.Scaling = Scaling{PaperRate: o.Rate, Rate: o.Rate}.String() + " The paper's testbed is 1 GbE with the same port (001 §5.1)."
 	rep.Limits = []string{
 		"The port-busy rule does not apply: at 20–80% load the port is meant to idle. Instead each run says what share of its flows' bytes arrived " +
 			"in flows that finished; well below 100%, the senders (one CPU for four hosts' TCP) or the switch did not keep up.",
 		limit,
-		fmt.Sprintf("%v of arrivals per load (the paper ran many thousands of flows): the large-flow numbers rest on a handful of flows.", duration),
-		"DCTCP is not in this kernel: cubic with ECN stands in for the paper's DCTCP; the paper's TCP RTO_min was 10 ms, ours is Linux's 200 ms.",
+		fmt.Sprintf("%v of arrivals per load and run (the paper ran many thousands of flows): the large-flow numbers rest on a handful of flows.", duration),
 	}
 	high := fctLoads[len(fctLoads)-1]
-	std, mq := at(demo.PerQueue, high), at(demo.MQECN, high)
-	ss, ms := statsOf(std, small), statsOf(mq, small)
-	sl, ml := statsOf(std, large), statsOf(mq, large)
-	reduction := func(a, b time.Duration) float64 {
+	reduction := func(a, b float64) float64 {
 		if a == 0 {
 			return 0
 		}
-		return 1 - float64(b)/float64(a)
+		return 1 - b/a
 	}
+	us := func(x float64) string { return micros(time.Duration(x)) }
+	ssm, msm := stat(demo.PerQueue, high, small, meanOf), stat(demo.MQECN, high, small, meanOf)
+	ssp, msp := stat(demo.PerQueue, high, small, p99Of), stat(demo.MQECN, high, small, p99Of)
+	slm, mlm := stat(demo.PerQueue, high, large, meanOf), stat(demo.MQECN, high, large, meanOf)
+	nLarge := func(name string) Runs {
+		return over(every(name, high), func(r fctRun) float64 { return float64(statsOf(r, large).n) })
+	}
+	both := loadsAt(high, demo.PerQueue, demo.MQECN)
 	rep.Claims = []Claim{
 		{Source: "001 Fig. 7(b)", What: fmt.Sprintf("small flows' mean FCT at %.0f%% load, MQ-ECN vs per-queue standard", 100*high),
-			Paper: "lower, by up to ∼61.3%" + paperNote, Ours: fmt.Sprintf("%s vs %s (%s)", micros(ms.mean), micros(ss.mean), lowerBy(reduction(ss.mean, ms.mean), 0)),
-			Rule: lower("MQ-ECN", float64(ss.mean), float64(ms.mean), 0.05, 0.9)},
+			Paper: "lower, by up to ∼61.3%" + paperNote,
+			Ours:  fmt.Sprintf("%s vs %s (%s)", msm.Format(us), ssm.Format(us), lowerBy(reduction(ssm.Median(), msm.Median()), 0)),
+			Loads: both, Rule: lower("MQ-ECN", ssm.Median(), msm.Median(), 0.05, 0.9)},
 		{Source: "001 Fig. 7(c)", What: fmt.Sprintf("small flows' p99 FCT at %.0f%% load, MQ-ECN vs per-queue standard", 100*high),
-			Paper: "lower, by up to ∼72.8%" + paperNote, Ours: fmt.Sprintf("%s vs %s (%s)", micros(ms.p99), micros(ss.p99), lowerBy(reduction(ss.p99, ms.p99), 0)),
-			Rule: lower("MQ-ECN", float64(ss.p99), float64(ms.p99), 0.05, 0.95)},
+			Paper: "lower, by up to ∼72.8%" + paperNote,
+			Ours:  fmt.Sprintf("%s vs %s (%s)", msp.Format(us), ssp.Format(us), lowerBy(reduction(ssp.Median(), msp.Median()), 0)),
+			Loads: both, Rule: lower("MQ-ECN", ssp.Median(), msp.Median(), 0.05, 0.95)},
 		{Source: "001 Fig. 7(d)", What: fmt.Sprintf("large flows' mean FCT at %.0f%% load, MQ-ECN vs per-queue standard", 100*high),
-			Paper: "similar (within 2.7%)" + paperNote, Ours: fmt.Sprintf("%s vs %s (%+.1f%%), %d and %d flows", micros(ml.mean), micros(sl.mean), -100*reduction(sl.mean, ml.mean), ml.n, sl.n),
-			Rule: near("MQ-ECN", float64(ml.mean), float64(sl.mean), 0.15, "per-queue standard's").because("few large flows")},
+			Paper: "similar (within 2.7%)" + paperNote,
+			Ours: fmt.Sprintf("%s vs %s (%+.1f%%), %.0f and %.0f flows a run", mlm.Format(us), slm.Format(us), -100*reduction(slm.Median(), mlm.Median()),
+				nLarge(demo.MQECN).Median(), nLarge(demo.PerQueue).Median()),
+			Loads: both, Rule: near("MQ-ECN", mlm.Median(), slm.Median(), 0.15, "per-queue standard's").because("few large flows")},
 	}
 	t := Table{
 		Title: "FCT by scheme and load, normalised to per-queue ECN with the standard threshold",
 		Header: []string{"load", "scheme", "flows (unfinished)", "bytes carried", "overall mean", "small mean", "small p99", "large mean",
 			"small mean (norm.)", "small p99 (norm.)", "large mean (norm.)"},
-		Note: fmt.Sprintf("Small flows are ≤ %d KB, large > %d MB (001 §5.1.2). FCTs in µs; normalised as the paper does, the scheme's statistic over per-queue standard's at the same load.",
-			fctSmall/1000, fctLarge/1000000),
+		Note: fmt.Sprintf("Medians of %d runs. Small flows are ≤ %d KB, large > %d MB (001 §5.1.2). FCTs in µs; normalised as the paper does, "+
+			"the scheme's statistic over per-queue standard's at the same load.", nruns, fctSmall/1000, fctLarge/1000000),
 	}
 	norm := func(a, b time.Duration) string {
 		if b == 0 {
@@ -316,19 +346,31 @@ func fctReport(env Env, o demo.Options, workload string, duration time.Duration,
 		}
 		return fmt.Sprintf("%.2f", float64(a)/float64(b))
 	}
+	var loads []loadRow
 	for _, load := range fctLoads {
-		base := at(demo.PerQueue, load)
-		bs, bl := statsOf(base, small), statsOf(base, large)
+		med := func(name string, keep func(int64) bool, f func(fctStats) time.Duration) time.Duration {
+			return time.Duration(stat(name, load, keep, f).Median())
+		}
 		for _, name := range fctSchemes {
-			r := at(name, load)
-			all, s, l := statsOf(r, every), statsOf(r, small), statsOf(r, large)
+			rs := every(name, load)
+			m := func(f func(fctRun) float64) float64 { return over(rs, f).Median() }
+			largeN := m(func(r fctRun) float64 { return float64(statsOf(r, large).n) })
+			largeMean := "–"
+			if largeN > 0 {
+				largeMean = micros(med(name, large, meanOf))
+			}
 			t.Rows = append(t.Rows, []string{fmt.Sprintf("%.0f%%", 100*load), demo.Title(name),
-				fmt.Sprintf("%d (%d)", len(r.flows), r.unfinished), fmt.Sprintf("%.1f%%", 100*r.carried),
-				orDash(all), orDash(s), micros(s.p99), orDash(l),
-				norm(s.mean, bs.mean), norm(s.p99, bs.p99), norm(l.mean, bl.mean)})
+				fmt.Sprintf("%.0f (%.0f)", m(func(r fctRun) float64 { return float64(len(r.flows)) }), m(func(r fctRun) float64 { return float64(r.unfinished) })),
+				fmt.Sprintf("%.1f%%", 100*m(func(r fctRun) float64 { return r.carried })),
+				micros(med(name, all, meanOf)), micros(med(name, small, meanOf)), micros(med(name, small, p99Of)), largeMean,
+				norm(med(name, small, meanOf), med(demo.PerQueue, small, meanOf)), norm(med(name, small, p99Of), med(demo.PerQueue, small, p99Of)),
+				norm(med(name, large, meanOf), med(demo.PerQueue, large, meanOf))})
+			for _, r := range rs {
+				loads = append(loads, loadRow{label: fmt.Sprintf("%.0f%%, %s, run %d", 100*load, demo.Title(name), r.round+1), load: r.load0, drops: r.drops})
+			}
 		}
 	}
-	rep.Tables = []Table{t}
+	rep.Tables = []Table{t, loadTable(loads)}
 	rep.Plots = []Plot{{
 		File:    "fct.png",
 		Caption: "Small flows' mean and p99 FCT and large flows' mean FCT against load, normalised to per-queue ECN with the standard threshold (001 Fig. 7(b)–(d)).",
@@ -343,13 +385,13 @@ func fctReport(env Env, o demo.Options, workload string, duration time.Duration,
 				for _, name := range fctSchemes {
 					l := Line{Label: demo.Title(name)}
 					for _, load := range fctLoads {
-						a, b := statsOf(at(name, load), panel.keep), statsOf(at(demo.PerQueue, load), panel.keep)
-						x, y := a.mean, b.mean
+						f := meanOf
 						if panel.p99 {
-							x, y = a.p99, b.p99
+							f = p99Of
 						}
+						x, y := stat(name, load, panel.keep, f).Median(), stat(demo.PerQueue, load, panel.keep, f).Median()
 						if y > 0 {
-							l.XY = append(l.XY, plotter.XY{X: 100 * load, Y: float64(x) / float64(y)})
+							l.XY = append(l.XY, plotter.XY{X: 100 * load, Y: x / y})
 						}
 					}
 					lines = append(lines, l)
@@ -366,7 +408,7 @@ func fctReport(env Env, o demo.Options, workload string, duration time.Duration,
 	var slow []string
 	for _, r := range runs {
 		if r.carried < 0.9 {
-			slow = append(slow, fmt.Sprintf("%s at %.0f%% (%.2f)", demo.Title(r.scheme), 100*r.load, r.carried))
+			slow = append(slow, fmt.Sprintf("%s at %.0f%%, run %d (%.2f)", demo.Title(r.scheme), 100*r.load, r.round+1, r.carried))
 		}
 	}
 	if len(slow) > 0 {

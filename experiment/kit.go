@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/netip"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -15,6 +18,7 @@ import (
 	"github.com/ecnswitch/ecnswitch/demo"
 	"github.com/ecnswitch/ecnswitch/internal/buildinfo"
 	"github.com/ecnswitch/ecnswitch/node"
+	"github.com/ecnswitch/ecnswitch/packet"
 	"github.com/ecnswitch/ecnswitch/testbed"
 )
 
@@ -34,6 +38,9 @@ type Env struct {
 	Duration time.Duration
 	// Short makes a quick run: 2 s per run after 500 ms of warm-up.
 	Short bool
+	// Runs is how many times each configuration runs; default
+	// DefaultRuns. Every verdict rests on the runs' median.
+	Runs int
 	// Command is the command line the report records.
 	Command string
 	// Now gives the report's date; default time.Now.
@@ -151,13 +158,14 @@ func (b *bed) ifaces() []string {
 // withSwitch starts the demo's switch of scheme on the bed's ports, runs
 // f with it, and stops it whatever f returns, joining the stop's error to
 // f's. f may stop the switch itself (to read what a tap kept, once the
-// workers are quiet); the kit's Stop is then a no-op.
+// workers are quiet); the kit's Stop is then a no-op. Every port carries
+// a demo.DropTap, which switchDrops reads.
 func (b *bed) withSwitch(scheme string, f func(sw demo.Switch) error) error {
 	sw, err := b.db.Start(scheme)
 	if err != nil {
 		return err
 	}
-	return runSwitch(sw, f)
+	return b.run(sw, f)
 }
 
 // withConfig does as withSwitch with a switch of cfg, whose ports are the
@@ -167,7 +175,123 @@ func (b *bed) withConfig(cfg dataplane.Config, f func(sw demo.Switch) error) err
 	if err != nil {
 		return err
 	}
-	return runSwitch(sw, f)
+	return b.run(sw, f)
+}
+
+// run runs f with sw, a drop tap on every port, and stops sw. Before f,
+// every host resolves every other's address (primeNeighbours).
+func (b *bed) run(sw demo.Switch, f func(sw demo.Switch) error) error {
+	t := new(demo.DropTap)
+	if tp, ok := sw.(demo.Tapper); ok {
+		if err := demo.TapEveryPort(tp, len(b.hosts()), t); err != nil {
+			return errors.Join(err, sw.Stop())
+		}
+	}
+	return runSwitch(&tapped{Switch: sw, drops: t}, func(sw demo.Switch) error {
+		if err := primeNeighbours(b.hosts()); err != nil {
+			return err
+		}
+		return f(sw)
+	})
+}
+
+// primeNeighbours has every host send a datagram to every other, until
+// each has heard from all, at most primeTimeout: their ARP entries are
+// resolved, and the switch has learned their ports, while its queues are
+// empty. ARP is Not-ECT, and a marker above its threshold drops it
+// (marking.NonECTDrop): a host that first asks for a neighbour once a
+// flow has filled the port may lose every request, and its connection
+// fails with "no route to host" three seconds later.
+func primeNeighbours(hosts []testbed.Host) error {
+	ctx, cancel := context.WithTimeout(context.Background(), primeTimeout)
+	defer cancel()
+	ls := make([]*net.UDPConn, len(hosts))
+	heard := make([]atomic.Uint64, len(hosts)) // bit j: host j was heard
+	var wg sync.WaitGroup
+	defer func() { // closing the listeners ends their readers
+		for _, l := range ls {
+			if l != nil {
+				l.Close()
+			}
+		}
+		wg.Wait()
+	}()
+	for i, h := range hosts {
+		l, err := h.ListenUDP(0)
+		if err != nil {
+			return err
+		}
+		ls[i] = l
+		wg.Go(func() { // ends when l closes
+			b := make([]byte, 8)
+			for {
+				n, err := l.Read(b)
+				if err != nil {
+					return
+				}
+				if n == 1 && int(b[0]) < len(hosts) {
+					heard[i].Or(1 << b[0])
+				}
+			}
+		})
+	}
+	all := uint64(1)<<len(hosts) - 1
+	for {
+		done := true
+		for i, h := range hosts {
+			for j, to := range hosts {
+				if j == i || heard[j].Load()&(1<<i) != 0 {
+					continue
+				}
+				done = false
+				c, err := h.DialUDP(ctx, netip.AddrPortFrom(to.IPv4, udpPort(ls[j])), 0, packet.NotECT)
+				if err != nil {
+					return fmt.Errorf("prime neighbours: %w", err)
+				}
+				c.Write([]byte{byte(i)})
+				c.Close()
+			}
+		}
+		if done {
+			return nil
+		}
+		if err := sleep(ctx, 20*time.Millisecond); err != nil {
+			var missing []string
+			for j, h := range hosts {
+				if heard[j].Load()|1<<j != all {
+					missing = append(missing, h.Name)
+				}
+			}
+			return fmt.Errorf("prime neighbours: %s did not hear from every host in %v", strings.Join(missing, ", "), primeTimeout)
+		}
+	}
+}
+
+// tapped is a switch with the kit's drop tap on every port.
+type tapped struct {
+	demo.Switch
+	drops *demo.DropTap
+}
+
+// AddTap adds a tap to the switch's port, if the switch takes taps.
+func (s *tapped) AddTap(port int, t dataplane.Tap) error {
+	tp, ok := s.Switch.(tapper)
+	if !ok {
+		return fmt.Errorf("the switch (%T) takes no tap", s.Switch)
+	}
+	return tp.AddTap(port, t)
+}
+
+// switchDrops returns what the kit's drop tap on sw has counted so far:
+// nothing for a switch the kit did not start.
+func switchDrops(sw demo.Switch) demo.Drops {
+	if s, ok := sw.(*stopOnce); ok {
+		sw = s.Switch
+	}
+	if t, ok := sw.(*tapped); ok {
+		return t.drops.Drops()
+	}
+	return demo.Drops{}
 }
 
 // runSwitch runs f with sw and stops sw, also if f panics, joining the

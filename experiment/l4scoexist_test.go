@@ -211,8 +211,8 @@ func TestL4SClaims(t *testing.T) {
 		t.Fatalf("%d claims, want 11", len(good))
 	}
 	for _, c := range good {
-		if !c.Holds() || !c.Comparable() || len(c.Busy) != 3 {
-			t.Errorf("%s: %s (ours %s, rule %s, %d runs); want it to hold on the canned runs", c.What, c.Verdict(), c.Ours, c.Rule, len(c.Busy))
+		if !c.Holds() || !c.Comparable() || len(c.Loads) != 3 {
+			t.Errorf("%s: %s (ours %s, rule %s, %d runs); want it to hold on the canned runs", c.What, c.Verdict(), c.Ours, c.Rule, len(c.Loads))
 		}
 	}
 	for _, c := range []struct {

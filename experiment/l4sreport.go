@@ -142,7 +142,7 @@ func l4sClaims(runs []*l4sRun) []Claim {
 			What:   fmt.Sprintf("DualQ, %s flows: per-flow rate, scalable : Classic", mixName(mix)),
 			Paper:  fmt.Sprintf("≈ 1 with k = 2 at equal RTTs; %.2f by the rate equations with the C queue's 15 ms in the Classic RTT", model),
 			Ours:   ratio.Format(ratioText),
-			Busy:   busyOf(rs),
+			Loads:  busyOnly(busyOf(rs)...),
 			Rule:   inRange("ratio", ratio.Median(), 0.5, 4).because("roughly equal, or the RTT skew the coupling leaves"),
 		})
 	}
@@ -155,17 +155,17 @@ func l4sClaims(runs []*l4sRun) []Claim {
 	cs = append(cs,
 		Claim{
 			Source: "RFC 9332 Appendix A.1 (step 1 ms)", What: "DualQ, 4 : 4 flows: the L queue's p99 delay",
-			Paper: "of the order of 1 ms at 1 Gbit/s", Ours: lp99.Format(msText), Busy: busyOf(dq),
+			Paper: "of the order of 1 ms at 1 Gbit/s", Ours: lp99.Format(msText), Loads: busyOnly(busyOf(dq)...),
 			Rule: atMost("p99", lp99.Median(), 2, " ms").given(lp99.Median() > 0),
 		},
 		Claim{
 			Source: "RFC 9332 Appendix A.1 (target 15 ms)", What: "DualQ, 4 : 4 flows: the C queue's median delay",
-			Paper: "PI2 holds it at target, 15 ms", Ours: cmed.Format(msText), Busy: busyOf(dq),
+			Paper: "PI2 holds it at target, 15 ms", Ours: cmed.Format(msText), Loads: busyOnly(busyOf(dq)...),
 			Rule: inRange("median", cmed.Median(), target/2, 1.5*target).because("within ±50% of target"),
 		},
 		Claim{
 			Source: "RFC 9332 §2.2", What: "DualQ, 4 : 4 flows: the L queue's median delay against the C queue's",
-			Paper: "L4S packets skip the Classic queue", Ours: fmt.Sprintf("%s against %s", lmed.Format(msText), msText(cmed.Median())), Busy: busyOf(dq),
+			Paper: "L4S packets skip the Classic queue", Ours: fmt.Sprintf("%s against %s", lmed.Format(msText), msText(cmed.Median())), Loads: busyOnly(busyOf(dq)...),
 			Rule: atMostOf("L's median", lmed.Median(), cmed.Median(), 0.1, "C's"),
 		},
 	)
@@ -173,21 +173,21 @@ func l4sClaims(runs []*l4sRun) []Claim {
 	pl := over(pi, func(r *l4sRun) float64 { return ms(r.med[clsL]) })
 	cs = append(cs, Claim{
 		Source: "RFC 9332 §1.1", What: "PI2 in one queue, 4 : 4 flows: the scalable packets' median delay",
-		Paper: "one queue: L4S packets wait behind Classic ones, at PI2's 15 ms target", Ours: pl.Format(msText), Busy: busyOf(pi),
+		Paper: "one queue: L4S packets wait behind Classic ones, at PI2's 15 ms target", Ours: pl.Format(msText), Loads: busyOnly(busyOf(pi)...),
 		Rule: atLeast("median", pl.Median(), target/2, " ms"),
 	})
 	red := l4sAt(runs, l4sRED, full)
 	rr := over(red, (*l4sRun).ratio)
 	cs = append(cs, Claim{
 		Source: "RFC 8257 (DCTCP), deployment", What: "DCTCP RED in one queue, 4 : 4 flows: per-flow rate, scalable : Classic",
-		Paper: "DCTCP takes more than its share from Classic TCP in a shared step-marked queue", Ours: rr.Format(ratioText), Busy: busyOf(red),
+		Paper: "DCTCP takes more than its share from Classic TCP in a shared step-marked queue", Ours: rr.Format(ratioText), Loads: busyOnly(busyOf(red)...),
 		Rule: atLeast("ratio", rr.Median(), 2, "×"),
 	})
 	tot := over(dq, (*l4sRun).total)
 	maxG := dq[0].maxGoodput()
 	cs = append(cs, Claim{
 		Source: "RFC 9332 §2.1", What: "DualQ, 4 : 4 flows: total goodput",
-		Paper: "full utilisation", Ours: fmt.Sprintf("%s Mbit/s, %.1f%% of C·1448/1538", tot.Format(mbitText), 100*tot.Median()/maxG), Busy: busyOf(dq),
+		Paper: "full utilisation", Ours: fmt.Sprintf("%s Mbit/s, %.1f%% of C·1448/1538", tot.Format(mbitText), 100*tot.Median()/maxG), Loads: busyOnly(busyOf(dq)...),
 		Rule: atLeastOf("goodput", tot.Median(), maxG, 0.9, "C·1448/1538"),
 	})
 	// p_L against k·√p_C: the coupled part of p_L is k·p′ and p_C is
@@ -205,8 +205,8 @@ func l4sClaims(runs []*l4sRun) []Claim {
 	cs = append(cs, Claim{
 		Source: "RFC 9332 §2.4", What: "DualQ, 4 : 4 flows: the L queue's marked fraction p_L against k·√p_C, p_C the C queue's marked or dropped fraction",
 		Paper: "p_L = max(step, k·p′), p_C = (p′)²", Ours: fmt.Sprintf("p_L %s, p_C %s: p_L/(k·√p_C) = %s", pctText(pL.Median()), pctText(pC.Median()), pLC.Format(ratioText)),
-		Busy: busyOf(dq),
-		Rule: inRange("p_L/(k·√p_C)", pLC.Median(), 0.5, 3).because("Jensen keeps the coupled part at most 1; the step adds"),
+		Loads: busyOnly(busyOf(dq)...),
+		Rule:  inRange("p_L/(k·√p_C)", pLC.Median(), 0.5, 3).because("Jensen keeps the coupled part at most 1; the step adds"),
 	})
 	return cs
 }

@@ -51,7 +51,7 @@ func queuesResult(n int, rtt map[string][2]time.Duration, busy float64) *demo.Re
 		r.Flows = append(r.Flows, queuesFlows/n)
 	}
 	for _, name := range []string{demo.PerQueue, demo.MQECN} {
-		s := demo.SchemeResult{Scheme: name, Title: demo.Title(name), Busy: busy}
+		s := demo.SchemeResult{Scheme: name, Title: demo.Title(name), Busy: busy, Load: testLoad(busy)}
 		for range n {
 			s.Queues = append(s.Queues, demo.QueueResult{Goodput: 920e6 / float64(n), Share: 1 / float64(n), MeanDelay: rtt[name][0] / 2})
 			s.RTTs = append(s.RTTs, rtts(rtt[name][0], rtt[name][1], 50))
@@ -67,15 +67,15 @@ func queuesResult(n int, rtt map[string][2]time.Duration, busy float64) *demo.Re
 func TestQueuesClaims(t *testing.T) {
 	us := time.Microsecond
 	build := func(std8 [2]time.Duration, busy float64) []bool {
-		var runs []*demo.Result
+		var runs [][]*demo.Result
 		for i, n := range queueCounts {
 			std := [2]time.Duration{250 * us, 350 * us}
 			if i == len(queueCounts)-1 {
 				std = std8
 			}
-			runs = append(runs, queuesResult(n, map[string][2]time.Duration{
+			runs = append(runs, rounds(queuesResult(n, map[string][2]time.Duration{
 				demo.PerQueue: std, demo.MQECN: {250 * us, 350 * us},
-			}, busy))
+			}, busy)))
 		}
 		rep, err := queuesReport(Env{Command: "test"}, runs)
 		if err != nil {
@@ -101,12 +101,12 @@ func TestQueuesClaims(t *testing.T) {
 }
 
 func TestQueuesReportWrite(t *testing.T) {
-	var runs []*demo.Result
+	var runs [][]*demo.Result
 	for _, n := range queueCounts {
-		runs = append(runs, queuesResult(n, map[string][2]time.Duration{
+		runs = append(runs, rounds(queuesResult(n, map[string][2]time.Duration{
 			demo.PerQueue: {time.Duration(n) * 200 * time.Microsecond, time.Duration(n) * 300 * time.Microsecond},
 			demo.MQECN:    {200 * time.Microsecond, 300 * time.Microsecond},
-		}, 0.97))
+		}, 0.97)))
 	}
 	rep, err := queuesReport(Env{Command: "ecnswitch experiment mqecn-queues"}, runs)
 	if err != nil {

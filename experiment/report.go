@@ -15,21 +15,20 @@ import (
 )
 
 // MinBusy is the least fraction of the time a bottleneck port must be
-// sending for its run to count: below it, the machine did not keep up
-// with C, and the shares and delays describe CPU contention as much as
-// marking (issue 11: "runs must be at ≥ 95% port busy"). It is the
-// demo's.
+// sending for its run to count without further question: below it, the
+// machine may not have kept up with C (issue 11: "runs must be at ≥ 95%
+// port busy"). It is the demo's.
 const MinBusy = demo.MinBusy
 
-// Comparable reports whether a run whose bottleneck port was busy the
-// fraction busy of the time may be compared with the paper.
-func Comparable(busy float64) bool { return busy >= MinBusy }
-
 // Busy formats a busy fraction as a report prints it beside a number:
-// "97.3%", or "93.1% (not comparable)" below MinBusy.
-func Busy(busy float64) string {
-	s := fmt.Sprintf("%.1f%%", 100*busy)
-	if !Comparable(busy) {
+// "97.3%".
+func Busy(busy float64) string { return fmt.Sprintf("%.1f%%", 100*busy) }
+
+// loadBusy formats a run's busy fraction, adding "(not comparable)" when
+// the machine limited a run whose port idled (demo.Load.Comparable).
+func loadBusy(l demo.Load) string {
+	s := Busy(l.Busy)
+	if !l.Comparable() {
 		s += " (not comparable)"
 	}
 	return s
@@ -49,6 +48,10 @@ type Report struct {
 	// Setup describes the testbed, the switch and the traffic, a
 	// paragraph each.
 	Setup []string
+	// Transport says what the hosts ran and with which timers, citing the
+	// paper's section; NonECT what the switch does with a Not-ECT packet a
+	// marker would mark, and how the report counts such drops.
+	Transport, NonECT string
 	// Scaling says how the paper's rate and time constants map onto the
 	// testbed's.
 	Scaling string
@@ -66,9 +69,9 @@ type Claim struct {
 	What   string // what is compared
 	Paper  string // the paper's value
 	Ours   string // our value
-	// Busy are the busy fractions of the bottleneck ports of the runs Ours
-	// rests on.
-	Busy []float64
+	// Loads are what the machine did in the runs Ours rests on: the
+	// bottleneck ports' busy fractions, the CPUs, the senders.
+	Loads []demo.Load
 	// Rule is the test of whether our value has the paper's direction and
 	// rough magnitude, e.g. "ratio in [1.1, 2.7]", with its outcome.
 	Rule Rule
@@ -77,9 +80,11 @@ type Claim struct {
 // Holds reports whether our value passes the claim's rule.
 func (c Claim) Holds() bool { return c.Rule.Holds() }
 
-// Comparable reports whether every run the claim rests on was comparable.
+// Comparable reports whether every run the claim rests on was comparable
+// (demo.Load.Comparable): its port busy at least MinBusy, or left idle by
+// the scheme and the transport, not by the machine.
 func (c Claim) Comparable() bool {
-	return !slices.ContainsFunc(c.Busy, func(b float64) bool { return !Comparable(b) })
+	return !slices.ContainsFunc(c.Loads, func(l demo.Load) bool { return !l.Comparable() })
 }
 
 // Verdict returns "holds" or "does not hold", with "not comparable" added
@@ -97,16 +102,71 @@ func (c Claim) Verdict() string {
 
 // busyRange formats the claim's busy fractions as their lowest and highest.
 func (c Claim) busyRange() string {
-	if len(c.Busy) == 0 {
+	if len(c.Loads) == 0 {
 		return "–"
 	}
-	lo, hi := slices.Min(c.Busy), slices.Max(c.Busy)
-	if hi-lo < 0.0005 {
-		return Busy(lo)
+	busy := make([]float64, len(c.Loads))
+	for i, l := range c.Loads {
+		busy[i] = l.Busy
 	}
-	s := fmt.Sprintf("%.1f–%.1f%%", 100*lo, 100*hi)
-	if !Comparable(lo) {
+	lo, hi := slices.Min(busy), slices.Max(busy)
+	s := Busy(lo)
+	if hi-lo >= 0.0005 {
+		s = fmt.Sprintf("%.1f–%.1f%%", 100*lo, 100*hi)
+	}
+	if !c.Comparable() {
 		s += " (not comparable)"
+	}
+	return s
+}
+
+// Machine says what the machine did in the claim's runs, measured: the
+// limits of the runs it makes not comparable; else, for a claim that does
+// not hold, that the machine did not cause it (its busiest CPU and its
+// least cwnd-limited senders); "–" for a claim that holds on runs the
+// machine did not limit.
+func (c Claim) Machine() string {
+	n, worst := 0, -1
+	for i, l := range c.Loads {
+		if !l.Comparable() {
+			if n++; worst < 0 || busiest(l) > busiest(c.Loads[worst]) {
+				worst = i
+			}
+		}
+	}
+	if n > 0 {
+		return fmt.Sprintf("machine-limited in %d of %d runs: %s", n, len(c.Loads), c.Loads[worst].Limit())
+	}
+	if c.Holds() || len(c.Loads) == 0 {
+		return "–"
+	}
+	return "not the machine: " + headroom(c.Loads)
+}
+
+// busiest returns the busy fraction of l's busiest CPU.
+func busiest(l demo.Load) float64 {
+	b := 0.0
+	for _, c := range l.CPUs {
+		b = max(b, c.Busy)
+	}
+	return b
+}
+
+// headroom sums up the loads' machine: "busiest CPU 88%, senders
+// cwnd-limited ≥ 97%".
+func headroom(ls []demo.Load) string {
+	cpu, cwnd, senders := 0.0, 1.0, false
+	for _, l := range ls {
+		for _, c := range l.CPUs {
+			cpu = max(cpu, c.Busy)
+		}
+		if l.Senders != nil && l.Senders.Flows > 0 {
+			cwnd, senders = min(cwnd, l.Senders.CwndLimited()), true
+		}
+	}
+	s := fmt.Sprintf("busiest CPU %.0f%%", 100*cpu)
+	if senders {
+		s += fmt.Sprintf(", senders cwnd-limited ≥ %.0f%%", 100*cwnd)
 	}
 	return s
 }
@@ -127,7 +187,8 @@ type Plot struct {
 	Draw    func(path string) error
 }
 
-// Write writes report.md and every plot into dir, creating it.
+// Write writes report.md, claims.json (WriteSummary reads it) and every
+// plot into dir, creating it.
 func (r *Report) Write(dir string) error {
 	if r.Build == (buildinfo.Info{}) {
 		r.Build = buildinfo.Read()
@@ -139,6 +200,9 @@ func (r *Report) Write(dir string) error {
 		if err := p.Draw(filepath.Join(dir, p.File)); err != nil {
 			return fmt.Errorf("experiment: %s: plot %s: %w", r.Name, p.File, err)
 		}
+	}
+	if err := r.writeClaims(dir); err != nil {
+		return err
 	}
 	f, err := os.Create(filepath.Join(dir, "report.md"))
 	if err != nil {
@@ -163,13 +227,24 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			b.WriteString(p + "\n\n")
 		}
 	}
+	if r.Transport != "" || r.NonECT != "" {
+		b.WriteString("## Hosts and Not-ECT packets\n\n")
+		for _, p := range []string{r.Transport, r.NonECT} {
+			if p != "" {
+				b.WriteString(p + "\n\n")
+			}
+		}
+	}
 	if r.Scaling != "" {
 		b.WriteString("## Scaling\n\n" + r.Scaling + "\n\n")
 	}
 	if len(r.Claims) > 0 {
 		b.WriteString("## The paper's numbers beside ours\n\n")
-		fmt.Fprintf(&b, "A run whose bottleneck port was busy less than %.0f%% of the time is not comparable: the machine, not the marking, shaped it.\n\n", 100*MinBusy)
-		writeTable(&b, []string{"source", "what", "paper", "ours", "port busy", "verdict", "rule"}, claimRows(r.Claims))
+		fmt.Fprintf(&b, "A run whose bottleneck port was busy less than %.0f%% of the time is not comparable when the machine limited it: "+
+			"a CPU %.0f%% busy or more (/proc/stat over the window), or senders cwnd-limited less than %.0f%% of it (TCP_INFO). "+
+			"A port left idle by cwnd-limited senders on CPUs with time to spare is the scheme's and the transport's utilisation, a result. "+
+			"Ours is the median of the runs, their range and count in brackets.\n\n", 100*MinBusy, 100*demo.SaturatedCPU, 100*demo.MinCwndLimited)
+		writeTable(&b, []string{"source", "what", "paper", "ours", "port busy", "verdict", "rule", "the machine"}, claimRows(r.Claims))
 		b.WriteString("\n")
 	}
 	for _, t := range r.Tables {
@@ -200,7 +275,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 func claimRows(cs []Claim) [][]string {
 	rows := make([][]string, len(cs))
 	for i, c := range cs {
-		rows[i] = []string{c.Source, c.What, c.Paper, c.Ours, c.busyRange(), "**" + c.Verdict() + "**", c.Rule.String()}
+		rows[i] = []string{c.Source, c.What, c.Paper, c.Ours, c.busyRange(), "**" + c.Verdict() + "**", c.Rule.String(), c.Machine()}
 	}
 	return rows
 }

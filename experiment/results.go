@@ -56,3 +56,12 @@ func queueDrops(p0, p1 dataplane.PortStats, q int) uint64 {
 	}
 	return n
 }
+
+// queueSum returns f summed over a run's queues.
+func queueSum(s demo.SchemeResult, f func(demo.QueueResult) uint64) uint64 {
+	var n uint64
+	for _, q := range s.Queues {
+		n += f(q)
+	}
+	return n
+}

@@ -1,6 +1,8 @@
 package experiment
 
 import (
+	"github.com/ecnswitch/ecnswitch/demo"
+
 	"math"
 	"testing"
 )
@@ -65,7 +67,7 @@ func TestRules(t *testing.T) {
 // TestClaimRule: a claim's verdict is its rule's, and the report prints
 // the rule's text.
 func TestClaimRule(t *testing.T) {
-	c := Claim{Busy: []float64{0.97}, Rule: lower("MQ-ECN", 100, 50, 0.1, 0.8)}
+	c := Claim{Loads: []demo.Load{testLoad(0.97)}, Rule: lower("MQ-ECN", 100, 50, 0.1, 0.8)}
 	if !c.Holds() || c.Verdict() != "holds" {
 		t.Errorf("verdict %q", c.Verdict())
 	}

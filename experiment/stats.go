@@ -117,12 +117,16 @@ func (r Runs) Spread() (lo, hi float64) {
 }
 
 // Format formats the median with f and, for more than one run, the spread
-// and the count: "1.32 (1.20–1.41 over 3 runs)".
+// and the count: "1.32 (1.20–1.41 over 3 runs)", or "1.32 (each of 3
+// runs)" when they all format alike.
 func (r Runs) Format(f func(float64) string) string {
 	if len(r) < 2 {
 		return f(r.Median())
 	}
 	lo, hi := r.Spread()
+	if f(lo) == f(hi) {
+		return fmt.Sprintf("%s (each of %d runs)", f(r.Median()), len(r))
+	}
 	return fmt.Sprintf("%s (%s–%s over %d runs)", f(r.Median()), f(lo), f(hi), len(r))
 }
 

@@ -54,6 +54,9 @@ func TestRuns(t *testing.T) {
 	if got := (Runs{2}).Format(f); got != "2" {
 		t.Errorf("one run: %q", got)
 	}
+	if got := (Runs{2, 2.0001, 2}).Format(f); got != "2 (each of 3 runs)" {
+		t.Errorf("runs that format alike: %q", got)
+	}
 	if inRange("ratio", Runs{}.Median(), 0, 10).Holds() {
 		t.Error("a rule holds on no runs")
 	}

@@ -35,11 +35,14 @@ type DelaySample struct {
 	Packets int    // how many it covers: Seq−Packets+1..Seq, in order
 	Queue   int64  // their mean queueing delay, OWD − OWD_base (004 §III)
 	RTT     int64  // the newest packet's RTT from the stamps, (t4 − t1) − (t3 − t2) (004 §III)
-	// HostRTT is that RTT with the sender's receive path left in: the
-	// time this process read the ACK in place of the kernel's receive
-	// stamp t4. 004 §III removes such host delay from the RTT; HostRTT
-	// shows what that removes.
+	// HostRTT is that RTT with the sender's own paths left in: from the
+	// time this process read its clock before sending the packet to the
+	// time it read the ACK, in place of the stamps t1 and t4. 004 §III
+	// removes such host delay from the RTT; HostRTT shows what that
+	// removes. Without Config.TxStamps, t1 is that send time already.
 	HostRTT int64
+	// TxStamped says t1 was the kernel's transmit stamp (Config.TxStamps).
+	TxStamped bool
 }
 
 // Config is one sender's flow.
@@ -75,6 +78,14 @@ type Config struct {
 	// LogEvery is the period of the per-flow log; default
 	// DefaultLogEvery, negative for none.
 	LogEvery time.Duration
+	// TxStamps, if set, are the kernel's transmit stamps of the sender's
+	// socket (EnableTxStamps, before the sender's first send): t1 is then
+	// the stamp of the send that carried the packet in place of the time
+	// read before it, and the ACK's one-way delay is corrected by their
+	// difference (the packets still carry the time read before sending,
+	// as no stamp exists before the packet leaves). A sample whose
+	// packets lack a stamp keeps the time read in user space.
+	TxStamps *TxStamps
 	// INTHops, when above 0, starts every data datagram with INT
 	// headers asking up to this many switches for HPCC's fields (int.go);
 	// Size then defaults to DefaultSize less the room their records take.
@@ -156,6 +167,7 @@ type SenderStats struct {
 	Samples    uint64 // ACKs that gave a delay sample (not of a resent packet)
 	Malformed  uint64 // datagrams read that were not ACKs of this flow
 	Unstamped  uint64 // ACKs the kernel gave no receive stamp (t4 is the read's time)
+	TxStamped  uint64 // delay samples whose t1 is a kernel transmit stamp (Config.TxStamps)
 	Congestion uint64 // window reductions for congestion (transport.Controller)
 }
 
@@ -175,6 +187,14 @@ type Sender struct {
 	ringSeq []uint64
 	ringT1  []int64
 	ringRe  []bool
+	ringTx  []int64 // the packet's transmit stamp, 0 until it is read (Config.TxStamps)
+
+	// Per send call modulo the ring, with Config.TxStamps: its number,
+	// first sequence number and packets.
+	sendID    []uint32
+	sendFirst []uint64
+	sendN     []int
+	sends     uint32 // send calls so far
 
 	una, next, high uint64 // oldest unacknowledged, next to send, highest sent + 1
 	recover         uint64 // after going back, duplicate ACKs count again once una reaches it
@@ -211,6 +231,13 @@ func NewSender(conn Conn, dst net.Addr, cfg Config) (*Sender, error) {
 		ringT1:  make([]int64, cfg.MaxWindow),
 		ringRe:  make([]bool, cfg.MaxWindow),
 		backoff: 1,
+	}
+	if cfg.TxStamps != nil {
+		s.ringTx = make([]int64, cfg.MaxWindow)
+		s.sendID, s.sendFirst, s.sendN = make([]uint32, cfg.MaxWindow), make([]uint64, cfg.MaxWindow), make([]int, cfg.MaxWindow)
+		for i := range s.sendID {
+			s.sendID[i] = ^uint32(0)
+		}
 	}
 	s.delay.Tolerance = int64(cfg.Tolerance)
 	if cfg.INTHops > 0 {
@@ -254,8 +281,12 @@ func (s *Sender) Run(ctx context.Context) error {
 	}
 	s.start = now()
 	s.logAt = s.start
+	var stampErr error // the first error reading transmit stamps
 	take := func(n int) {
 		read := now()
+		if stampErr == nil {
+			stampErr = s.readTxStamps() // the stamps before the ACKs that need them
+		}
 		for i := range rms[:n] {
 			m := &rms[i]
 			rx, err := ParseControl(m.OOB[:m.NN])
@@ -275,6 +306,9 @@ func (s *Sender) Run(ctx context.Context) error {
 			if err := readWaiting(s.conn, rms, take); err != nil {
 				return fmt.Errorf("udp transport: flow %d: receive: %w", s.cfg.Flow, err)
 			}
+			if stampErr != nil {
+				return stampErr
+			}
 			t = now()
 		}
 		s.timeout(t)
@@ -291,7 +325,11 @@ func (s *Sender) Run(ctx context.Context) error {
 			if _, err := s.conn.WriteBatch(wms, 0); err != nil {
 				return fmt.Errorf("udp transport: flow %d: send: %w", s.cfg.Flow, err)
 			}
+			s.bookSend(n)
 			s.sent(n, t1)
+			if err := s.readTxStamps(); err != nil {
+				return err
+			}
 		}
 		wake := s.wake(now())
 		if err := s.conn.SetReadDeadline(time.Unix(0, wake)); err != nil {
@@ -305,6 +343,9 @@ func (s *Sender) Run(ctx context.Context) error {
 			return fmt.Errorf("udp transport: flow %d: receive: %w", s.cfg.Flow, err)
 		}
 		take(n)
+		if stampErr != nil {
+			return stampErr
+		}
 	}
 	s.record(now())
 	return nil
@@ -382,6 +423,9 @@ func (s *Sender) sent(k int, t1 int64) {
 		i := s.next % uint64(len(s.ringSeq))
 		again := s.next < s.high
 		s.ringSeq[i], s.ringT1[i], s.ringRe[i] = s.next, t1, again
+		if s.ringTx != nil {
+			s.ringTx[i] = 0
+		}
 		if again {
 			s.stats.Retrans++
 		}
@@ -390,6 +434,54 @@ func (s *Sender) sent(k int, t1 int64) {
 		s.paceAt += tx
 	}
 	s.high = max(s.high, s.next)
+}
+
+// bookSend records, with Config.TxStamps, that the send call about to be
+// counted carries the k packets from next on.
+func (s *Sender) bookSend(k int) {
+	if s.sendID == nil {
+		return
+	}
+	j := s.sends % uint32(len(s.sendID))
+	s.sendID[j], s.sendFirst[j], s.sendN[j] = s.sends, s.next, k
+	s.sends++
+}
+
+// readTxStamps gives every transmit stamp queued so far to the packets of
+// its send call.
+func (s *Sender) readTxStamps() error {
+	if s.cfg.TxStamps == nil {
+		return nil
+	}
+	return s.cfg.TxStamps.Read(func(id uint32, stamp int64) {
+		j := id % uint32(len(s.sendID))
+		if s.sendID[j] != id {
+			return // a send too old for the ring
+		}
+		for seq := s.sendFirst[j]; seq < s.sendFirst[j]+uint64(s.sendN[j]); seq++ {
+			if i := seq % uint64(len(s.ringSeq)); s.ringSeq[i] == seq {
+				s.ringTx[i] = stamp
+			}
+		}
+	})
+}
+
+// txShift returns, with Config.TxStamps, the mean of the transmit stamp
+// less the send time read before it over the n packets up to seq, and
+// whether every one of them has its stamp.
+func (s *Sender) txShift(seq uint64, n uint64) (int64, bool) {
+	if s.ringTx == nil || n == 0 || n > seq+1 {
+		return 0, false
+	}
+	var sum int64
+	for q := seq + 1 - n; q <= seq; q++ {
+		i := q % uint64(len(s.ringSeq))
+		if s.ringSeq[i] != q || s.ringTx[i] == 0 {
+			return 0, false
+		}
+		sum += s.ringTx[i] - s.ringT1[i]
+	}
+	return sum / int64(n), true
 }
 
 // rto returns the retransmission timeout: srtt + 4·rttvar (RFC 6298), at
@@ -488,10 +580,18 @@ func (s *Sender) ack(b []byte, rx RX, read int64) {
 	}
 	i := h.Seq % uint64(len(s.ringSeq))
 	if s.ringSeq[i] == h.Seq && !s.ringRe[i] {
-		t1 := s.ringT1[i]
-		rtt := (t4 - t1) - int64(h.DX.Hold)
+		sent := s.ringT1[i]
+		t1 := sent
 		owd := timestamp.Unwrap(s.lastOWD, h.DX.Stamp)
 		s.lastOWD = owd
+		shift, stamped := s.txShift(h.Seq, n)
+		if stamped {
+			// The packets carried the times read before sending; their
+			// transmit stamps came later by shift on average.
+			t1, owd = s.ringTx[i], owd-shift
+			s.stats.TxStamped++
+		}
+		rtt := (t4 - t1) - int64(h.DX.Hold)
 		if n == 1 {
 			s.lastQ = s.delay.Observe(owd, rtt)
 		} else {
@@ -501,7 +601,7 @@ func (s *Sender) ack(b []byte, rx RX, read int64) {
 		s.rttSample(rtt)
 		s.stats.Samples++
 		if s.cfg.OnSample != nil {
-			s.cfg.OnSample(DelaySample{Seq: h.Seq, Packets: int(n), Queue: s.lastQ, RTT: rtt, HostRTT: (read - t1) - int64(h.DX.Hold)})
+			s.cfg.OnSample(DelaySample{Seq: h.Seq, Packets: int(n), Queue: s.lastQ, RTT: rtt, HostRTT: (read - sent) - int64(h.DX.Hold), TxStamped: stamped})
 		}
 	}
 	base, _ := s.delay.MinRTT()
