@@ -21,6 +21,7 @@ import (
 	"github.com/ecnswitch/ecnswitch/scheduler"
 	"github.com/ecnswitch/ecnswitch/testbed"
 	"github.com/ecnswitch/ecnswitch/testbed/bulk"
+	"github.com/ecnswitch/ecnswitch/testbed/dctcp"
 )
 
 // Names of the marking schemes, as Options.Schemes takes them. A preset
@@ -101,7 +102,7 @@ const (
 	// DefaultCC is the hosts' TCP: DCTCP, which the MQ-ECN testbed ran
 	// (001 §5.1: "DCTCP is enabled"), the kernel's or testbed/dctcp's BPF
 	// one. Where neither loads, Run says so and runs FallbackCC.
-	DefaultCC = "dctcp"
+	DefaultCC = dctcp.Name
 	// FallbackCC is the hosts' TCP when DCTCP does not load: cubic, which
 	// cuts its window to 0.7 on an ECN echo, once per round trip.
 	FallbackCC = "cubic"

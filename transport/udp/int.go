@@ -88,4 +88,3 @@ func hopsOf(dst []transport.Hop, in []byte) int {
 type pacer interface {
 	PaceRate(size int) int64
 }
-

@@ -17,5 +17,3 @@ func Codepoint(k transport.Kind) uint8 {
 	}
 	return ECT0
 }
-
-
