@@ -188,6 +188,7 @@ EXPERIMENTS ?= $(shell ./$(BIN) experiment list 2>/dev/null | awk 'NF && $$0 !~ 
 experiments: build
 	@if [ "$$(id -u)" != 0 ]; then echo "experiments create network namespaces: run them as root"; exit 1; fi
 	@for e in $(EXPERIMENTS); do ./$(BIN) experiment --out docs/experiments/$$e $$e || exit 1; done
+	./$(BIN) experiment summary --into docs/experiments.md $(addprefix docs/experiments/,$(EXPERIMENTS))
 
 clean:
 	rm -rf bin out

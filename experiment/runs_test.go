@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -109,5 +110,27 @@ func TestSummary(t *testing.T) {
 		if !strings.Contains(s, want) {
 			t.Errorf("summary lacks %q:\n%s", want, s)
 		}
+	}
+
+	// UpdateSummary puts the same table between a file's claims markers,
+	// and leaves the rest of the file alone; a file without them is an
+	// error.
+	doc := filepath.Join(dir, "experiments.md")
+	before, after := "# Experiments\n\n", "\n\nThe rest.\n"
+	if err := os.WriteFile(doc, []byte(before+summaryBegin+"\nold table\n"+summaryEnd+after), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := UpdateSummary(doc, []string{a, b}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(doc)
+	if want := before + summaryBegin + "\n\n" + s + "\n" + summaryEnd + after; string(got) != want {
+		t.Errorf("the file after UpdateSummary:\n%s\nwant\n%s", got, want)
+	}
+	if err := os.WriteFile(doc, []byte("no markers\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := UpdateSummary(doc, []string{a}); err == nil {
+		t.Error("UpdateSummary of a file without claims markers succeeded")
 	}
 }

@@ -95,3 +95,34 @@ func WriteSummary(w io.Writer, dirs []string) error {
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// Markers of the claims table in a Markdown file (docs/experiments.md):
+// UpdateSummary rewrites what lies between them.
+const (
+	summaryBegin = "<!-- claims: written by `ecnswitch experiment summary`; do not edit -->"
+	summaryEnd   = "<!-- /claims -->"
+)
+
+// UpdateSummary writes the summary of the reports in dirs (WriteSummary)
+// into the Markdown file at path, in place of what lies between its
+// claims markers, which it must have.
+func UpdateSummary(path string, dirs []string) error {
+	old, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("experiment: summary: %w", err)
+	}
+	s := string(old)
+	i, j := strings.Index(s, summaryBegin), strings.Index(s, summaryEnd)
+	if i < 0 || j < i {
+		return fmt.Errorf("experiment: summary: %s has no claims markers (%s … %s)", path, summaryBegin, summaryEnd)
+	}
+	var b strings.Builder
+	b.WriteString(s[:i+len(summaryBegin)])
+	b.WriteString("\n\n")
+	if err := WriteSummary(&b, dirs); err != nil {
+		return err
+	}
+	b.WriteString("\n")
+	b.WriteString(s[j:])
+	return os.WriteFile(path, []byte(b.String()), 0o644)
+}

@@ -45,7 +45,7 @@ func demoSetup(fs *flag.FlagSet) action {
 	k := sizeFlag(fs, "k", demo.DefaultK, "standard marking threshold K")
 	delay := durationFlag(fs, "delay", 0, "delay added at every egress port (a flow's RTT grows by twice this)")
 	flows := fs.String("flows", "1,4", "flows in queue 1 and queue 2")
-	cc := fs.String("cc", demo.DefaultCC, "senders' TCP congestion control (reno and cubic react to ECN; bbr does not)")
+	cc := fs.String("cc", demo.DefaultCC, "the hosts' TCP congestion control: dctcp (the papers', as BPF where the kernel lacks it; cubic if it cannot load), or reno or cubic, which react to ECN; bbr does not")
 	subnet := fs.String("subnet", "", "the hosts' IPv4 `PREFIX` inside 198.18.0.0/15 (default: the testbed's)")
 	level := logLevelFlag(fs, "warn", "")
 	return func(e *env, _ []string) int {

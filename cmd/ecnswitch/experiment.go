@@ -22,18 +22,21 @@ import (
 func experimentCommand() *command {
 	var help strings.Builder
 	help.WriteString("Rerun one of the papers' experiments on real kernel TCP through ecnswitch on a testbed,\n" +
-		"and write report.md and PNG plots to --out: the paper's numbers beside ours, with the\n" +
-		"bottleneck port's busy fraction (runs below 95% are marked not comparable), and the\n" +
-		"build, kernel and CPU model that made them. Run it on a quiet machine. Everything is\n" +
-		"torn down at the end, on error and on Ctrl-C. Needs root, except the virtual ones\n" +
-		"(dx-closedloop), which run in virtual time in this process.\n" +
+		"and write report.md, claims.json and PNG plots to --out: the paper's numbers beside\n" +
+		"ours (the median of three runs), with the bottleneck port's busy fraction and, where the\n" +
+		"port idled, whether the machine limited the run (a CPU saturated, or senders not\n" +
+		"cwnd-limited: then it is not comparable), and the build, kernel and CPU model that made\n" +
+		"them. Run it on a quiet machine. Everything is torn down at the end, on error and on\n" +
+		"Ctrl-C. Needs root, except the virtual ones (dx-closedloop), which run in virtual time in\n" +
+		"this process. 'ecnswitch experiment summary --into FILE DIR…' rewrites the claims table\n" +
+		"of FILE (docs/experiments.md) from the reports in DIR….\n" +
 		"'ecnswitch experiment list' lists the experiments:\n")
 	w := nameWidth()
 	for _, x := range experiment.All() {
 		fmt.Fprintf(&help, "\n  %-*s %s", w, x.Name, x.Summary)
 	}
 	return &command{
-		name: "experiment", synopsis: "NAME | list [flags]", args: -1,
+		name: "experiment", synopsis: "NAME | list | summary --into FILE DIR… [flags]", args: -1,
 		summary: "rerun one of the papers' experiments on a testbed: report.md and plots (root)",
 		help:    help.String(),
 		setup:   experimentSetup,
@@ -55,10 +58,26 @@ func experimentSetup(fs *flag.FlagSet) action {
 	duration := durationFlag(fs, "duration", 0, "measured time per run (default: the experiment's)")
 	subnet := fs.String("subnet", "", "the hosts' IPv4 `PREFIX` inside 198.18.0.0/15 (default: the testbed's)")
 	level := logLevelFlag(fs, "warn", "")
+	into := fs.String("into", "", "summary: the Markdown `FILE` whose claims table to rewrite (stdout without)")
 	return func(e *env, pos []string) int {
 		switch {
 		case len(pos) == 0:
 			return e.usageError("experiment", "which one? 'ecnswitch experiment list' lists them")
+		case pos[0] == "summary":
+			if len(pos) == 1 {
+				return e.usageError("experiment", "summary of which reports? name their directories")
+			}
+			var err error
+			if *into == "" {
+				err = experiment.WriteSummary(e.stdout, pos[1:])
+			} else {
+				err = experiment.UpdateSummary(*into, pos[1:])
+			}
+			if err != nil {
+				fmt.Fprintln(e.stderr, "ecnswitch:", err)
+				return exitFail
+			}
+			return exitOK
 		case len(pos) > 1:
 			return e.usageError("experiment", "%d names, %s: run one at a time", len(pos), strings.Join(pos, ", "))
 		}
