@@ -51,7 +51,7 @@ type queue struct {
 	peak    atomic.Int64
 	reserve int64
 	cap     int64         // > 0: static cap on shared bytes, else DT
-	alpha   atomic.Uint64 // DT α when cap == 0, as math.Float64bits; SetAlpha changes it
+	alpha   atomic.Uint64 // DT α, as math.Float64bits; +Inf with a cap, which no DT test then refuses; SetAlpha changes it
 	drops   [NumReasons]tally
 }
 
@@ -84,7 +84,11 @@ func New(cfg Config) (*MMU, error) {
 			q := &p.queues[j]
 			q.reserve = qc.Reserve
 			q.cap = qc.Cap
-			q.alpha.Store(math.Float64bits(qc.Alpha))
+			alpha := qc.Alpha
+			if q.cap > 0 {
+				alpha = math.Inf(1)
+			}
+			q.alpha.Store(math.Float64bits(alpha))
 		}
 	}
 	return m, nil
@@ -152,7 +156,7 @@ func (pl *pool) claim(q *queue, old, need int64) Reason {
 		if need > free {
 			return PoolFull
 		}
-		if q.cap == 0 && float64(old) >= math.Float64frombits(q.alpha.Load())*float64(free) {
+		if float64(old) >= math.Float64frombits(q.alpha.Load())*float64(free) { // never with a cap: α = +Inf (and +Inf·0 is NaN)
 			return DynamicThreshold
 		}
 		if pl.shared.CompareAndSwap(s, s+need) {
