@@ -9,6 +9,7 @@
 #   iputils-ping       the ping that `ecnswitch testbed up` suggests trying
 #   linux-perf         perf, with which the README's profiles were taken
 #   groff-base         groff, which checks the man page docs/ecnswitch.1
+#   iperf3             the TCP load of the README's runtime-control example
 #
 # With --testpmd (make bench-tcp), also DPDK's testpmd and its AF_XDP
 # driver, the peer bench tcp compares ecnswitch with; with --peers (make
@@ -50,6 +51,7 @@ command -v systemd-analyze >/dev/null 2>&1 || optional+=(systemd)
 command -v ping >/dev/null 2>&1 || optional+=(iputils-ping)
 command -v perf >/dev/null 2>&1 || optional+=(linux-perf)
 command -v groff >/dev/null 2>&1 || optional+=(groff-base)
+command -v iperf3 >/dev/null 2>&1 || optional+=(iperf3)
 
 all=("${need[@]}" "${optional[@]}")
 if [ ${#all[@]} -gt 0 ]; then
@@ -66,6 +68,8 @@ if [ ${#all[@]} -gt 0 ]; then
 		# wireshark-common asks whether non-root users may capture;
 		# answer no beforehand, so that the install never prompts.
 		echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
+		# iperf3 would ask whether to run its server as a system daemon: no.
+		echo "iperf3 iperf3/start_daemon boolean false" | debconf-set-selections
 		apt-get update -qq
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${all[@]}" >/dev/null
 	fi

@@ -200,7 +200,8 @@ func TestDCTCPHoldsQueueNearK(t *testing.T) {
 	w := s1.alpha.Windows - s0.alpha.Windows
 	meanAlpha := (s1.alpha.MeanAlpha*float64(s1.alpha.Windows) - s0.alpha.MeanAlpha*float64(s0.alpha.Windows)) / float64(w)
 	meanF := (s1.alpha.MeanFraction*float64(s1.alpha.Windows) - s0.alpha.MeanFraction*float64(s0.alpha.Windows)) / float64(w)
-	t.Logf("α over %d windows: mean %.3f, last %.3f; mean F per window %.3f", w, meanAlpha, s1.alpha.Alpha, meanF)
+	t.Logf("α over %d windows: mean %.3f, last %.3f; mean F per window %.3f; the kernel's invalid ssthresh repaired %d times",
+		w, meanAlpha, s1.alpha.Alpha, meanF, s1.alpha.Repairs-s0.alpha.Repairs)
 	if w < 50 {
 		t.Fatalf("only %d α updates in %v: too few to judge α", w, span)
 	}

@@ -288,6 +288,10 @@ type Stats struct {
 	Windows      uint32  // windows so far: α updates
 	MeanAlpha    float64 // mean α over the windows
 	MeanFraction float64 // mean marked fraction F over the windows
+	// Repairs counts the times the program found the kernel's snd_ssthresh
+	// above TCP_INFINITE_SSTHRESH, a value the kernel never computes, and
+	// put back the window the last callback left (bpf/dctcp.c, dctcp_guard).
+	Repairs uint32
 }
 
 // ReadStats returns the α of conn, a TCP socket of the calling process
@@ -312,7 +316,7 @@ func ReadStats(conn syscall.Conn, opts Options) (Stats, error) {
 	if lerr != nil {
 		return Stats{}, fmt.Errorf("dctcp: α of socket: %w", lerr)
 	}
-	s := Stats{Alpha: float64(v.Alpha) / maxAlpha, Windows: v.Windows}
+	s := Stats{Alpha: float64(v.Alpha) / maxAlpha, Windows: v.Windows, Repairs: v.Repairs}
 	if v.Windows > 0 {
 		s.MeanAlpha = float64(v.AlphaSum) / float64(v.Windows) / maxAlpha
 		s.MeanFraction = float64(v.FracSum) / float64(v.Windows) / maxAlpha

@@ -19,6 +19,8 @@ type dctcpDctcpStats struct {
 	Windows  uint32
 	AlphaSum uint64
 	FracSum  uint64
+	Repairs  uint32
+	Pad      uint32
 }
 
 // Names of all BPF objects in the ELF.
